@@ -1,0 +1,350 @@
+"""Clients of the engine worker, and a launcher for a worker on this machine.
+
+`WorkerClient` blocks and may be shared by a thread pool; `AsyncWorkerClient` has the same methods
+as coroutines on `zmq.asyncio` and never blocks its event loop. Both keep a pool of DEALER
+sockets: a call takes one socket, sends its request and reads until the reply that matches it
+(by request id and reply type; anything else is dropped). A call that times out or is cancelled
+sends `Cancel` for its completion request and closes its socket, so no late reply can reach a
+later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
+
+`spawn_local_worker` starts `python -m engine` on a private ipc:// socket and waits for its
+handshake; `stop_worker` ends it.
+"""
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Sequence
+from pathlib import Path
+from typing import IO, Any
+
+import zmq
+import zmq.asyncio
+
+from engine.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
+                             Health, HealthOk, Hello, Info, InfoRequest, Message, ProtocolError,
+                             Result, Welcome, decode, encode)
+
+logger = logging.getLogger(__name__)
+_child_logger = logging.getLogger(__name__ + ".worker_stderr")
+
+DEFAULT_TIMEOUT_S = 5.0  # for handshakes; a completion waits its deadline plus this much
+DEFAULT_STARTUP_TIMEOUT_S = 60.0  # importing torch and loading a model takes seconds on a CPU
+_CANCEL_LINGER_MS = 100  # time for a Cancel to leave a socket that is being closed
+_READY_POLL_S = 0.25  # how often the launcher retries the handshake while a worker starts
+_STDERR_TAIL_LINES = 30
+_REPLY_TYPES: dict[type, type] = {Hello: Welcome, InfoRequest: Info, Health: HealthOk,
+                                  CompleteRequest: Result}
+
+
+class WorkerError(Exception):
+    """The worker answered with an Error reply."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class WorkerTimeout(TimeoutError):
+    """No reply from the worker in time."""
+
+
+class WorkerStartError(RuntimeError):
+    """A local worker process did not come up; the message carries its stderr tail."""
+
+
+def _is_reply_to(request: Message, reply: Message) -> bool:
+    request_id = getattr(request, "id", None)
+    if isinstance(reply, Error):
+        return reply.id is None or reply.id == request_id
+    return isinstance(reply, _REPLY_TYPES[type(request)]) and getattr(reply, "id", None) == request_id
+
+
+def _read_reply(frame: bytes, request: Message) -> Message | None:
+    """The decoded reply if it answers `request`, else None (logged and dropped)."""
+    try:
+        reply = decode(frame)
+    except ProtocolError as exc:
+        logger.warning("dropped an unreadable reply: %s: %s", exc.code, exc.message)
+        return None
+    if not _is_reply_to(request, reply):
+        logger.debug("dropped a stray %s", type(reply).__name__)
+        return None
+    return reply
+
+
+def _unwrap(reply: Message) -> Any:
+    if isinstance(reply, Error):
+        raise WorkerError(reply.code, reply.message)
+    return reply
+
+
+def _timeout_for(request: Message, timeout_s: float) -> float:
+    if isinstance(request, CompleteRequest):
+        return request.deadline_ms / 1000.0 + timeout_s
+    return timeout_s
+
+
+def _configure(sock: zmq.Socket, address: str) -> None:
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+    sock.connect(address)
+
+
+def _abandon(sock: zmq.Socket, request: Message) -> None:
+    """Close a socket whose call did not finish, cancelling its completion request first."""
+    if sock.closed:
+        return
+    linger = 0
+    if isinstance(request, CompleteRequest):
+        try:
+            zmq.Socket.shadow(sock.underlying).send(encode(Cancel(request.id)), zmq.NOBLOCK)
+            linger = _CANCEL_LINGER_MS
+        except zmq.ZMQError as exc:
+            logger.debug("could not cancel request %s: %s", request.id, exc)
+    sock.close(linger=linger)
+
+
+class WorkerClient:
+    """A blocking client; safe to call from many threads at once (one socket per call in flight)."""
+
+    def __init__(self, address: str, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 client_name: str = "infill") -> None:
+        self.address = address
+        self.timeout_s = timeout_s
+        self.client_name = client_name
+        self._ctx = zmq.Context()
+        self._idle: list[zmq.Socket] = []
+        self._lock = threading.Lock()
+        self._closed = False
+
+    def hello(self) -> Welcome:
+        return self._call(Hello(PROTOCOL_VERSION, self.client_name))
+
+    def info(self) -> Info:
+        return self._call(InfoRequest())
+
+    def health(self) -> HealthOk:
+        return self._call(Health())
+
+    def complete(self, request: CompleteRequest) -> Result:
+        """Waits for the request's deadline plus `timeout_s`."""
+        return self._call(request)
+
+    def close(self) -> None:
+        """Close the idle sockets and the context; calls still in flight fail."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, []
+        for sock in idle:
+            sock.close(linger=0)
+        self._ctx.term()
+
+    def __enter__(self) -> WorkerClient:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    def _acquire(self) -> zmq.Socket:
+        with self._lock:
+            if self._closed:
+                raise RuntimeError(f"the client of {self.address} is closed")
+            if self._idle:
+                return self._idle.pop()
+        sock = self._ctx.socket(zmq.DEALER)
+        _configure(sock, self.address)
+        return sock
+
+    def _release(self, sock: zmq.Socket) -> None:
+        with self._lock:
+            if not self._closed:
+                self._idle.append(sock)
+                return
+        sock.close(linger=0)
+
+    def _call(self, request: Message) -> Any:
+        frame = encode(request)
+        sock = self._acquire()
+        try:
+            reply = self._exchange(sock, request, frame, _timeout_for(request, self.timeout_s))
+        except BaseException:
+            _abandon(sock, request)
+            raise
+        self._release(sock)
+        return _unwrap(reply)
+
+    def _exchange(self, sock: zmq.Socket, request: Message, frame: bytes, timeout_s: float) -> Message:
+        deadline = time.monotonic() + timeout_s
+        sock.send(frame, zmq.NOBLOCK)
+        while (remaining := deadline - time.monotonic()) > 0:
+            if not sock.poll(max(1, int(remaining * 1000)), zmq.POLLIN):
+                break
+            reply = _read_reply(sock.recv(), request)
+            if reply is not None:
+                return reply
+        raise WorkerTimeout(f"no reply to {type(request).__name__} from the worker at "
+                            f"{self.address} within {timeout_s:.1f} s; is it running?")
+
+
+class AsyncWorkerClient:
+    """The asyncio twin of `WorkerClient`; cancelling a `complete` call cancels the request."""
+
+    def __init__(self, address: str, timeout_s: float = DEFAULT_TIMEOUT_S,
+                 client_name: str = "infill") -> None:
+        self.address = address
+        self.timeout_s = timeout_s
+        self.client_name = client_name
+        self._ctx = zmq.asyncio.Context()
+        self._idle: list[zmq.asyncio.Socket] = []
+        self._closed = False
+
+    async def hello(self) -> Welcome:
+        return await self._call(Hello(PROTOCOL_VERSION, self.client_name))
+
+    async def info(self) -> Info:
+        return await self._call(InfoRequest())
+
+    async def health(self) -> HealthOk:
+        return await self._call(Health())
+
+    async def complete(self, request: CompleteRequest) -> Result:
+        """Waits for the request's deadline plus `timeout_s`."""
+        return await self._call(request)
+
+    def close(self) -> None:
+        """Close every socket, in flight or idle, and the context."""
+        self._closed = True
+        self._idle.clear()
+        self._ctx.destroy(linger=0)
+
+    def _acquire(self) -> zmq.asyncio.Socket:
+        if self._closed:
+            raise RuntimeError(f"the client of {self.address} is closed")
+        if self._idle:
+            return self._idle.pop()
+        sock = self._ctx.socket(zmq.DEALER)
+        _configure(sock, self.address)
+        return sock
+
+    async def _call(self, request: Message) -> Any:
+        frame = encode(request)
+        sock = self._acquire()
+        timeout_s = _timeout_for(request, self.timeout_s)
+        try:
+            async with asyncio.timeout(timeout_s):
+                reply = await self._exchange(sock, request, frame)
+        except TimeoutError:
+            _abandon(sock, request)
+            raise WorkerTimeout(f"no reply to {type(request).__name__} from the worker at "
+                                f"{self.address} within {timeout_s:.1f} s; is it running?") from None
+        except BaseException:
+            _abandon(sock, request)
+            raise
+        if not self._closed:
+            self._idle.append(sock)
+        return _unwrap(reply)
+
+    @staticmethod
+    async def _exchange(sock: zmq.asyncio.Socket, request: Message, frame: bytes) -> Message:
+        await sock.send(frame)
+        while True:
+            reply = _read_reply(await sock.recv(), request)
+            if reply is not None:
+                return reply
+
+
+class _StderrPump(threading.Thread):
+    """Forwards a child's stderr lines to our log and keeps the last ones for error messages."""
+
+    def __init__(self, stream: IO[bytes]) -> None:
+        super().__init__(name="engine-worker-stderr", daemon=True)
+        self._stream = stream
+        self._tail: collections.deque[str] = collections.deque(maxlen=_STDERR_TAIL_LINES)
+
+    def run(self) -> None:
+        with self._stream:
+            for raw in self._stream:
+                line = raw.decode(errors="replace").rstrip()
+                self._tail.append(line)
+                _child_logger.info("%s", line)
+
+    def tail(self) -> str:
+        return "\n".join(self._tail) or "(nothing)"
+
+
+def _wait_until_ready(proc: subprocess.Popen, address: str, timeout_s: float,
+                      pump: _StderrPump) -> None:
+    deadline = time.monotonic() + timeout_s
+    with WorkerClient(address, timeout_s=_READY_POLL_S, client_name="infill-launcher") as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                pump.join(timeout=1.0)
+                raise WorkerStartError(f"the worker exited with code {proc.returncode} before it "
+                                       f"was ready; its stderr ended with:\n{pump.tail()}")
+            try:
+                client.hello()
+                return
+            except WorkerTimeout:
+                continue
+            except WorkerError as exc:
+                raise WorkerStartError(f"the worker refused the handshake: {exc}") from exc
+    raise WorkerStartError(f"the worker did not answer within {timeout_s:.0f} s; its stderr "
+                           f"ended with:\n{pump.tail()}")
+
+
+def start_worker_process(argv: Sequence[str], address: str,
+                         timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S) -> subprocess.Popen:
+    """Run `argv` (a worker that binds `address`) and return once it answers Hello."""
+    proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    pump = _StderrPump(proc.stderr)
+    pump.start()
+    try:
+        _wait_until_ready(proc, address, timeout_s, pump)
+    except BaseException:
+        stop_worker(proc)
+        raise
+    logger.info("worker pid %d is serving on %s", proc.pid, address)
+    return proc
+
+
+def spawn_local_worker(model_dir: str | Path | None = None, threads: int | None = None,
+                       startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+                       ) -> tuple[subprocess.Popen, str]:
+    """Start `python -m engine` on a private ipc:// socket; returns the process and its address."""
+    folder = tempfile.mkdtemp(prefix="infill-worker-")
+    address = f"ipc://{folder}/worker.sock"
+    argv = [sys.executable, "-m", "engine", "--bind", address]
+    if model_dir is not None:
+        argv += ["--model", str(model_dir)]
+    if threads is not None:
+        argv += ["--threads", str(threads)]
+    try:
+        proc = start_worker_process(argv, address, startup_timeout_s)
+    except BaseException:
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    weakref.finalize(proc, shutil.rmtree, folder, ignore_errors=True)
+    return proc, address
+
+
+def stop_worker(proc: subprocess.Popen, timeout_s: float = 5.0) -> int:
+    """SIGTERM, wait up to `timeout_s`, then SIGKILL; returns the exit code."""
+    if proc.poll() is None:
+        proc.terminate()
+        try:
+            return proc.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            logger.warning("worker pid %d ignored SIGTERM for %.0f s; killing it", proc.pid, timeout_s)
+            proc.kill()
+    return proc.wait()

@@ -1,0 +1,401 @@
+"""The wire protocol between clients (the language server, the CLI) and the engine worker.
+
+This module is the only place where wire shapes are defined; the worker and every client import
+it. A ZeroMQ message is one frame: a one-byte type tag (`MsgType`) followed by a msgpack map whose
+keys are exactly the fields of the message's dataclass. Nested records (`Snippet`, `Item`,
+`Timings`) travel as maps too.
+
+Every message validates its fields when it is constructed (`__post_init__`), so a malformed
+message can neither be decoded nor built locally; `decode` additionally checks the frame, the tag
+and the set of keys. Every failure is a `ProtocolError` whose `code` is one of `ErrorCode` and
+whose message names the field and what to change. The module knows nothing about sockets.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, fields, is_dataclass
+from enum import IntEnum, StrEnum
+from typing import Any, ClassVar
+
+import msgpack
+
+PROTOCOL_VERSION = 1
+MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
+MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
+MAX_NAME_CHARS = 256  # client, model and family names
+MAX_TEXT_CHARS = 1_000_000  # prefix, suffix, snippet and item texts; the frame cap bounds the sum
+MAX_PATH_CHARS = 4096  # snippet paths and document keys (URIs)
+MAX_SNIPPETS = 64
+MAX_ITEMS = 16
+MAX_OVERRIDES = 32
+MAX_OVERRIDE_KEY_CHARS = 64
+MAX_OVERRIDE_STR_CHARS = 256
+MAX_ERROR_CHARS = 4096
+MAX_TOKENS = 1024
+MAX_DEADLINE_MS = 60_000
+MAX_PRIORITY = 1000  # snippet priorities lie in [-MAX_PRIORITY, MAX_PRIORITY]; higher matters more
+MAX_COUNT = 2**53  # counters (vocabulary size, context length, served requests)
+
+KINDS = ("fim", "edit")
+MODES = ("single_line", "multi_line", "auto")
+STOP_REASONS = ("done", "deadline", "cancelled")
+
+
+class MsgType(IntEnum):
+    """The one-byte tag that opens every frame."""
+
+    HELLO = 1
+    WELCOME = 2
+    INFO_REQUEST = 3
+    INFO = 4
+    HEALTH = 5
+    HEALTH_OK = 6
+    COMPLETE_REQUEST = 7
+    RESULT = 8
+    CANCEL = 9
+    ERROR = 10
+
+
+class ErrorCode(StrEnum):
+    """Codes carried by `Error` replies and `ProtocolError` exceptions."""
+
+    MALFORMED = "malformed"  # empty frame, not msgpack, not a map
+    UNKNOWN_TYPE = "unknown_type"  # a tag nobody defined, or a message the receiver does not take
+    INVALID_FIELD = "invalid_field"  # a missing, unknown, mistyped or out-of-range field
+    TOO_LARGE = "too_large"  # a frame over MAX_FRAME_BYTES
+    VERSION_MISMATCH = "version_mismatch"
+    UNSUPPORTED = "unsupported"  # well formed, but this worker does not serve it yet
+    SHUTTING_DOWN = "shutting_down"
+    INTERNAL = "internal"  # the worker failed on this request
+
+
+class ProtocolError(Exception):
+    """A frame or message that breaks the protocol; `request_id` is set when it could be read."""
+
+    def __init__(self, code: str, message: str, request_id: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+    def __repr__(self) -> str:
+        return f"ProtocolError({self.code!r}, {self.message!r}, request_id={self.request_id!r})"
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _invalid(where: str, problem: str, rid: str | None) -> ProtocolError:
+    return ProtocolError(ErrorCode.INVALID_FIELD, f"field '{where}' {problem}", rid)
+
+
+def _check_type(value: Any, where: str, types: tuple[type, ...], rid: str | None) -> None:
+    if (isinstance(value, bool) and bool not in types) or not isinstance(value, types):
+        names = " or ".join(t.__name__ for t in types)
+        raise _invalid(where, f"must be {names}, got {type(value).__name__}", rid)
+
+
+def _check_str(value: Any, where: str, max_chars: int, rid: str | None = None,
+               min_chars: int = 0, choices: tuple[str, ...] | None = None) -> None:
+    _check_type(value, where, (str,), rid)
+    if choices is not None and value not in choices:
+        raise _invalid(where, f"must be one of {', '.join(choices)}; got {_show(value)}", rid)
+    if not min_chars <= len(value) <= max_chars:
+        raise _invalid(where, f"must have {min_chars}..{max_chars} characters, got {len(value)}", rid)
+
+
+def _check_int(value: Any, where: str, lo: int, hi: int, rid: str | None = None) -> None:
+    _check_type(value, where, (int,), rid)
+    if not lo <= value <= hi:
+        raise _invalid(where, f"must lie in {lo}..{hi}, got {value}", rid)
+
+
+def _check_float(value: Any, where: str, lo: float, hi: float, rid: str | None = None) -> None:
+    _check_type(value, where, (float, int), rid)
+    if not (math.isfinite(value) and lo <= value <= hi):
+        raise _invalid(where, f"must be a finite number in {lo}..{hi}, got {value}", rid)
+
+
+def _check_list(value: Any, where: str, max_len: int, record: type, rid: str | None) -> None:
+    _check_type(value, where, (list,), rid)
+    if len(value) > max_len:
+        raise _invalid(where, f"must have at most {max_len} entries, got {len(value)}", rid)
+    for i, entry in enumerate(value):
+        if not isinstance(entry, record):
+            raise _invalid(f"{where}[{i}]", f"must be a {record.__name__} map, got "
+                           f"{type(entry).__name__}", rid)
+
+
+def _check_overrides(value: Any, rid: str | None) -> None:
+    _check_type(value, "decoder", (dict,), rid)
+    if len(value) > MAX_OVERRIDES:
+        raise _invalid("decoder", f"must have at most {MAX_OVERRIDES} entries, got {len(value)}", rid)
+    for key, setting in value.items():
+        _check_str(key, "decoder key", MAX_OVERRIDE_KEY_CHARS, rid, min_chars=1)
+        where = f"decoder.{key}"
+        _check_type(setting, where, (str, int, float, bool), rid)
+        if isinstance(setting, str):
+            _check_str(setting, where, MAX_OVERRIDE_STR_CHARS, rid)
+        elif isinstance(setting, float) and not math.isfinite(setting):
+            raise _invalid(where, f"must be finite, got {setting}", rid)
+
+
+@dataclass(slots=True)
+class Snippet:
+    """Extra context (a definition, a recently edited range) from this or another file."""
+
+    text: str
+    path: str
+    priority: int = 0
+
+
+@dataclass(slots=True)
+class Item:
+    """One candidate completion."""
+
+    text: str
+    confidence: float
+    forward_passes: int
+
+
+@dataclass(slots=True)
+class Timings:
+    """Where a request's time went, in milliseconds since it arrived at the worker."""
+
+    queue_ms: float
+    prefill_ms: float
+    decode_ms: float
+    total_ms: float
+
+
+@dataclass(slots=True)
+class Hello:
+    TAG: ClassVar[MsgType] = MsgType.HELLO
+    version: int
+    client_name: str
+
+    def __post_init__(self) -> None:
+        _check_int(self.version, "version", 0, 65535)
+        _check_str(self.client_name, "client_name", MAX_NAME_CHARS)
+
+
+@dataclass(slots=True)
+class Welcome:
+    TAG: ClassVar[MsgType] = MsgType.WELCOME
+    version: int
+    model: str
+    vocab_size: int
+    max_context: int
+
+    def __post_init__(self) -> None:
+        _check_int(self.version, "version", 0, 65535)
+        _check_str(self.model, "model", MAX_NAME_CHARS)
+        _check_int(self.vocab_size, "vocab_size", 1, MAX_COUNT)
+        _check_int(self.max_context, "max_context", 1, MAX_COUNT)
+
+
+@dataclass(slots=True)
+class InfoRequest:
+    TAG: ClassVar[MsgType] = MsgType.INFO_REQUEST
+
+
+@dataclass(slots=True)
+class Info:
+    TAG: ClassVar[MsgType] = MsgType.INFO
+    model: str
+    family: str
+    vocab_size: int
+    max_context: int
+    protocol_version: int
+
+    def __post_init__(self) -> None:
+        _check_str(self.model, "model", MAX_NAME_CHARS)
+        _check_str(self.family, "family", MAX_NAME_CHARS)
+        _check_int(self.vocab_size, "vocab_size", 1, MAX_COUNT)
+        _check_int(self.max_context, "max_context", 1, MAX_COUNT)
+        _check_int(self.protocol_version, "protocol_version", 0, 65535)
+
+
+@dataclass(slots=True)
+class Health:
+    TAG: ClassVar[MsgType] = MsgType.HEALTH
+
+
+@dataclass(slots=True)
+class HealthOk:
+    TAG: ClassVar[MsgType] = MsgType.HEALTH_OK
+    uptime_s: float
+    live_requests: int
+    served: int
+
+    def __post_init__(self) -> None:
+        _check_float(self.uptime_s, "uptime_s", 0.0, math.inf)
+        _check_int(self.live_requests, "live_requests", 0, MAX_COUNT)
+        _check_int(self.served, "served", 0, MAX_COUNT)
+
+
+@dataclass(slots=True)
+class CompleteRequest:
+    """Fill the hole between `prefix` and `suffix`; answered by one `Result` or one `Error`."""
+
+    TAG: ClassVar[MsgType] = MsgType.COMPLETE_REQUEST
+    RECORD_LISTS: ClassVar[dict[str, type]] = {"snippets": Snippet}
+    id: str
+    kind: str
+    prefix: str
+    suffix: str
+    snippets: list[Snippet] = field(default_factory=list)
+    mode: str = "auto"
+    max_tokens: int = 64
+    deadline_ms: int = 1000  # a budget counted from the request's arrival at the worker
+    document: str = ""  # the document key (URI); a newer request for it supersedes older ones
+    decoder: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
+        rid = self.id
+        _check_str(self.kind, "kind", MAX_NAME_CHARS, rid, choices=KINDS)
+        _check_str(self.prefix, "prefix", MAX_TEXT_CHARS, rid)
+        _check_str(self.suffix, "suffix", MAX_TEXT_CHARS, rid)
+        _check_list(self.snippets, "snippets", MAX_SNIPPETS, Snippet, rid)
+        for i, snippet in enumerate(self.snippets):
+            _check_str(snippet.text, f"snippets[{i}].text", MAX_TEXT_CHARS, rid)
+            _check_str(snippet.path, f"snippets[{i}].path", MAX_PATH_CHARS, rid)
+            _check_int(snippet.priority, f"snippets[{i}].priority", -MAX_PRIORITY, MAX_PRIORITY, rid)
+        _check_str(self.mode, "mode", MAX_NAME_CHARS, rid, choices=MODES)
+        _check_int(self.max_tokens, "max_tokens", 1, MAX_TOKENS, rid)
+        _check_int(self.deadline_ms, "deadline_ms", 1, MAX_DEADLINE_MS, rid)
+        _check_str(self.document, "document", MAX_PATH_CHARS, rid)
+        _check_overrides(self.decoder, rid)
+
+
+@dataclass(slots=True)
+class Result:
+    TAG: ClassVar[MsgType] = MsgType.RESULT
+    RECORD_LISTS: ClassVar[dict[str, type]] = {"items": Item}
+    RECORDS: ClassVar[dict[str, type]] = {"timings": Timings}
+    id: str
+    items: list[Item]
+    timings: Timings
+    stop_reason: str
+
+    def __post_init__(self) -> None:
+        _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
+        rid = self.id
+        _check_list(self.items, "items", MAX_ITEMS, Item, rid)
+        for i, item in enumerate(self.items):
+            _check_str(item.text, f"items[{i}].text", MAX_TEXT_CHARS, rid)
+            _check_float(item.confidence, f"items[{i}].confidence", 0.0, 1.0, rid)
+            _check_int(item.forward_passes, f"items[{i}].forward_passes", 0, MAX_COUNT, rid)
+        if not isinstance(self.timings, Timings):
+            raise _invalid("timings", f"must be a Timings map, got {type(self.timings).__name__}", rid)
+        for name in ("queue_ms", "prefill_ms", "decode_ms", "total_ms"):
+            _check_float(getattr(self.timings, name), f"timings.{name}", 0.0, math.inf, rid)
+        _check_str(self.stop_reason, "stop_reason", MAX_NAME_CHARS, rid, choices=STOP_REASONS)
+
+
+@dataclass(slots=True)
+class Cancel:
+    """Drop the sender's request `id` if it has not started; its one reply still comes."""
+
+    TAG: ClassVar[MsgType] = MsgType.CANCEL
+    id: str
+
+    def __post_init__(self) -> None:
+        _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
+
+
+@dataclass(slots=True)
+class Error:
+    TAG: ClassVar[MsgType] = MsgType.ERROR
+    id: str | None
+    code: str
+    message: str
+
+    def __post_init__(self) -> None:
+        if self.id is not None:
+            _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
+        _check_str(self.code, "code", MAX_NAME_CHARS, self.id, min_chars=1)
+        _check_str(self.message, "message", MAX_ERROR_CHARS, self.id)
+
+
+Message = Hello | Welcome | InfoRequest | Info | Health | HealthOk | CompleteRequest | Result | Cancel | Error
+_CLASSES: dict[MsgType, type] = {
+    cls.TAG: cls
+    for cls in (Hello, Welcome, InfoRequest, Info, Health, HealthOk, CompleteRequest, Result, Cancel, Error)
+}
+
+
+def _to_wire(value: Any) -> Any:
+    if is_dataclass(value):
+        return {f.name: _to_wire(getattr(value, f.name)) for f in fields(value)}
+    if isinstance(value, list):
+        return [_to_wire(v) for v in value]
+    return value
+
+
+def encode(msg: Message) -> bytes:
+    """One frame for `msg`: its tag byte and its fields as a msgpack map."""
+    frame = bytes([msg.TAG]) + msgpack.packb(_to_wire(msg), use_bin_type=True)
+    if len(frame) > MAX_FRAME_BYTES:
+        raise ProtocolError(ErrorCode.TOO_LARGE,
+                            f"{type(msg).__name__} encodes to {len(frame)} bytes, over the "
+                            f"{MAX_FRAME_BYTES}-byte frame cap; send less context",
+                            getattr(msg, "id", None))
+    return frame
+
+
+def _build(cls: type, payload: dict, where: str, rid: str | None) -> Any:
+    """Construct `cls` from a decoded map whose keys must be exactly the fields of `cls`."""
+    names = [f.name for f in fields(cls)]
+    unknown = [k for k in payload if k not in names]
+    if unknown:
+        key = unknown[0] if isinstance(unknown[0], str) and len(unknown[0]) <= 40 else _show(unknown[0])
+        raise _invalid(f"{where}{key}", f"is not a field of {cls.__name__}", rid)
+    missing = [n for n in names if n not in payload]
+    if missing:
+        raise _invalid(f"{where}{missing[0]}", "is missing", rid)
+    values = dict(payload)  # records arrive as maps; a value of another type is left to __post_init__
+    for name, record in getattr(cls, "RECORDS", {}).items():
+        if isinstance(values[name], dict):
+            values[name] = _build(record, values[name], f"{where}{name}.", rid)
+    for name, record in getattr(cls, "RECORD_LISTS", {}).items():
+        if isinstance(values[name], list):
+            values[name] = [_build(record, v, f"{where}{name}[{i}].", rid) if isinstance(v, dict) else v
+                            for i, v in enumerate(values[name])]
+    return cls(**values)
+
+
+def _unpack(body: bytes) -> dict:
+    try:
+        payload = msgpack.unpackb(body, raw=False)
+    except (ValueError, TypeError, msgpack.UnpackException) as exc:
+        detail = f"{type(exc).__name__}: {exc}".rstrip(": ")
+        raise ProtocolError(ErrorCode.MALFORMED, f"the payload is not valid msgpack ({detail})") from None
+    if not isinstance(payload, dict):
+        raise ProtocolError(ErrorCode.MALFORMED,
+                            f"the payload must be a msgpack map, got {type(payload).__name__}")
+    return payload
+
+
+def decode(frame: bytes) -> Message:
+    """Parse and validate one frame; raises `ProtocolError` saying what is wrong."""
+    if len(frame) == 0:
+        raise ProtocolError(ErrorCode.MALFORMED,
+                            "empty frame: expected a one-byte type tag followed by a msgpack map")
+    if len(frame) > MAX_FRAME_BYTES:
+        raise ProtocolError(ErrorCode.TOO_LARGE,
+                            f"frame of {len(frame)} bytes is over the {MAX_FRAME_BYTES}-byte cap")
+    try:
+        tag = MsgType(frame[0])
+    except ValueError:
+        known = ", ".join(f"{t.value} ({t.name})" for t in MsgType)
+        raise ProtocolError(ErrorCode.UNKNOWN_TYPE,
+                            f"unknown message type tag {frame[0]}; known tags: {known}") from None
+    payload = _unpack(memoryview(frame)[1:])
+    rid = payload.get("id")
+    if not (isinstance(rid, str) and 0 < len(rid) <= MAX_ID_CHARS):
+        rid = None
+    return _build(_CLASSES[tag], payload, "", rid)

@@ -1,0 +1,89 @@
+"""Confidence-first denoising of one canvas hole (the simple decoder).
+
+Each step runs one forward pass, scores every still-masked hole position by its top-1
+probability, and commits every position at or above the threshold (always at least the most
+confident one). Rules that follow the training layout keep the answer well formed: a committed
+`<pad>` ends the middle (the tail after it becomes pad), and in single-line mode a committed
+newline ends the line. At the deadline the remaining masks are filled greedily from the last pass.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import torch
+
+from infill.canvas import Canvas
+from infill.model import Transformer
+
+
+@dataclass(frozen=True, slots=True)
+class HoleRules:
+    pad_id: int
+    newline_id: int
+    banned_ids: list[int]  # never proposed (mask and other special tokens)
+    first_allowed: list[int] | None  # token healing: the hole's first token must be one of these
+    single_line: bool
+
+
+@dataclass(slots=True)
+class Decoded:
+    tokens: list[int]  # the hole, pad included
+    confidence: float  # mean top-1 probability of the committed tokens
+    forward_passes: int
+    stop_reason: str  # "done" or "deadline"
+
+
+def restrict(logits: torch.Tensor, still_masked: torch.Tensor, rules: HoleRules) -> torch.Tensor:
+    """Apply the hole rules to logits (L, V) in place and return them."""
+    logits[:, rules.banned_ids] = float("-inf")
+    if still_masked[0]:
+        if rules.first_allowed is not None:
+            keep = logits[0, rules.first_allowed].clone()
+            logits[0] = float("-inf")
+            logits[0, rules.first_allowed] = keep
+        logits[0, rules.pad_id] = float("-inf")  # an empty answer is never the best one
+        if rules.single_line:
+            logits[0, rules.newline_id] = float("-inf")
+    return logits
+
+
+def close_tail(hole: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> None:
+    """After a committed pad (or newline in single-line mode), everything later is pad."""
+    ends = (hole == rules.pad_id) & ~masked
+    if rules.single_line:
+        ends |= (hole == rules.newline_id) & ~masked
+    if ends.any():
+        first_end = int(torch.nonzero(ends)[0])
+        tail = torch.arange(len(hole)) > first_end
+        hole[tail & masked] = rules.pad_id
+        masked &= ~tail
+
+
+@torch.no_grad()
+def denoise(model: Transformer, canvas: Canvas, rules: HoleRules, threshold: float = 0.9,
+            deadline: float | None = None) -> Decoded:
+    ids = torch.tensor(canvas.ids, dtype=torch.long)[None]  # (1, N)
+    span = slice(canvas.hole_start, canvas.hole_start + canvas.hole_len)
+    predictors = model.predictor_index(torch.arange(span.start, span.stop))  # (L,)
+    masked = torch.ones(canvas.hole_len, dtype=torch.bool)
+    committed_conf = torch.zeros(canvas.hole_len)
+    passes, stop = 0, "done"
+    while masked.any():
+        h, _ = model.hidden(ids)
+        logits = restrict(model.lm_head(h[0, predictors]).float(), masked, rules)  # (L, V)
+        passes += 1
+        conf, best = torch.softmax(logits, dim=-1).max(dim=-1)  # (L,), (L,)
+        conf = torch.where(masked, conf, torch.tensor(-1.0))
+        commit = masked & (conf >= threshold)
+        if deadline is not None and time.monotonic() >= deadline:
+            commit, stop = masked.clone(), "deadline"
+        if not commit.any():
+            commit[int(conf.argmax())] = True
+        hole = ids[0, span]
+        hole[commit] = best[commit]
+        committed_conf[commit] = conf[commit]
+        masked &= ~commit
+        close_tail(hole, masked, rules)
+    filled = committed_conf[committed_conf > 0]
+    return Decoded(ids[0, span].tolist(), float(filled.mean()) if len(filled) else 0.0, passes, stop)

@@ -1,0 +1,215 @@
+"""A Qwen2-style transformer with bidirectional (or causal) attention.
+
+RMSNorm, rotary embeddings (rotate-half), grouped-query attention, SwiGLU; optional QKV biases
+(Qwen2), per-head q/k norms (Qwen3) and tied embeddings. Parameter names follow the Qwen2 layout
+(`model.layers.{i}.self_attn.q_proj`, ...) so that our own checkpoints and Qwen2-family checkpoints
+load the same way.
+
+The forward pass takes the keys and values of positions already encoded (`cache`) so that a
+denoising step can run over the hole positions alone against a cached context. The model knows
+nothing about tokenization or masking rules: it maps token ids and positions to logits.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+KV = tuple[torch.Tensor, torch.Tensor]  # (B, n_kv, T, hd) each
+
+
+@dataclass(slots=True)
+class ModelConfig:
+    vocab_size: int = 8192
+    hidden_size: int = 256
+    num_layers: int = 6
+    num_heads: int = 8
+    num_kv_heads: int = 4  # grouped-query attention: num_heads // num_kv_heads queries share a K/V
+    head_dim: int = 32
+    intermediate_size: int = 688  # SwiGLU width, ~8/3 of hidden rounded to a multiple of 16
+    rope_theta: float = 10000.0
+    rms_norm_eps: float = 1e-6
+    max_position_embeddings: int = 2048
+    tie_word_embeddings: bool = True
+    qkv_bias: bool = False  # Qwen2 has biases on q/k/v projections
+    qk_norm: bool = False  # Qwen3 normalises each head's q and k before rotary
+    causal: bool = False  # False: bidirectional (diffusion); True: autoregressive
+    logits_shift: bool = True  # position i is predicted from the hidden state at i-1 (Dream)
+    mask_token_id: int = 0
+    pad_token_id: int = 1
+    eos_token_id: int = 2
+    family: str = "infill"
+
+    def __post_init__(self):
+        assert self.num_heads % self.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads"
+        assert self.head_dim % 2 == 0, "rotary embeddings need an even head_dim"
+        assert 0 <= self.mask_token_id < self.vocab_size, "mask_token_id outside the vocabulary"
+
+    def save(self, path: Path) -> None:
+        Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n")
+
+    @classmethod
+    def load(cls, path: Path) -> "ModelConfig":
+        raw = json.loads(Path(path).read_text())
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in raw.items() if k in known})
+
+    def num_params(self) -> int:
+        d, f, v = self.hidden_size, self.intermediate_size, self.vocab_size
+        q, kv = self.num_heads * self.head_dim, self.num_kv_heads * self.head_dim
+        per_layer = d * q + 2 * d * kv + q * d + 3 * d * f + 2 * d
+        return v * d * (1 if self.tie_word_embeddings else 2) + self.num_layers * per_layer + d
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim: int, eps: float):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        dtype = x.dtype
+        x = x.float()
+        x = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        return self.weight * x.to(dtype)
+
+
+def rotary(positions: torch.Tensor, head_dim: int, theta: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos, sin of shape (B, 1, T, hd) for integer positions (B, T)."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, head_dim, 2, device=positions.device).float() / head_dim))
+    angles = positions.float()[..., None] * inv_freq  # (B, T, hd/2)
+    angles = torch.cat([angles, angles], dim=-1)  # (B, T, hd)
+    return angles.cos()[:, None], angles.sin()[:, None]
+
+
+def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+    half = x.shape[-1] // 2
+    rotated = torch.cat([-x[..., half:], x[..., :half]], dim=-1)
+    return (x * cos + rotated * sin).to(x.dtype)
+
+
+class Attention(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        d, hd = cfg.hidden_size, cfg.head_dim
+        self.q_proj = nn.Linear(d, cfg.num_heads * hd, bias=cfg.qkv_bias)
+        self.k_proj = nn.Linear(d, cfg.num_kv_heads * hd, bias=cfg.qkv_bias)
+        self.v_proj = nn.Linear(d, cfg.num_kv_heads * hd, bias=cfg.qkv_bias)
+        self.o_proj = nn.Linear(cfg.num_heads * hd, d, bias=False)
+        if cfg.qk_norm:
+            self.q_norm = RMSNorm(hd, cfg.rms_norm_eps)
+            self.k_norm = RMSNorm(hd, cfg.rms_norm_eps)
+
+    def forward(self, x, cos, sin, cache: KV | None, mask: torch.Tensor | None) -> tuple[torch.Tensor, KV]:
+        cfg = self.cfg
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, cfg.num_heads, cfg.head_dim).transpose(1, 2)  # (B, nh, T, hd)
+        k = self.k_proj(x).view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
+        v = self.v_proj(x).view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)
+        if cfg.qk_norm:
+            q, k = self.q_norm(q), self.k_norm(k)
+        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        new_kv = (k, v)
+        if cache is not None:
+            k = torch.cat([cache[0], k], dim=2)  # (B, nkv, S+T, hd)
+            v = torch.cat([cache[1], v], dim=2)
+        causal = cfg.causal and cache is None and mask is None
+        y = F.scaled_dot_product_attention(
+            q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=cfg.num_heads != cfg.num_kv_heads
+        )  # (B, nh, T, hd)
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, -1)), new_kv
+
+
+class MLP(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.gate_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.up_proj = nn.Linear(cfg.hidden_size, cfg.intermediate_size, bias=False)
+        self.down_proj = nn.Linear(cfg.intermediate_size, cfg.hidden_size, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class Layer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.input_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.self_attn = Attention(cfg)
+        self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+        self.mlp = MLP(cfg)
+
+    def forward(self, x, cos, sin, cache, mask):
+        h, kv = self.self_attn(self.input_layernorm(x), cos, sin, cache, mask)
+        x = x + h
+        return x + self.mlp(self.post_attention_layernorm(x)), kv
+
+
+class Backbone(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(cfg.vocab_size, cfg.hidden_size)
+        self.layers = nn.ModuleList(Layer(cfg) for _ in range(cfg.num_layers))
+        self.norm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
+
+
+class Transformer(nn.Module):
+    def __init__(self, cfg: ModelConfig):
+        super().__init__()
+        self.cfg = cfg
+        self.model = Backbone(cfg)
+        self.lm_head = nn.Linear(cfg.hidden_size, cfg.vocab_size, bias=False)
+        if cfg.tie_word_embeddings:
+            self.lm_head.weight = self.model.embed_tokens.weight
+        self.apply(self._init)
+
+    @staticmethod
+    def _init(module):
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def hidden(
+        self,
+        input_ids: torch.Tensor,  # (B, T)
+        positions: torch.Tensor | None = None,  # (B, T); default 0..T-1 after the cache
+        cache: list[KV] | None = None,  # per layer, keys/values of S positions already encoded
+        mask: torch.Tensor | None = None,  # bool (B, 1, T, S+T), True = may attend
+    ) -> tuple[torch.Tensor, list[KV]]:
+        """Final normed hidden states (B, T, d) and this call's keys/values per layer."""
+        B, T = input_ids.shape
+        if positions is None:
+            start = 0 if cache is None else cache[0][0].shape[2]
+            positions = torch.arange(start, start + T, device=input_ids.device).expand(B, T)
+        cos, sin = rotary(positions, self.cfg.head_dim, self.cfg.rope_theta)
+        x = self.model.embed_tokens(input_ids)
+        new_cache = []
+        for i, layer in enumerate(self.model.layers):
+            x, kv = layer(x, cos, sin, None if cache is None else cache[i], mask)
+            new_cache.append(kv)
+        return self.model.norm(x), new_cache
+
+    def forward(self, input_ids, positions=None, cache=None, mask=None) -> tuple[torch.Tensor, list[KV]]:
+        """Raw logits (B, T, V) at each input position, and this call's keys/values per layer.
+
+        With `logits_shift`, the logits at position i are the model's guess for position i+1:
+        use `token_logits` to read the guess for each position itself.
+        """
+        h, new_cache = self.hidden(input_ids, positions, cache, mask)
+        return self.lm_head(h), new_cache
+
+    def token_logits(self, logits: torch.Tensor) -> torch.Tensor:
+        """Logits that predict each position's own token (B, T, V), undoing the shift if any."""
+        if not self.cfg.logits_shift:
+            return logits
+        return torch.cat([logits[:, :1], logits[:, :-1]], dim=1)
+
+    def predictor_index(self, index: torch.Tensor) -> torch.Tensor:
+        """The sequence index whose output predicts the token at `index` (index - 1 when shifted)."""
+        return (index - 1).clamp(min=0) if self.cfg.logits_shift else index

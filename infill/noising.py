@@ -1,0 +1,87 @@
+"""The masked-diffusion training objective, shaped like the product's requests (pure NumPy).
+
+From a window of corpus tokens, cut one to three holes (a whole line, a block of lines, or a
+random span), pad each hole's middle with `<pad>` up to a drawn hole length so the model learns
+where a middle ends, then mask each hole token with probability t ~ U(t_min, 1). Some windows are
+instead masked uniformly over the whole window. Loss weights are 1/t on masked positions.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+T_MIN = 0.05
+MAX_MIDDLE = 96  # longest middle cut (tokens); longer blocks are shortened to whole lines
+PLAIN_FRACTION = 0.15  # windows masked uniformly, with no hole structure
+
+
+@dataclass(frozen=True, slots=True)
+class Special:
+    mask: int
+    pad: int
+    newline: int
+
+
+def line_starts(window: np.ndarray, newline: int) -> np.ndarray:
+    """Indices where a line begins (after each newline), excluding 0."""
+    return np.flatnonzero(window[:-1] == newline) + 1
+
+
+def pick_span(window: np.ndarray, sp: Special, rng: np.random.Generator, lo: int, hi: int) -> tuple[int, int]:
+    """A [start, end) middle within window[lo:hi]: one line, several lines, or a random span."""
+    starts = line_starts(window, sp.newline)
+    starts = starts[(starts > lo) & (starts < hi - 2)]
+    kind = rng.choice(3, p=[0.45, 0.3, 0.25]) if len(starts) >= 2 else 2
+    if kind == 2:
+        length = int(rng.integers(1, min(48, hi - lo - 1)))
+        start = int(rng.integers(lo + 1, hi - length))
+        return start, start + length
+    i = int(rng.integers(0, len(starts) - 1))
+    lines = 1 if kind == 0 else int(rng.integers(2, 9))
+    end_i = min(i + lines, len(starts) - 1)
+    start, end = int(starts[i]), int(starts[end_i])
+    while end - start > MAX_MIDDLE and end_i > i + 1:
+        end_i -= 1
+        end = int(starts[end_i])
+    return start, min(end, start + MAX_MIDDLE)
+
+
+def cut_holes(window: np.ndarray, sp: Special, rng: np.random.Generator, length: int):
+    """Rebuild the window with padded holes; returns (ids, is_hole), both of `length`."""
+    n_holes = int(rng.choice([1, 2, 3], p=[0.6, 0.25, 0.15]))
+    bounds = np.linspace(0, length, n_holes + 1).astype(int)
+    pieces, hole_flags, cursor = [], [], 0
+    for h in range(n_holes):
+        start, end = pick_span(window, sp, rng, int(bounds[h]), int(bounds[h + 1]))
+        middle = end - start
+        pads = int(rng.integers(0, max(16, 2 * middle) + 1))
+        pieces += [window[cursor:start], window[start:end], np.full(pads, sp.pad, window.dtype)]
+        hole_flags += [np.zeros(start - cursor, bool), np.ones(middle + pads, bool)]
+        cursor = end
+    pieces.append(window[cursor:])
+    hole_flags.append(np.zeros(len(window) - cursor, bool))
+    ids, is_hole = np.concatenate(pieces)[:length], np.concatenate(hole_flags)[:length]
+    return ids, is_hole
+
+
+def noise_window(window: np.ndarray, sp: Special, rng: np.random.Generator, length: int):
+    """(input ids, target ids, loss weights), each of `length`, for one training sample."""
+    if rng.random() < PLAIN_FRACTION:
+        ids, candidates = window[:length].copy(), np.ones(length, bool)
+    else:
+        ids, candidates = cut_holes(window, sp, rng, length)
+    candidates[0] = False  # position 0 is predicted from nothing when logits are shifted
+    t = rng.uniform(T_MIN, 1.0)
+    masked = candidates & (rng.random(length) < t)
+    if not masked.any():
+        masked[rng.choice(np.flatnonzero(candidates))] = True
+    inputs = np.where(masked, sp.mask, ids)
+    weights = masked.astype(np.float32) / t
+    return inputs, ids, weights
+
+
+def diffusion_batch(windows: np.ndarray, sp: Special, rng: np.random.Generator, length: int):
+    """Stack noised samples: windows (B, W >= length) -> three arrays of shape (B, length)."""
+    out = [noise_window(w, sp, rng, length) for w in windows]
+    return tuple(np.stack(x) for x in zip(*out))

@@ -1,0 +1,110 @@
+"""The code tokenizer: byte-level BPE with code-aware pre-tokenization and the canvas's special tokens.
+
+Pre-tokenization keeps the places where a cursor usually stands on token boundaries: a newline is
+always its own token, and a run of two or more spaces (indentation) never merges with the word after
+it. Inside a word the cursor can still split a token; `heal` handles that by re-opening the last
+prefix token into the hole (token healing).
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+
+from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+MASK, PAD, END, FILE, SNIPPET, EDIT, BEFORE, AFTER = (
+    "<|mask|>", "<|pad|>", "<|end|>", "<|file|>", "<|snippet|>", "<|edit|>", "<|before|>", "<|after|>",
+)
+SPECIAL_TOKENS = [MASK, PAD, END, FILE, SNIPPET, EDIT, BEFORE, AFTER]  # ids 0..7 in this order
+
+# newline | indentation or alignment runs | a word, number or punctuation run with at most one leading space
+PIECE_PATTERN = r"\n|[ \t]{2,}|\t| ?[A-Za-z_][A-Za-z_0-9]*| ?[0-9]+| ?[^\sA-Za-z_0-9]+|\s"
+
+
+def _pre_tokenizer() -> pre_tokenizers.PreTokenizer:
+    return pre_tokenizers.Sequence([
+        pre_tokenizers.Split(Regex(PIECE_PATTERN), behavior="isolated"),
+        pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+    ])
+
+
+def train_tokenizer(texts: Iterable[str], vocab_size: int, path: Path) -> "CodeTokenizer":
+    """Train the BPE on `texts` and save it as tokenizer.json at `path`."""
+    tok = Tokenizer(models.BPE())
+    tok.pre_tokenizer = _pre_tokenizer()
+    tok.decoder = decoders.ByteLevel()
+    trainer = trainers.BpeTrainer(
+        vocab_size=vocab_size,
+        special_tokens=SPECIAL_TOKENS,
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        min_frequency=2,
+        show_progress=False,
+    )
+    tok.train_from_iterator(texts, trainer=trainer)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tok.save(str(path))
+    return CodeTokenizer(path)
+
+
+@dataclass(frozen=True, slots=True)
+class Healed:
+    """A prefix with its last token re-opened: the hole's first token must start with `text`."""
+    ids: list[int]
+    text: str
+
+
+class CodeTokenizer:
+    def __init__(self, path: Path):
+        self.tok = Tokenizer.from_file(str(path))
+        self.mask_id, self.pad_id, self.end_id, self.file_id = (self.tok.token_to_id(t) for t in SPECIAL_TOKENS[:4])
+        self.snippet_id = self.tok.token_to_id(SNIPPET)
+        self.newline_id = self.tok.token_to_id(self._byte_level("\n"))
+        assert self.mask_id == 0 and self.pad_id == 1, "special tokens must come first in the vocabulary"
+
+    @staticmethod
+    def _byte_level(text: str) -> str:
+        return "".join(t for t, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False).pre_tokenize_str(text))
+
+    @property
+    def vocab_size(self) -> int:
+        return self.tok.get_vocab_size()
+
+    def encode(self, text: str) -> list[int]:
+        return self.tok.encode(text, add_special_tokens=False).ids
+
+    def encode_batch(self, texts: list[str]) -> list[list[int]]:
+        return [e.ids for e in self.tok.encode_batch(texts, add_special_tokens=False)]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self.tok.decode([i for i in ids if i >= len(SPECIAL_TOKENS)], skip_special_tokens=False)
+
+    def heal(self, prefix: str) -> Healed:
+        """Tokenize `prefix` with its last pre-tokenizer piece re-opened into the hole.
+
+        A newline or an indentation run always ends a piece, so the model saw it end a token in
+        training and it stays. Anything else (a word cut mid-way, a lone trailing space) may be the
+        start of a longer token: it is removed, and the hole's first token must start with it. If
+        no token starts with the whole piece, only the last token is re-opened.
+        """
+        pieces = self.tok.pre_tokenizer.pre_tokenize_str(prefix)
+        if not pieces:
+            return Healed([], "")
+        start, end = pieces[-1][1]
+        piece = prefix[start:end]
+        if piece == "\n" or (piece.isspace() and len(piece) >= 2):
+            return Healed(self.encode(prefix), "")
+        if self.tokens_starting_with(piece):
+            return Healed(self.encode(prefix[:start]), piece)
+        ids = self.encode(prefix)
+        return Healed(ids[:-1], self.token_texts[ids[-1]])
+
+    def tokens_starting_with(self, text: str) -> list[int]:
+        """Ids whose text starts with `text` (the allowed first tokens after healing)."""
+        return [i for i, t in enumerate(self.token_texts) if t and t.startswith(text)]
+
+    @cached_property
+    def token_texts(self) -> list[str]:
+        """The decoded text of every token id (specials decode to "")."""
+        return [self.decode([i]) for i in range(self.vocab_size)]

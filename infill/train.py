@@ -1,0 +1,182 @@
+"""`infill train`: autoregressive pretraining and masked-diffusion training of the code model.
+
+Phase `ar` trains a causal model on next-token prediction. Phase `diffusion` trains a bidirectional
+model on the hole-shaped masked-diffusion objective (`infill.noising`); started from an `ar`
+checkpoint (`--init`) it is the adaptation recipe (shifted logits keep the autoregressive head's
+meaning), started from nothing it is diffusion from scratch. Runs resume from `OUT/state.pt`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+from tqdm import tqdm
+
+from infill.checkpoint import load_model, save_model
+from infill.model import ModelConfig, Transformer
+from infill.noising import Special, diffusion_batch
+from infill.paths import work_dir
+from infill.tokenizer import CodeTokenizer
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="infill train", description=__doc__.splitlines()[0])
+    p.add_argument("--phase", choices=["ar", "diffusion"], required=True, help="training objective")
+    p.add_argument("--corpus", type=Path, default=work_dir() / "corpus", help="folder made by `infill corpus build`")
+    p.add_argument("--out", type=Path, required=True, help="run folder: state.pt, log.jsonl, model/")
+    p.add_argument("--init", type=Path, help="model folder to start from (e.g. the ar run's model/)")
+    p.add_argument("--hidden", type=int, default=192, help="hidden size of a new model")
+    p.add_argument("--layers", type=int, default=5, help="transformer layers of a new model")
+    p.add_argument("--heads", type=int, default=6, help="query heads of a new model")
+    p.add_argument("--kv-heads", type=int, default=2, help="key/value heads of a new model (grouped-query)")
+    p.add_argument("--ffn", type=int, default=512, help="SwiGLU width of a new model")
+    p.add_argument("--seq-len", type=int, default=512, help="tokens per training window")
+    p.add_argument("--batch", type=int, default=8, help="windows per step")
+    p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (AdamW)")
+    p.add_argument("--warmup", type=int, default=100, help="linear warm-up steps")
+    p.add_argument("--tokens", type=float, default=10e6, help="token budget of this run (sets the schedule)")
+    p.add_argument("--minutes", type=float, default=0, help="stop after this many minutes of this process (0: no limit)")
+    p.add_argument("--eval-every", type=int, default=200, help="steps between validation passes")
+    p.add_argument("--save-every", type=int, default=100, help="steps between resumable checkpoints")
+    p.add_argument("--seed", type=int, default=0, help="seed for data order, masking and init")
+    p.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu or cuda")
+    p.add_argument("--bf16", action="store_true",
+                   help="bf16 autocast (always on with cuda; on a CPU without AVX-512 BF16 it is ~20x slower)")
+    return p.parse_args(argv)
+
+
+class Windows:
+    """Random fixed-length windows of a uint16 token file (memory-mapped)."""
+
+    def __init__(self, path: Path, length: int):
+        self.ids = np.memmap(path, dtype=np.uint16, mode="r")
+        self.length = length
+        if len(self.ids) <= length:
+            raise ValueError(f"{path} has {len(self.ids)} tokens, fewer than one window of {length}")
+
+    def sample(self, rng: np.random.Generator, batch: int) -> np.ndarray:
+        starts = rng.integers(0, len(self.ids) - self.length, size=batch)
+        return np.stack([self.ids[s:s + self.length] for s in starts]).astype(np.int64)  # (B, length)
+
+
+def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
+    if args.init:
+        model = load_model(args.init)
+    else:
+        cfg = ModelConfig(
+            vocab_size=tok.vocab_size, hidden_size=args.hidden, num_layers=args.layers, num_heads=args.heads,
+            num_kv_heads=args.kv_heads, head_dim=args.hidden // args.heads, intermediate_size=args.ffn,
+            mask_token_id=tok.mask_id, pad_token_id=tok.pad_id, eos_token_id=tok.end_id,
+        )
+        model = Transformer(cfg)
+    model.cfg.causal = phase == "ar"
+    model.cfg.max_position_embeddings = args.seq_len  # the longest context it was trained on
+    return model.float()
+
+
+def batch_loss(model: Transformer, batch: np.ndarray, phase: str, sp: Special, rng, device) -> torch.Tensor:
+    if phase == "ar":
+        x = torch.from_numpy(batch).to(device)
+        logits, _ = model(x[:, :-1])
+        return F.cross_entropy(logits.flatten(0, 1).float(), x[:, 1:].flatten())
+    inputs, targets, weights = (torch.from_numpy(a).to(device) for a in diffusion_batch(batch, sp, rng, batch.shape[1]))
+    h, _ = model.hidden(inputs.long())  # (B, T, d)
+    rows, cols = torch.nonzero(weights > 0, as_tuple=True)  # masked positions only: the head is the costliest matmul
+    logits = model.lm_head(h[rows, model.predictor_index(cols)])  # (M, V)
+    per_token = F.cross_entropy(logits.float(), targets[rows, cols].long(), reduction="none")
+    return (per_token * weights[rows, cols]).sum() / weights.numel()
+
+
+def lr_at(step: int, total: int, args) -> float:
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    progress = min(1.0, (step - args.warmup) / max(1, total - args.warmup))
+    return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
+
+
+@torch.no_grad()
+def validate(model, val: Windows, phase: str, sp: Special, device, batches: int = 8) -> float:
+    """Mean loss on fixed validation windows (same seed every time)."""
+    model.eval()
+    rng = np.random.default_rng(1234)
+    losses = [batch_loss(model, val.sample(rng, 8), phase, sp, rng, device).item() for _ in range(batches)]
+    model.train()
+    return float(np.mean(losses))
+
+
+def save_state(path: Path, model, opt, step: int, tokens: int, rng, elapsed: float) -> None:
+    tmp = path.with_suffix(".tmp")
+    torch.save({"model": model.state_dict(), "cfg": model.cfg, "opt": opt.state_dict(), "step": step,
+                "tokens": tokens, "rng": rng.bit_generator.state, "elapsed": elapsed}, tmp)
+    tmp.replace(path)
+
+
+def train(args) -> None:
+    torch.set_num_threads(args.threads)
+    torch.manual_seed(args.seed)
+    tok = CodeTokenizer(args.corpus / "tokenizer.json")
+    sp = Special(mask=tok.mask_id, pad=tok.pad_id, newline=tok.newline_id)
+    length = args.seq_len + (1 if args.phase == "ar" else 0)
+    train_data, val_data = Windows(args.corpus / "train.bin", length), Windows(args.corpus / "val.bin", length)
+    args.out.mkdir(parents=True, exist_ok=True)
+    model = new_model(args, tok, args.phase).to(args.device)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=False)
+    rng, step, tokens, elapsed = np.random.default_rng(args.seed), 0, 0, 0.0
+    state_path = args.out / "state.pt"
+    if state_path.exists():
+        state = torch.load(state_path, weights_only=False)
+        model.load_state_dict(state["model"])
+        opt.load_state_dict(state["opt"])
+        step, tokens, elapsed = state["step"], state["tokens"], state["elapsed"]
+        rng.bit_generator.state = state["rng"]
+        tqdm.write(f"resumed {args.out} at step {step}, {tokens:,} tokens")
+    tokens_per_step = args.batch * args.seq_len
+    total_steps = int(args.tokens // tokens_per_step)
+    amp = torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16 or args.device == "cuda")
+    log = (args.out / "log.jsonl").open("a")
+    bar = tqdm(total=total_steps, initial=step, unit="step", dynamic_ncols=True)
+    started = time.monotonic()
+    model.train()
+    while step < total_steps:
+        if args.minutes and time.monotonic() - started > args.minutes * 60:
+            break
+        for group in opt.param_groups:
+            group["lr"] = lr_at(step, total_steps, args)
+        with amp:
+            loss = batch_loss(model, train_data.sample(rng, args.batch), args.phase, sp, rng, args.device)
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        step, tokens = step + 1, tokens + tokens_per_step
+        run_time = elapsed + time.monotonic() - started
+        bar.update(1)
+        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{tokens_per_step * bar.format_dict['rate'] or 0:,.0f}")
+        record = {"step": step, "tokens": tokens, "loss": round(loss.item(), 4), "seconds": round(run_time, 1)}
+        if step % args.eval_every == 0 or step == total_steps:
+            with amp:
+                record["val_loss"] = round(validate(model, val_data, args.phase, sp, args.device), 4)
+            tqdm.write(f"step {step}: val loss {record['val_loss']}")
+        log.write(json.dumps(record) + "\n")
+        if step % args.save_every == 0 or step == total_steps:
+            save_state(state_path, model, opt, step, tokens, rng, run_time)
+            log.flush()
+    save_state(state_path, model, opt, step, tokens, rng, elapsed + time.monotonic() - started)
+    save_model(model, args.out / "model", dtype=torch.float32)
+    tok.tok.save(str(args.out / "model" / "tokenizer.json"))
+    tqdm.write(f"saved {args.out / 'model'} at step {step}/{total_steps}, {tokens:,} tokens")
+
+
+def main(argv: list[str] | None = None) -> None:
+    train(parse_args(argv))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,55 @@
+"""Shared fixtures: a tiny tokenizer and a tiny random model, built in seconds on the CPU."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # CUDA kernels run in Numba's simulator on the CPU
+
+import pytest
+
+SAMPLE_CODE = '''
+import os
+
+
+def read_config(path, default=None):
+    """Read a config file and return its lines."""
+    if not os.path.exists(path):
+        return default
+    with open(path) as handle:
+        return [line.strip() for line in handle if line.strip()]
+
+
+class Counter:
+    def __init__(self, start=0):
+        self.value = start
+
+    def increment(self, step=1):
+        self.value += step
+        return self.value
+'''
+
+
+@pytest.fixture(scope="session")
+def tiny_tokenizer(tmp_path_factory) -> "CodeTokenizer":
+    from infill.tokenizer import train_tokenizer
+
+    path = tmp_path_factory.mktemp("tok") / "tokenizer.json"
+    return train_tokenizer([SAMPLE_CODE] * 50, vocab_size=400, path=path)
+
+
+@pytest.fixture(scope="session")
+def tiny_model_dir(tmp_path_factory, tiny_tokenizer) -> Path:
+    """A real model folder (config, fp16 weights, tokenizer) with random weights."""
+    import torch
+
+    from infill.checkpoint import save_model
+    from infill.model import ModelConfig, Transformer
+
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=tiny_tokenizer.vocab_size, hidden_size=32, num_layers=2, num_heads=4,
+                      num_kv_heads=2, head_dim=8, intermediate_size=64, max_position_embeddings=256)
+    folder = tmp_path_factory.mktemp("model")
+    save_model(Transformer(cfg), folder)
+    tiny_tokenizer.tok.save(str(folder / "tokenizer.json"))
+    return folder

@@ -1,0 +1,70 @@
+"""The simple denoising decoder: hole rules (pure) and a full decode on a tiny random model."""
+import time
+
+import torch
+
+from engine.runner import ModelRunner, hole_text, resolve_mode
+from infill.decode import HoleRules, close_tail, restrict
+
+RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], single_line=True)
+
+
+def test_restrict_bans_specials_and_empty_starts():
+    logits = restrict(torch.zeros(3, 12), torch.tensor([True, True, True]), RULES)
+    assert torch.isinf(logits[:, [0, 2]]).all()
+    allowed_first = torch.isfinite(logits[0]).nonzero().flatten().tolist()
+    assert allowed_first == [5, 6]
+    assert torch.isfinite(logits[1, [1, 9]]).all()  # pad and newline are fine later
+
+
+def test_first_position_rules_lapse_once_committed():
+    logits = restrict(torch.zeros(2, 12), torch.tensor([False, True]), RULES)
+    assert torch.isfinite(logits[0, 1])
+
+
+def test_pad_closes_the_tail():
+    hole = torch.tensor([5, 1, 0, 0])
+    masked = torch.tensor([False, False, True, True])
+    close_tail(hole, masked, RULES)
+    assert hole.tolist() == [5, 1, 1, 1] and not masked.any()
+
+
+def test_newline_ends_a_single_line_hole():
+    hole = torch.tensor([0, 9, 0])
+    masked = torch.tensor([True, False, True])
+    close_tail(hole, masked, RULES)
+    assert hole.tolist() == [0, 9, 1] and masked.tolist() == [True, False, False]
+
+
+def test_mode_resolution():
+    assert resolve_mode("auto", "def f():\n    x = ") == "single_line"
+    assert resolve_mode("auto", "def f():\n    ") == "multi_line"
+    assert resolve_mode("multi_line", "x = ") == "multi_line"
+
+
+def test_hole_text_trims_pad_heal_and_line(tiny_tokenizer):
+    tok = tiny_tokenizer
+    ids = tok.encode(" self.value\n        return") + [tok.pad_id, tok.pad_id]
+    assert hole_text(tok, ids, " se", single_line=True) == "lf.value\n"
+    assert hole_text(tok, ids, "", single_line=False) == " self.value\n        return"
+
+
+def test_runner_fills_the_hole(tiny_model_dir):
+    runner = ModelRunner(tiny_model_dir)
+    out = runner.complete("def read(path):\n    return ", "\n", "single_line", 8, None, {})
+    assert 1 <= out.forward_passes <= 8 and out.stop_reason == "done"
+    assert "\n" not in out.text[:-1]
+    assert runner.info()["vocab_size"] == runner.tok.vocab_size
+
+
+def test_greedy_decoding_is_deterministic(tiny_model_dir):
+    runner = ModelRunner(tiny_model_dir)
+    a = runner.complete("x = 1\n", "", "multi_line", 12, None, {"threshold": 0.5})
+    b = runner.complete("x = 1\n", "", "multi_line", 12, None, {"threshold": 0.5})
+    assert a.text == b.text and a.forward_passes == b.forward_passes
+
+
+def test_deadline_in_the_past_answers_after_one_pass(tiny_model_dir):
+    runner = ModelRunner(tiny_model_dir)
+    out = runner.complete("x = 1\n", "", "multi_line", 16, time.monotonic() - 1, {})
+    assert out.forward_passes == 1 and out.stop_reason == "deadline"

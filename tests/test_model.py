@@ -1,0 +1,55 @@
+"""The transformer: cached context gives the uncached answer; causal and bidirectional masks."""
+import torch
+
+from infill.model import ModelConfig, Transformer
+
+
+def tiny(causal=False, shift=True):
+    torch.manual_seed(0)
+    cfg = ModelConfig(vocab_size=64, hidden_size=32, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=8,
+                      intermediate_size=48, causal=causal, logits_shift=shift)
+    return Transformer(cfg).eval()
+
+
+@torch.no_grad()
+def test_hole_step_against_cached_context_matches_full_pass():
+    model = tiny()
+    ids = torch.randint(4, 64, (2, 20))
+    full, kv = model(ids)
+    # re-run positions 12..19 alone against the cached keys/values of positions 0..11
+    context = [(k[:, :, :12], v[:, :, :12]) for k, v in kv]
+    part, _ = model(ids[:, 12:], positions=torch.arange(12, 20).expand(2, 8), cache=context)
+    # bidirectional: the context's cached states saw the full input, and the hole sees everything
+    assert torch.allclose(part, full[:, 12:], atol=1e-5)
+
+
+@torch.no_grad()
+def test_causal_prefix_is_independent_of_what_follows():
+    model = tiny(causal=True)
+    a = torch.randint(4, 64, (1, 12))
+    b = a.clone()
+    b[0, 8:] = (b[0, 8:] + 1) % 60 + 4
+    assert torch.allclose(model(a)[0][:, :8], model(b)[0][:, :8], atol=1e-6)
+
+
+@torch.no_grad()
+def test_bidirectional_sees_the_suffix():
+    model = tiny(causal=False)
+    a = torch.randint(4, 64, (1, 12))
+    b = a.clone()
+    b[0, 10] = (b[0, 10] + 1) % 60 + 4
+    assert not torch.allclose(model(a)[0][:, :8], model(b)[0][:, :8], atol=1e-6)
+
+
+def test_shift_reads_each_position_from_the_one_before():
+    model = tiny(shift=True)
+    logits = torch.randn(1, 5, 64)
+    assert torch.equal(model.token_logits(logits)[:, 3], logits[:, 2])
+    assert model.predictor_index(torch.tensor([0, 3])).tolist() == [0, 2]
+    assert tiny(shift=False).predictor_index(torch.tensor([3])).tolist() == [3]
+
+
+def test_config_round_trip(tmp_path):
+    cfg = tiny().cfg
+    cfg.save(tmp_path / "config.json")
+    assert ModelConfig.load(tmp_path / "config.json") == cfg

@@ -1,0 +1,55 @@
+"""The tokenizer keeps cursor positions on token boundaries, or heals them."""
+from tests.conftest import SAMPLE_CODE
+
+
+def pieces(tok, text):
+    return [tok.token_texts[i] for i in tok.encode(text)]
+
+
+def test_round_trip(tiny_tokenizer):
+    assert tiny_tokenizer.decode(tiny_tokenizer.encode(SAMPLE_CODE)) == SAMPLE_CODE
+
+
+def test_special_tokens_come_first(tiny_tokenizer):
+    assert (tiny_tokenizer.mask_id, tiny_tokenizer.pad_id, tiny_tokenizer.end_id, tiny_tokenizer.file_id) == (0, 1, 2, 3)
+
+
+def test_newline_and_indentation_are_their_own_tokens(tiny_tokenizer):
+    toks = pieces(tiny_tokenizer, "    if x:\n        return self.value\n")
+    assert "\n" in toks and toks.count("\n") == 2
+    assert toks[0].isspace() and toks[0] == "    "  # indentation never merges with the word after it
+    assert "        " in toks and all(t == "\n" or "\n" not in t for t in toks)
+
+
+def test_indentation_run_is_compact(tiny_tokenizer):
+    assert len(tiny_tokenizer.encode("        ")) == 1
+
+
+def test_no_healing_at_line_start_or_after_indentation(tiny_tokenizer):
+    for prefix in ("def f():\n", "def f():\n    "):
+        healed = tiny_tokenizer.heal(prefix)
+        assert healed.text == "" and healed.ids == tiny_tokenizer.encode(prefix)
+
+
+def test_mid_identifier_reopens_the_word(tiny_tokenizer):
+    healed = tiny_tokenizer.heal("        return self.val")
+    assert healed.text == "val"
+    assert tiny_tokenizer.decode(healed.ids) == "        return self."
+    allowed = tiny_tokenizer.tokens_starting_with(healed.text)
+    assert allowed and all(tiny_tokenizer.token_texts[i].startswith("val") for i in allowed)
+
+
+def test_trailing_space_is_healed(tiny_tokenizer):
+    healed = tiny_tokenizer.heal("    x =")
+    assert healed.text == " ="
+    assert tiny_tokenizer.heal("x = ").text == " "
+
+
+def test_unknown_word_falls_back_to_last_token(tiny_tokenizer):
+    healed = tiny_tokenizer.heal("x = qzqzqzqz")
+    assert healed.text and "qzqzqzqz".endswith(healed.text)
+    assert tiny_tokenizer.decode(healed.ids) + healed.text == "x = qzqzqzqz"
+
+
+def test_empty_prefix(tiny_tokenizer):
+    assert tiny_tokenizer.heal("").ids == []
