@@ -19,6 +19,8 @@ import torch.nn.functional as F
 from tqdm import tqdm
 
 from infill.checkpoint import load_model, save_model
+from infill.fim import fill
+from infill.heldout import line_holes
 from infill.model import ModelConfig, Transformer
 from infill.noising import Special, diffusion_batch
 from infill.paths import work_dir
@@ -30,7 +32,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--phase", choices=["ar", "diffusion"], required=True, help="training objective")
     p.add_argument("--corpus", type=Path, default=work_dir() / "corpus", help="folder made by `infill corpus build`")
     p.add_argument("--out", type=Path, required=True, help="run folder: state.pt, log.jsonl, model/")
-    p.add_argument("--init", type=Path, help="model folder to start from (e.g. the ar run's model/)")
+    p.add_argument("--init", type=Path, help="model folder or run state.pt to start from (e.g. the ar run's model/)")
     p.add_argument("--hidden", type=int, default=192, help="hidden size of a new model")
     p.add_argument("--layers", type=int, default=5, help="transformer layers of a new model")
     p.add_argument("--heads", type=int, default=6, help="query heads of a new model")
@@ -43,6 +45,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--tokens", type=float, default=10e6, help="token budget of this run (sets the schedule)")
     p.add_argument("--minutes", type=float, default=0, help="stop after this many minutes of this process (0: no limit)")
     p.add_argument("--eval-every", type=int, default=200, help="steps between validation passes")
+    p.add_argument("--fim-tasks", type=int, default=24, help="held-out single-line holes in the quick FIM check")
     p.add_argument("--save-every", type=int, default=100, help="steps between resumable checkpoints")
     p.add_argument("--seed", type=int, default=0, help="seed for data order, masking and init")
     p.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
@@ -67,7 +70,11 @@ class Windows:
 
 
 def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
-    if args.init:
+    if args.init and args.init.suffix == ".pt":
+        state = torch.load(args.init, weights_only=False)
+        model = Transformer(state["cfg"])
+        model.load_state_dict(state["model"])
+    elif args.init:
         model = load_model(args.init)
     else:
         cfg = ModelConfig(
@@ -111,6 +118,16 @@ def validate(model, val: Windows, phase: str, sp: Special, device, batches: int 
     return float(np.mean(losses))
 
 
+@torch.no_grad()
+def fim_exact_match(model: Transformer, tok: CodeTokenizer, tasks: list[dict]) -> float:
+    """Share of held-out single-line holes the model fills exactly (whitespace-trimmed)."""
+    model.eval()
+    hits = sum(fill(model, tok, t["prompt"], t["suffix"], "single_line", 32).text.strip()
+               == t["canonical_solution"].strip() for t in tasks)
+    model.train()
+    return hits / max(1, len(tasks))
+
+
 def save_state(path: Path, model, opt, step: int, tokens: int, rng, elapsed: float) -> None:
     tmp = path.with_suffix(".tmp")
     torch.save({"model": model.state_dict(), "cfg": model.cfg, "opt": opt.state_dict(), "step": step,
@@ -137,6 +154,7 @@ def train(args) -> None:
         step, tokens, elapsed = state["step"], state["tokens"], state["elapsed"]
         rng.bit_generator.state = state["rng"]
         tqdm.write(f"resumed {args.out} at step {step}, {tokens:,} tokens")
+    fim_tasks = line_holes(args.corpus / "val_files.jsonl", args.fim_tasks, seed=args.seed)
     tokens_per_step = args.batch * args.seq_len
     total_steps = int(args.tokens // tokens_per_step)
     amp = torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16 or args.device == "cuda")
@@ -163,7 +181,9 @@ def train(args) -> None:
         if step % args.eval_every == 0 or step == total_steps:
             with amp:
                 record["val_loss"] = round(validate(model, val_data, args.phase, sp, args.device), 4)
-            tqdm.write(f"step {step}: val loss {record['val_loss']}")
+                if args.phase == "diffusion" and fim_tasks:
+                    record["fim_exact"] = round(fim_exact_match(model, tok, fim_tasks), 4)
+            tqdm.write(f"step {step}: val loss {record['val_loss']}, FIM exact {record.get('fim_exact', '-')}")
         log.write(json.dumps(record) + "\n")
         if step % args.save_every == 0 or step == total_steps:
             save_state(state_path, model, opt, step, tokens, rng, run_time)

@@ -3,7 +3,8 @@ import time
 
 import torch
 
-from engine.runner import ModelRunner, hole_text, resolve_mode
+from engine.runner import ModelRunner
+from infill.fim import hole_text, resolve_mode
 from infill.decode import HoleRules, close_tail, restrict
 
 RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], single_line=True)

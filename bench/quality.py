@@ -1,0 +1,292 @@
+"""Completion quality and speed on a set of FIM tasks, through the real engine worker.
+
+    python -m bench.quality --tasks PATH [--limit N | --sample N --seed S] [--json] [--out FILE.jsonl]
+
+Tasks are read in the FIM task format of /work/shared/data/FORMATS.md (`.jsonl` or `.jsonl.gz`).
+Each task becomes one `CompleteRequest(kind="fim")` to a worker: one this command spawns on the
+model folder (`--model`, default the bundled model) or a running one (`--worker ADDRESS`).
+Requests go one at a time, so latencies are those of an idle worker.
+
+Scores, per task and then over the set:
+- pass@1: for a task with `test` and `entry_point`, `prompt + completion + suffix`, the test and
+  `check(entry_point)` run in `bench.sandbox` (a separate, limited process; never this one); it
+  passes on exit code 0. Averaged over the tasks that have tests (null when none has).
+- exact match: completion and `canonical_solution` are equal once each line has lost its trailing
+  whitespace (lines as `str.splitlines` cuts them, so a missing final newline does not count).
+- edit similarity: `difflib.SequenceMatcher(None, a, b, autojunk=False).ratio()` of those two
+  normalized texts, i.e. 2 * matched characters / total characters (Ratcliff/Obershelp), which
+  stands in for 1 - Levenshtein distance / max length; 1.0 is identical.
+- latency: client-side wall time of the request, in ms; the worker's own timings are kept per task.
+- forwards per token: the model's forward passes over the completion tokens (counted with the
+  model folder's tokenizer, so only when the folder is known); forwards per char is always given.
+
+The table goes to stdout; with `--json`, its last line is one JSON object with the summary.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import gzip
+import json
+import logging
+import math
+import random
+import shlex
+import subprocess
+import sys
+import time
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from difflib import SequenceMatcher
+from pathlib import Path
+from statistics import fmean
+
+from bench.sandbox import DEFAULT_MEMORY_BYTES, DEFAULT_TIME_LIMIT_S, SandboxResult, run_program
+from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_worker, stop_worker
+from engine.protocol import MODES, CompleteRequest, ProtocolError
+from infill.paths import bundled_model_dir
+from infill.tokenizer import CodeTokenizer
+
+logger = logging.getLogger("bench.quality")
+
+REQUIRED_FIELDS = ("task_id", "prompt", "suffix", "canonical_solution")
+PROGRESS_EVERY = 25  # tasks between progress lines on stderr
+JUDGE_OUTPUT_CHARS = 1000  # how much of a failing program's stderr a per-task record keeps
+
+TokenCounter = Callable[[str], int]
+
+
+@dataclass(slots=True)
+class Settings:
+    """What every request of a run carries."""
+
+    mode: str
+    max_tokens: int
+    deadline_ms: int
+    decoder: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Judge:
+    """How test programs are run."""
+
+    time_limit_s: float = DEFAULT_TIME_LIMIT_S
+    memory_bytes: int = DEFAULT_MEMORY_BYTES
+    jobs: int = 2  # sandbox processes at once, beside the sequential requests
+
+
+@dataclass(slots=True)
+class TaskRecord:
+    """One task's outcome; `passed` is None for a task without tests."""
+
+    task_id: str
+    completion: str
+    latency_ms: float
+    forward_passes: int
+    stop_reason: str  # the worker's ("done", "deadline", "cancelled"), or "error"
+    timings: dict[str, float] | None  # the worker's queue/prefill/decode/total ms
+    completion_tokens: int | None  # None when no tokenizer is at hand
+    completion_chars: int
+    exact: bool
+    similarity: float
+    passed: bool | None = None
+    error: str | None = None  # why the request failed
+    judge_output: str | None = None  # the end of a failing test program's stderr
+
+
+def load_tasks(path: Path) -> list[dict]:
+    """Every task in a `.jsonl` or `.jsonl.gz` file, checked for the required string fields."""
+    opener = gzip.open if path.name.endswith(".gz") else open
+    tasks = []
+    with opener(path, "rt", encoding="utf-8") as stream:
+        for number, line in enumerate(stream, 1):
+            if not line.strip():
+                continue
+            try:
+                task = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise ValueError(f"{path}:{number}: not a JSON object ({exc})") from None
+            missing = [name for name in REQUIRED_FIELDS if not isinstance(task.get(name), str)]
+            if missing:
+                raise ValueError(f"{path}:{number}: the task lacks the string field(s) "
+                                 f"{', '.join(missing)}; see the FIM task format in FORMATS.md")
+            tasks.append(task)
+    return tasks
+
+
+def select_tasks(tasks: list[dict], limit: int | None = None, sample: int | None = None,
+                 seed: int = 0) -> list[dict]:
+    """The first `limit` tasks, or a seeded random `sample` of them kept in file order."""
+    if sample is not None:
+        picked = sorted(random.Random(seed).sample(range(len(tasks)), min(sample, len(tasks))))
+        return [tasks[i] for i in picked]
+    return tasks if limit is None else tasks[:limit]
+
+
+def parse_value(text: str) -> str | int | float | bool:
+    """A decoder override's value: bool for true/false, else int, else float, else the text."""
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_override(text: str) -> tuple[str, str | int | float | bool]:
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise argparse.ArgumentTypeError(f"expected KEY=VALUE (e.g. threshold=0.8), got {text!r}")
+    return key, parse_value(value)
+
+
+def normalize(text: str) -> str:
+    """The text with each line's trailing whitespace removed, lines joined by one newline."""
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def exact_match(completion: str, reference: str) -> bool:
+    return normalize(completion) == normalize(reference)
+
+
+def edit_similarity(completion: str, reference: str) -> float:
+    """SequenceMatcher's ratio of the normalized texts (see the module docstring)."""
+    return SequenceMatcher(None, normalize(completion), normalize(reference), autojunk=False).ratio()
+
+
+def test_program(task: dict, completion: str) -> str | None:
+    """The program that judges `completion`, or None when the task has no tests."""
+    if not (task.get("test") and task.get("entry_point")):
+        return None
+    return (task["prompt"] + completion + task["suffix"] + "\n" + task["test"] + "\n"
+            + f"check({task['entry_point']})\n")
+
+
+def build_request(task: dict, settings: Settings) -> CompleteRequest:
+    return CompleteRequest(uuid.uuid4().hex, "fim", task["prompt"], task["suffix"], mode=settings.mode,
+                           max_tokens=settings.max_tokens, deadline_ms=settings.deadline_ms,
+                           decoder=dict(settings.decoder))
+
+
+def make_record(task: dict, completion: str, latency_ms: float, count_tokens: TokenCounter | None,
+                **outcome) -> TaskRecord:
+    """A record with the text scores filled in; `outcome` holds the request's other fields."""
+    return TaskRecord(task_id=task["task_id"], completion=completion, latency_ms=latency_ms,
+                      completion_tokens=count_tokens(completion) if count_tokens else None,
+                      completion_chars=len(completion),
+                      exact=exact_match(completion, task["canonical_solution"]),
+                      similarity=edit_similarity(completion, task["canonical_solution"]), **outcome)
+
+
+def complete_task(client: WorkerClient, task: dict, settings: Settings,
+                  count_tokens: TokenCounter | None) -> TaskRecord:
+    """Ask the worker for one task's middle; a failed request becomes a record with `error` set."""
+    started = time.perf_counter()
+    try:
+        result = client.complete(build_request(task, settings))
+    except (WorkerError, WorkerTimeout, ProtocolError) as exc:
+        latency_ms = (time.perf_counter() - started) * 1e3
+        return make_record(task, "", latency_ms, count_tokens, forward_passes=0, stop_reason="error",
+                           timings=None, passed=False, error=str(exc))
+    latency_ms = (time.perf_counter() - started) * 1e3
+    item = result.items[0] if result.items else None
+    return make_record(task, item.text if item else "", latency_ms, count_tokens,
+                       forward_passes=item.forward_passes if item else 0,
+                       stop_reason=result.stop_reason, timings=asdict(result.timings))
+
+
+def _record_verdict(record: TaskRecord, outcome: SandboxResult) -> None:
+    record.passed = outcome.passed
+    if not outcome.passed:
+        reason = "timed out\n" if outcome.timed_out else ""
+        record.judge_output = (reason + outcome.stderr)[-JUDGE_OUTPUT_CHARS:]
+
+
+def run_tasks(client: WorkerClient, tasks: list[dict], settings: Settings, judge: Judge,
+              count_tokens: TokenCounter | None, worker: subprocess.Popen | None) -> list[TaskRecord]:
+    """Complete the tasks one by one while a small pool runs their test programs."""
+    records: list[TaskRecord] = []
+    verdicts: list[tuple[TaskRecord, Future[SandboxResult]]] = []
+    with ThreadPoolExecutor(max_workers=judge.jobs, thread_name_prefix="sandbox") as pool:
+        for number, task in enumerate(tasks, 1):
+            record = complete_task(client, task, settings, count_tokens)
+            if record.error and worker is not None and worker.poll() is not None:
+                raise RuntimeError(f"the worker exited with code {worker.returncode}; "
+                                   f"its log is above on stderr")
+            program = test_program(task, record.completion)
+            if program is not None and record.error is None:
+                future = pool.submit(run_program, program, judge.time_limit_s, judge.memory_bytes)
+                verdicts.append((record, future))
+            records.append(record)
+            if number % PROGRESS_EVERY == 0 or number == len(tasks):
+                logger.info("completed %d/%d tasks", number, len(tasks))
+        for record, future in verdicts:
+            _record_verdict(record, future.result())
+    return records
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    """The q-th percentile with linear interpolation between ranks; None for no values."""
+    if not values:
+        return None
+    ordered = sorted(values)
+    position = (len(ordered) - 1) * q / 100.0
+    low = math.floor(position)
+    high = min(low + 1, len(ordered) - 1)
+    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+
+
+def _rounded(value: float | None, digits: int) -> float | None:
+    return None if value is None else round(value, digits)
+
+
+def summarize(records: list[TaskRecord], meta: dict) -> dict:
+    """The set's summary (the --json line): `meta` (set, model, settings, command) and the scores."""
+    tested = [r for r in records if r.passed is not None]
+    latencies = [r.latency_ms for r in records]
+    worker_ms = [r.timings["total_ms"] for r in records if r.timings is not None]
+    forwards = sum(r.forward_passes for r in records)
+    counted = [r.completion_tokens for r in records]
+    tokens = sum(counted) if records and None not in counted else None
+    chars = sum(r.completion_chars for r in records)
+    return {
+        **meta,
+        "tasks": len(records),
+        "tasks_with_tests": len(tested),
+        "pass_at_1": _rounded(fmean(r.passed for r in tested), 4) if tested else None,
+        "exact_match": _rounded(fmean(r.exact for r in records), 4) if records else None,
+        "edit_similarity": _rounded(fmean(r.similarity for r in records), 4) if records else None,
+        "mean_latency_ms": _rounded(fmean(latencies), 1) if records else None,
+        "p50_latency_ms": _rounded(percentile(latencies, 50), 1),
+        "p95_latency_ms": _rounded(percentile(latencies, 95), 1),
+        "mean_worker_ms": _rounded(fmean(worker_ms), 1) if worker_ms else None,
+        "forward_passes": forwards,
+        "completion_tokens": tokens,
+        "forwards_per_token": _rounded(forwards / tokens, 4) if tokens else None,
+        "forwards_per_char": _rounded(forwards / chars, 4) if chars else None,
+        "stop_reasons": dict(Counter(r.stop_reason for r in records)),
+        "errors": sum(r.error is not None for r in records),
+    }
+
+
+def format_table(summaries: list[dict]) -> str:
+    """One row per set: its size, scores and speed; '-' where a value does not apply."""
+    header = ("set", "tasks", "pass@1", "exact", "edit sim", "mean ms", "p50 ms", "p95 ms", "fwd/token")
+    keys = ("set", "tasks", "pass_at_1", "exact_match", "edit_similarity", "mean_latency_ms",
+            "p50_latency_ms", "p95_latency_ms", "forwards_per_token")
+    rows = [header] + [tuple("-" if s.get(k) is None else str(s[k]) for k in keys) for s in summaries]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    lines = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in
+                       enumerate(zip(row, widths))) for row in rows]
+    return "\n".join(lines[:1] + ["-" * len(lines[0])] + lines[1:])
+
+
+def set_name(path: Path) -> str:
+    """The file's name without `.jsonl` / `.jsonl.gz`."""
+    name = path.name.removesuffix(".gz")
+    return name.removesuffix(".jsonl")

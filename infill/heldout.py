@@ -1,0 +1,56 @@
+"""Single-line FIM tasks cut from the corpus's held-out files (never trained on).
+
+Used by the training script's quick FIM exact-match check, and written as a FIM task file
+(`python -m infill.heldout --out FILE`) for `bench.quality`.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from pathlib import Path
+
+from infill.paths import work_dir
+
+PREFIX_CHARS = 2000  # context kept before the hole (the task stays small and fast to decode)
+SUFFIX_CHARS = 600
+MIN_LINE_CHARS = 12  # a line worth predicting: at least this many non-blank characters
+
+
+def line_holes(val_files: Path, count: int, seed: int = 0) -> list[dict]:
+    """`count` tasks, each hiding one whole line (indentation and newline included) of a held-out file."""
+    files = [json.loads(line) for line in val_files.read_text().splitlines()]
+    rng = random.Random(seed)
+    tasks = []
+    while len(tasks) < count and files:
+        entry = rng.choice(files)
+        lines = entry["text"].splitlines(keepends=True)
+        candidates = [i for i, line in enumerate(lines) if len(line.strip()) >= MIN_LINE_CHARS and line.endswith("\n")]
+        if not candidates:
+            continue
+        i = rng.choice(candidates)
+        tasks.append({
+            "task_id": f"heldout/{len(tasks)}",
+            "path": entry["path"],
+            "prompt": "".join(lines[:i])[-PREFIX_CHARS:],
+            "canonical_solution": lines[i],
+            "suffix": "".join(lines[i + 1:])[:SUFFIX_CHARS],
+        })
+    return tasks
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--val-files", type=Path, default=work_dir() / "corpus" / "val_files.jsonl",
+                   help="held-out files written by `infill corpus build`")
+    p.add_argument("--count", type=int, default=200, help="number of tasks")
+    p.add_argument("--seed", type=int, default=0, help="seed of the file and line choice")
+    p.add_argument("--out", type=Path, required=True, help="FIM task file (.jsonl) to write")
+    args = p.parse_args(argv)
+    tasks = line_holes(args.val_files, args.count, args.seed)
+    args.out.write_text("".join(json.dumps(t) + "\n" for t in tasks))
+    print(f"wrote {len(tasks)} tasks to {args.out}")
+
+
+if __name__ == "__main__":
+    main()
