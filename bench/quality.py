@@ -159,9 +159,13 @@ def edit_similarity(completion: str, reference: str) -> float:
     return SequenceMatcher(None, normalize(completion), normalize(reference), autojunk=False).ratio()
 
 
-def test_program(task: dict, completion: str) -> str | None:
+def has_tests(task: dict) -> bool:
+    return bool(task.get("test") and task.get("entry_point"))
+
+
+def judging_program(task: dict, completion: str) -> str | None:
     """The program that judges `completion`, or None when the task has no tests."""
-    if not (task.get("test") and task.get("entry_point")):
+    if not has_tests(task):
         return None
     return (task["prompt"] + completion + task["suffix"] + "\n" + task["test"] + "\n"
             + f"check({task['entry_point']})\n")
@@ -192,7 +196,7 @@ def complete_task(client: WorkerClient, task: dict, settings: Settings,
     except (WorkerError, WorkerTimeout, ProtocolError) as exc:
         latency_ms = (time.perf_counter() - started) * 1e3
         return make_record(task, "", latency_ms, count_tokens, forward_passes=0, stop_reason="error",
-                           timings=None, passed=False, error=str(exc))
+                           timings=None, passed=False if has_tests(task) else None, error=str(exc))
     latency_ms = (time.perf_counter() - started) * 1e3
     item = result.items[0] if result.items else None
     return make_record(task, item.text if item else "", latency_ms, count_tokens,
@@ -218,7 +222,7 @@ def run_tasks(client: WorkerClient, tasks: list[dict], settings: Settings, judge
             if record.error and worker is not None and worker.poll() is not None:
                 raise RuntimeError(f"the worker exited with code {worker.returncode}; "
                                    f"its log is above on stderr")
-            program = test_program(task, record.completion)
+            program = judging_program(task, record.completion)
             if program is not None and record.error is None:
                 future = pool.submit(run_program, program, judge.time_limit_s, judge.memory_bytes)
                 verdicts.append((record, future))
@@ -290,3 +294,125 @@ def set_name(path: Path) -> str:
     """The file's name without `.jsonl` / `.jsonl.gz`."""
     name = path.name.removesuffix(".gz")
     return name.removesuffix(".jsonl")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench.quality", description=__doc__.split("\n")[0])
+    parser.add_argument("--tasks", type=Path, required=True, help="FIM tasks, .jsonl or .jsonl.gz")
+    pick = parser.add_mutually_exclusive_group()
+    pick.add_argument("--limit", type=int, help="run only the first N tasks")
+    pick.add_argument("--sample", type=int, help="run a seeded random subset of N tasks")
+    parser.add_argument("--seed", type=int, default=0, help="seed of --sample (default 0)")
+    parser.add_argument("--model", type=Path, default=None,
+                        help="model folder to serve (and whose tokenizer counts tokens); "
+                             "default: the bundled model (INFILL_MODEL overrides it)")
+    parser.add_argument("--worker", default=None,
+                        help="address of a running worker (e.g. ipc:///tmp/w.sock); default: spawn one")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads of a spawned worker")
+    parser.add_argument("--mode", choices=MODES, default="auto", help="completion mode (default auto)")
+    parser.add_argument("--max-tokens", type=int, default=64, help="tokens per completion (default 64)")
+    parser.add_argument("--deadline-ms", type=int, default=30000,
+                        help="each request's deadline at the worker (default 30000)")
+    parser.add_argument("--decoder", type=parse_override, action="append", default=[],
+                        metavar="KEY=VALUE", help="decoder override, repeatable (e.g. threshold=0.8)")
+    parser.add_argument("--time-limit-s", type=float, default=DEFAULT_TIME_LIMIT_S,
+                        help=f"time limit of each test program (default {DEFAULT_TIME_LIMIT_S:g})")
+    parser.add_argument("--memory-mb", type=int, default=DEFAULT_MEMORY_BYTES >> 20,
+                        help=f"address-space cap of each test program (default {DEFAULT_MEMORY_BYTES >> 20})")
+    parser.add_argument("--jobs", type=int, default=2, help="test programs run at once (default 2)")
+    parser.add_argument("--out", type=Path, default=None, help="write per-task records to this .jsonl")
+    parser.add_argument("--json", action="store_true", help="end with the summary as one JSON line")
+    return parser
+
+
+def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Settings:
+    """The request settings, after every flag is checked; errors say which flag to change."""
+    for flag, value in (("--limit", args.limit), ("--sample", args.sample), ("--jobs", args.jobs),
+                        ("--memory-mb", args.memory_mb), ("--threads", args.threads)):
+        if value is not None and value < 1:
+            parser.error(f"{flag} must be at least 1, got {value}")
+    if args.time_limit_s <= 0:
+        parser.error(f"--time-limit-s must be positive, got {args.time_limit_s}")
+    if not args.tasks.is_file():
+        parser.error(f"--tasks {args.tasks} is not a file")
+    if args.model is not None and not args.model.is_dir():
+        parser.error(f"--model {args.model} is not a folder")
+    settings = Settings(args.mode, args.max_tokens, args.deadline_ms, dict(args.decoder))
+    try:
+        build_request({"prompt": "", "suffix": ""}, settings)
+    except ProtocolError as exc:
+        parser.error(f"these flags make an invalid request: {exc.message}")
+    return settings
+
+
+def resolve_model_dir(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Path | None:
+    """The model folder: --model, else the bundled one when spawning; None for a bare --worker."""
+    if args.worker is not None:
+        return args.model
+    model_dir = args.model if args.model is not None else bundled_model_dir()
+    if not (model_dir / "config.json").is_file():
+        parser.error(f"no model at {model_dir} (config.json is missing): pass --model DIR, "
+                     f"set INFILL_MODEL, or use --worker ADDRESS")
+    return model_dir
+
+
+def token_counter(model_dir: Path | None) -> TokenCounter | None:
+    if model_dir is None:
+        return None
+    tokenizer = CodeTokenizer(model_dir / "tokenizer.json")
+    return lambda text: len(tokenizer.encode(text))
+
+
+@contextlib.contextmanager
+def connect(address: str | None, model_dir: Path | None,
+            threads: int | None) -> Iterator[tuple[WorkerClient, subprocess.Popen | None]]:
+    """A client of the worker at `address`, or of one spawned on `model_dir` and stopped after."""
+    worker = None
+    if address is None:
+        worker, address = spawn_local_worker(model_dir, threads=threads)
+    try:
+        with WorkerClient(address, client_name="bench.quality") as client:
+            yield client, worker
+    finally:
+        if worker is not None:
+            stop_worker(worker)
+
+
+def write_records(path: Path, records: list[TaskRecord]) -> None:
+    with path.open("w", encoding="utf-8") as stream:
+        for record in records:
+            stream.write(json.dumps(asdict(record)) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    settings = check_args(parser, args)
+    model_dir = resolve_model_dir(parser, args)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
+    try:
+        tasks = select_tasks(load_tasks(args.tasks), args.limit, args.sample, args.seed)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if not tasks:
+        parser.error(f"--tasks {args.tasks} holds no tasks")
+    judge = Judge(args.time_limit_s, args.memory_mb << 20, args.jobs)
+    with connect(args.worker, model_dir, args.threads) as (client, worker):
+        model = client.info().model
+        records = run_tasks(client, tasks, settings, judge, token_counter(model_dir), worker)
+    meta = {"set": set_name(args.tasks), "tasks_path": str(args.tasks), "model": model,
+            "model_dir": None if model_dir is None else str(model_dir), "mode": settings.mode,
+            "max_tokens": settings.max_tokens, "deadline_ms": settings.deadline_ms,
+            "decoder": settings.decoder, "command": shlex.join(["python", "-m", "bench.quality", *argv])}
+    summary = summarize(records, meta)
+    if args.out is not None:
+        write_records(args.out, records)
+    print(format_table([summary]))
+    if args.json:
+        print(json.dumps(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,166 @@
+"""Pure rules shared by the language server and `infill complete`: from a document and a cursor to
+a `CompleteRequest`, and from the worker's text to what the editor shows.
+
+Positions are LSP positions: a 0-based line and a 0-based column counted in the negotiated
+position encoding's code units (UTF-16 unless the client chose otherwise). Lines end at `\\n`,
+`\\r\\n` or `\\r`, as LSP defines them. A position outside the document, or text that cannot be
+sent as UTF-8 (a lone surrogate), gives no hole at all: callers answer with nothing.
+
+Nothing here touches sockets, files or the event loop, so all of it is tested without a worker.
+"""
+from __future__ import annotations
+
+import re
+import uuid
+from dataclasses import dataclass
+from typing import Any
+
+from engine.protocol import MAX_DEADLINE_MS, MAX_PATH_CHARS, MAX_TOKENS, MODES, CompleteRequest
+
+DEFAULT_DEADLINE_MS = 1500  # an inline completion later than this has usually been typed past
+DEFAULT_MAX_TOKENS = 48
+DEFAULT_MODE = "auto"
+# The worker's canvas keeps at most the model's context (2,048 tokens, about 8,000 characters of
+# code); sending more only costs transfer and tokenizing time.
+MAX_PREFIX_CHARS = 24_000
+MAX_SUFFIX_CHARS = 12_000
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+@dataclass(slots=True)
+class Settings:
+    """The server's settings, read from the client's `initializationOptions`."""
+
+    worker_address: str | None = None  # None: spawn a local worker on the bundled model
+    deadline_ms: int = DEFAULT_DEADLINE_MS
+    max_tokens: int = DEFAULT_MAX_TOKENS
+    mode: str = DEFAULT_MODE
+
+    @classmethod
+    def from_options(cls, options: Any) -> tuple[Settings, list[str]]:
+        """Settings from `initializationOptions`, and one line per value that was ignored (bad)."""
+        settings, problems = cls(), []
+        if options is None:
+            return settings, problems
+        if not isinstance(options, dict):
+            return settings, [f"initializationOptions must be an object, got {type(options).__name__}"]
+        checks = {
+            "workerAddress": ("worker_address", _is_address, "a non-empty ZeroMQ address string"),
+            "deadlineMs": ("deadline_ms", _int_in(1, MAX_DEADLINE_MS), f"an integer in 1..{MAX_DEADLINE_MS}"),
+            "maxTokens": ("max_tokens", _int_in(1, MAX_TOKENS), f"an integer in 1..{MAX_TOKENS}"),
+            "mode": ("mode", lambda v: v in MODES, f"one of {', '.join(MODES)}"),
+        }
+        for key, value in options.items():
+            if key not in checks:
+                problems.append(f"unknown setting {key!r} (known: {', '.join(checks)})")
+                continue
+            name, valid, wanted = checks[key]
+            if valid(value):
+                setattr(settings, name, value)
+            else:
+                problems.append(f"setting {key!r} must be {wanted}, got {value!r}; using the default")
+        return settings, problems
+
+
+def _is_address(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+def _int_in(lo: int, hi: int):
+    return lambda value: isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+
+
+def _code_units(char: str, encoding: str) -> int:
+    if encoding == "utf-8":
+        return len(char.encode("utf-8", "surrogatepass"))
+    if encoding == "utf-32":
+        return 1
+    return 2 if ord(char) > 0xFFFF else 1
+
+
+def column_to_index(line_text: str, column: int, encoding: str = "utf-16") -> int | None:
+    """The index in `line_text` of an LSP column, or None past the line's end or inside a character."""
+    units = 0
+    for index, char in enumerate(line_text):
+        if units == column:
+            return index
+        if units > column:
+            return None
+        units += _code_units(char, encoding)
+    return len(line_text) if units == column else None
+
+
+def offset_at(text: str, line: int, column: int, encoding: str = "utf-16") -> int | None:
+    """The string offset of an LSP position in `text`, or None when it lies outside the text."""
+    if line < 0 or column < 0:
+        return None
+    start = 0
+    for _ in range(line):
+        found = _LINE_BREAK.search(text, start)
+        if found is None:
+            return None
+        start = found.end()
+    found = _LINE_BREAK.search(text, start)
+    end = found.start() if found else len(text)
+    index = column_to_index(text[start:end], column, encoding)
+    return None if index is None else start + index
+
+
+def is_sendable(text: str) -> bool:
+    """True when `text` encodes to UTF-8 (no lone surrogates), as the wire protocol requires."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def split_at(text: str, line: int, column: int, encoding: str = "utf-16") -> tuple[str, str] | None:
+    """(prefix, suffix) around an LSP position, or None outside the text or for unsendable text."""
+    offset = offset_at(text, line, column, encoding)
+    if offset is None or not is_sendable(text):
+        return None
+    return text[:offset], text[offset:]
+
+
+def choose_mode(setting: str, prefix: str) -> str:
+    """The mode to ask for: `setting`, or for "auto" single line when the cursor's line already has
+    text before the cursor (finish this line), else multi-line (write the next lines)."""
+    if setting != "auto":
+        return setting
+    current_line = _LINE_BREAK.split(prefix)[-1]
+    return "single_line" if current_line.strip() else "multi_line"
+
+
+def new_request_id() -> str:
+    return uuid.uuid4().hex
+
+
+def build_request(request_id: str, prefix: str, suffix: str, mode: str, max_tokens: int,
+                  deadline_ms: int, document: str = "") -> CompleteRequest:
+    """A fill-in-the-middle request with the context windows clipped next to the cursor."""
+    return CompleteRequest(id=request_id, kind="fim", prefix=prefix[-MAX_PREFIX_CHARS:],
+                           suffix=suffix[:MAX_SUFFIX_CHARS], mode=mode, max_tokens=max_tokens,
+                           deadline_ms=deadline_ms, document=document[:MAX_PATH_CHARS])
+
+
+def postprocess(text: str, mode: str) -> str | None:
+    """What the editor shows for the worker's `text` in `mode`, or None when there is nothing.
+
+    Single line: the text up to the end of its first line. Multi-line: the text without its
+    trailing line breaks. Text that is empty or only whitespace is nothing.
+    """
+    if mode == "single_line":
+        text = _LINE_BREAK.split(text, maxsplit=1)[0]
+    else:
+        text = text.rstrip("\r\n")
+    return text if text.strip() else None
+
+
+def label_for(text: str) -> str:
+    """A completion item's label: the completion's first line that has text, without its indent."""
+    for line in _LINE_BREAK.split(text):
+        if line.strip():
+            return line.strip()
+    return text

@@ -1,0 +1,263 @@
+"""The language server (pygls 2.x): inline completions and completion items from an engine worker.
+
+The server keeps every open document (pygls's workspace, incremental sync). On
+`textDocument/inlineCompletion` or `textDocument/completion` it cuts the document at the cursor
+(`lsp_server.requests`), sends one `CompleteRequest` with a deadline to the worker and turns the
+reply into items. It answers with nothing, never with an error, when the position lies outside
+the document, the text cannot be sent, or the worker errs or is late; the reason is logged with
+the request id. It never edits the document.
+
+The worker is the one named by the `workerAddress` setting (or `--worker`); without one the
+server starts a local worker on the bundled model in the background at `initialize` (requests
+wait for it within their deadline) and stops it at `shutdown`, `exit` or when the connection ends.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import subprocess
+import time
+from collections.abc import Sequence
+from importlib.metadata import version
+from pathlib import Path
+from typing import Any
+
+import zmq
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from engine.client import (AsyncWorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
+                           spawn_local_worker, stop_worker)
+from engine.protocol import Result
+from lsp_server import logs
+from lsp_server.requests import (Settings, build_request, choose_mode, label_for, new_request_id,
+                                 postprocess, split_at)
+
+logger = logging.getLogger(__name__)
+
+REPLY_SLACK_S = 0.5  # a reply may come this long after its deadline (the last pass, the transfer)
+HELLO_TIMEOUT_S = 2.0  # for the handshake with a worker given by address
+
+
+class InfillLanguageServer(LanguageServer):
+    """The server's state: settings, the worker client and the local worker process, if any."""
+
+    def __init__(self, worker_address: str | None = None) -> None:
+        super().__init__("infill-lsp", version("infill"))
+        self.default_worker_address = worker_address
+        self.settings = Settings(worker_address=worker_address)
+        self.worker_process: subprocess.Popen | None = None
+        self.shutdown_requested = False
+        self._client_task: asyncio.Task[AsyncWorkerClient | None] | None = None
+
+    def configure(self, options: Any) -> None:
+        """Take the settings from `initializationOptions`; bad values are logged and ignored."""
+        settings, problems = Settings.from_options(options)
+        for problem in problems:
+            logger.warning("%s", problem)
+        if settings.worker_address is None:
+            settings.worker_address = self.default_worker_address
+        self.settings = settings
+        logger.info("settings: %s", settings)
+
+    def connect_worker(self) -> None:
+        """Start connecting to (or spawning) the worker in the background."""
+        self._client_task = asyncio.get_running_loop().create_task(self._connect())
+
+    async def _connect(self) -> AsyncWorkerClient | None:
+        address = self.settings.worker_address
+        try:
+            if address is None:
+                address = await asyncio.to_thread(self._spawn)
+            client = AsyncWorkerClient(address, timeout_s=REPLY_SLACK_S, client_name="infill-lsp")
+            await self._greet(client)
+        except (WorkerStartError, WorkerError, OSError, zmq.ZMQError) as exc:
+            message = f"infill: no completions, the worker is unavailable: {exc}"
+            logger.error("%s", message)
+            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
+            return None
+        return client
+
+    def _spawn(self) -> str:
+        """Runs in a thread: start a local worker and keep its process before anything can fail."""
+        logger.info("starting a local worker on the bundled model")
+        process, address = spawn_local_worker()
+        self.worker_process = process
+        return address
+
+    @staticmethod
+    async def _greet(client: AsyncWorkerClient) -> None:
+        """Check the worker's protocol version; one that does not answer yet is used anyway."""
+        try:
+            async with asyncio.timeout(HELLO_TIMEOUT_S):
+                welcome = await client.hello()
+        except (TimeoutError, WorkerTimeout):
+            logger.warning("the worker at %s does not answer yet; requests will try it anyway",
+                           client.address)
+            return
+        logger.info("worker at %s serves model %s", client.address, welcome.model)
+
+    async def worker_client(self, timeout_s: float) -> AsyncWorkerClient | None:
+        """The worker's client once it is ready, or None if it is not within `timeout_s`."""
+        if self._client_task is None:
+            return None
+        try:
+            return await asyncio.wait_for(asyncio.shield(self._client_task), timeout_s)
+        except TimeoutError:
+            logger.warning("the worker was not ready within %.1f s", timeout_s)
+            return None
+
+    async def close_worker(self) -> None:
+        """Close the client and stop the local worker (waiting for one that is still starting)."""
+        task, self._client_task = self._client_task, None
+        if task is not None:
+            client = await task
+            if client is not None:
+                client.close()
+        await asyncio.to_thread(self.stop_worker_process)
+
+    def stop_worker_process(self) -> None:
+        """Stop the local worker, if this server started one; blocks up to a few seconds."""
+        process, self.worker_process = self.worker_process, None
+        if process is not None:
+            code = stop_worker(process)
+            logger.info("stopped the local worker (pid %d, exit code %d)", process.pid, code)
+
+    async def complete_at(self, uri: str, position: types.Position) -> list[str]:
+        """The texts to offer at `position` in `uri`; empty when there is nothing in time."""
+        logs.request_id.set(new_request_id())
+        try:
+            return await self._complete(uri, position)
+        except Exception:  # one request's failure must reach the editor as "nothing", not an error
+            logger.exception("completion at %s %d:%d failed", uri, position.line, position.character)
+            return []
+
+    async def _complete(self, uri: str, position: types.Position) -> list[str]:
+        hole = self._hole(uri, position)
+        if hole is None:
+            return []
+        prefix, suffix = hole
+        mode = choose_mode(self.settings.mode, prefix)
+        started = time.monotonic()
+        client = await self.worker_client(self.settings.deadline_ms / 1000.0)
+        budget_ms = self.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
+        if client is None or budget_ms < 1:
+            return []
+        request = build_request(logs.request_id.get(), prefix, suffix, mode,
+                                self.settings.max_tokens, budget_ms, uri)
+        try:
+            result = await client.complete(request)
+        except (WorkerTimeout, WorkerError) as exc:
+            logger.warning("no completion: %s", exc)
+            return []
+        return _texts(result, mode)
+
+    def _hole(self, uri: str, position: types.Position) -> tuple[str, str] | None:
+        """(prefix, suffix) at `position`, or None (logged) when there is no place to complete."""
+        try:
+            text = self.workspace.get_text_document(uri).source
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            logger.info("cannot read %s: %s", uri, exc)
+            return None
+        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
+        hole = split_at(text, position.line, position.character, encoding)
+        if hole is None:
+            logger.info("no completion at %d:%d in %s: outside the document or not UTF-8 text",
+                        position.line, position.character, uri)
+        return hole
+
+
+def _texts(result: Result, mode: str) -> list[str]:
+    """The post-processed texts of a worker's reply, without the empty ones."""
+    texts = [text for item in result.items if (text := postprocess(item.text, mode)) is not None]
+    t = result.timings
+    logger.info("%s, %s: %d of %d items kept; queue %.1f, prefill %.1f, decode %.1f, total %.1f ms",
+                mode, result.stop_reason, len(texts), len(result.items), t.queue_ms, t.prefill_ms,
+                t.decode_ms, t.total_ms)
+    return texts
+
+
+def completion_item(text: str, position: types.Position) -> types.CompletionItem:
+    """An item that inserts `text` at the cursor (an empty range: nothing is replaced)."""
+    kind = types.CompletionItemKind.Snippet if "\n" in text else types.CompletionItemKind.Text
+    edit = types.TextEdit(range=types.Range(start=position, end=position), new_text=text)
+    return types.CompletionItem(label=label_for(text), kind=kind, detail="infill", text_edit=edit,
+                                insert_text_format=types.InsertTextFormat.PlainText)
+
+
+async def on_initialize(ls: InfillLanguageServer, params: types.InitializeParams) -> None:
+    ls.configure(params.initialization_options)
+    ls.connect_worker()
+
+
+async def on_shutdown(ls: InfillLanguageServer, params: None) -> None:
+    ls.shutdown_requested = True
+    await ls.close_worker()
+
+
+def on_exit(ls: InfillLanguageServer, params: None) -> None:
+    ls.stop_worker_process()
+
+
+async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCompletionParams,
+                               ) -> list[types.InlineCompletionItem]:
+    texts = await ls.complete_at(params.text_document.uri, params.position)
+    here = types.Range(start=params.position, end=params.position)
+    return [types.InlineCompletionItem(insert_text=text, range=here) for text in texts]
+
+
+async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams,
+                        ) -> types.CompletionList:
+    texts = await ls.complete_at(params.text_document.uri, params.position)
+    items = [completion_item(text, params.position) for text in texts]
+    return types.CompletionList(is_incomplete=True, items=items)  # ask again as the user types
+
+
+def build_server(worker_address: str | None = None) -> InfillLanguageServer:
+    """A server with every handler registered; `worker_address` is the `--worker` default."""
+    server = InfillLanguageServer(worker_address)
+    server.feature(types.INITIALIZE)(on_initialize)
+    server.feature(types.SHUTDOWN)(on_shutdown)
+    server.feature(types.EXIT)(on_exit)
+    server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
+        on_inline_completion)
+    server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(on_completion)
+    return server
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="infill lsp", description="Serve code completions to an editor over the Language "
+                                       "Server Protocol (stdio by default).")
+    parser.add_argument("--tcp", type=int, metavar="PORT", default=None,
+                        help="listen on TCP PORT (of --host) instead of stdio")
+    parser.add_argument("--host", default="127.0.0.1",
+                        help="address to listen on with --tcp (default 127.0.0.1)")
+    parser.add_argument("--worker", metavar="ADDRESS", default=None,
+                        help="use the running worker at ADDRESS (e.g. tcp://127.0.0.1:5555) "
+                             "instead of starting one; the workerAddress setting overrides it")
+    parser.add_argument("--log-file", type=Path, metavar="PATH", default=None,
+                        help="write the log to PATH instead of stderr")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `infill lsp` and `python -m lsp_server`; 0 after a shutdown request, else 1."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.tcp is not None and not 1 <= args.tcp <= 65535:
+        parser.error(f"--tcp must be a port in 1..65535, got {args.tcp}")
+    try:
+        logs.configure_logging(args.log_file)
+    except OSError as exc:
+        parser.error(f"cannot write the log file {args.log_file}: {exc}")
+    server = build_server(args.worker)
+    try:
+        if args.tcp is None:
+            server.start_io()
+        else:
+            server.start_tcp(args.host, args.tcp)
+    finally:
+        server.stop_worker_process()
+    return 0 if server.shutdown_requested else 1

@@ -1,0 +1,258 @@
+"""Tests of bench.quality and bench.sandbox: the sandbox's limits, task loading, the text scores and
+the summary, with a fake worker client; one slow test runs the benchmark on a real model."""
+from __future__ import annotations
+
+import builtins
+import gzip
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bench.quality import (Judge, Settings, TaskRecord, edit_similarity, exact_match, format_table,
+                           judging_program, load_tasks, main, parse_override, percentile, run_tasks,
+                           select_tasks, set_name, summarize)
+from bench.sandbox import NETWORK_DISABLED, run_program
+from engine.client import WorkerError
+from engine.protocol import Item, Result, Timings
+from infill.paths import REPO_ROOT, bundled_model_dir
+
+pytestmark = pytest.mark.timeout(60)
+
+TASK = {
+    "task_id": "t/0",
+    "prompt": "def add(a, b):\n",
+    "suffix": "\n\nx = 1\n",
+    "canonical_solution": "    return a + b",
+    "test": "def check(candidate):\n    assert candidate(2, 3) == 5\n",
+    "entry_point": "add",
+}
+REQUIRED_KEYS = {"tasks", "pass_at_1", "exact_match", "edit_similarity", "mean_latency_ms",
+                 "forwards_per_token", "p50_latency_ms", "p95_latency_ms", "model", "tasks_path", "mode"}
+
+
+def write_jsonl(path: Path, rows: list[dict]) -> Path:
+    opener = gzip.open if path.name.endswith(".gz") else open
+    with opener(path, "wt", encoding="utf-8") as stream:
+        for row in rows:
+            stream.write(json.dumps(row) + "\n\n")
+    return path
+
+
+# --- the sandbox ---
+
+def test_sandbox_passes_a_correct_program():
+    outcome = run_program(judging_program(TASK, "    return a + b"))
+    assert outcome.passed and outcome.returncode == 0 and not outcome.timed_out
+
+
+def test_sandbox_fails_a_wrong_program():
+    outcome = run_program(judging_program(TASK, "    return a - b"))
+    assert not outcome.passed and outcome.returncode == 1
+    assert "AssertionError" in outcome.stderr
+
+
+def test_sandbox_kills_an_infinite_loop_and_its_children():
+    program = ("import subprocess, sys\n"
+               "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+               "print(child.pid, flush=True)\n"
+               "while True:\n    pass\n")
+    started = time.monotonic()
+    outcome = run_program(program, time_limit_s=1.0)
+    assert outcome.timed_out and not outcome.passed
+    assert time.monotonic() - started < 5.0
+    child = Path(f"/proc/{int(outcome.stdout)}/status")
+    for _ in range(50):  # the child is killed; its reaper may take a moment to collect it
+        if not child.exists() or "State:\tZ" in child.read_text():
+            break
+        time.sleep(0.1)
+    assert not child.exists() or "State:\tZ" in child.read_text()
+
+
+def test_sandbox_blocks_socket_connections():
+    with socket.create_server(("127.0.0.1", 0)) as listener:
+        port = listener.getsockname()[1]
+        outcome = run_program(f"import socket\nsocket.create_connection(('127.0.0.1', {port}), 2)\n")
+        listener.settimeout(0.2)
+        with pytest.raises(TimeoutError):
+            listener.accept()
+    assert not outcome.passed and NETWORK_DISABLED in outcome.stderr
+
+
+def test_sandbox_enforces_the_memory_limit():
+    outcome = run_program("block = bytearray(512 << 20)\n", memory_bytes=256 << 20)
+    assert not outcome.passed and "MemoryError" in outcome.stderr
+    assert run_program("block = bytearray(16 << 20)\n", memory_bytes=256 << 20).passed
+
+
+def test_sandbox_never_runs_code_in_process():
+    program = ("import builtins, os\nbuiltins.SANDBOX_RAN = True\n"
+               "open('left.txt', 'w').write('x')\nprint(os.getpid(), os.getcwd())\n")
+    here = os.getcwd()
+    outcome = run_program(program)
+    pid, folder = outcome.stdout.split()
+    assert outcome.passed and int(pid) != os.getpid()
+    assert not hasattr(builtins, "SANDBOX_RAN")
+    assert os.getcwd() == here and not Path(folder).exists()
+
+
+# --- tasks and scores ---
+
+@pytest.mark.parametrize("name", ["tasks.jsonl", "tasks.jsonl.gz"])
+def test_load_tasks_reads_jsonl_and_gzip(tmp_path, name):
+    rows = [dict(TASK, task_id=f"t/{i}") for i in range(3)]
+    assert load_tasks(write_jsonl(tmp_path / name, rows)) == rows
+    assert set_name(tmp_path / name) == "tasks"
+
+
+def test_load_tasks_names_the_line_of_a_bad_task(tmp_path):
+    path = tmp_path / "bad.jsonl"
+    path.write_text(json.dumps(TASK) + "\n" + json.dumps({"task_id": "x", "prompt": ""}) + "\n")
+    with pytest.raises(ValueError, match=r"bad.jsonl:2: .*suffix, canonical_solution"):
+        load_tasks(path)
+
+
+def test_select_tasks_takes_a_prefix_or_a_seeded_sample():
+    tasks = [{"task_id": str(i)} for i in range(20)]
+    assert select_tasks(tasks, limit=3) == tasks[:3]
+    sample = select_tasks(tasks, sample=5, seed=7)
+    assert sample == select_tasks(tasks, sample=5, seed=7) != tasks[:5]
+    assert sample == sorted(sample, key=lambda t: int(t["task_id"])) and len(sample) == 5
+    assert select_tasks(tasks, sample=50) == tasks
+
+
+def test_exact_match_ignores_trailing_whitespace_only():
+    assert exact_match("    return a + b  \n", "    return a + b")
+    assert exact_match("x = 1\t\ny = 2\n", "x = 1\ny = 2")
+    assert not exact_match("return a + b", "    return a + b")
+    assert not exact_match("x = 1\n\ny = 2", "x = 1\ny = 2")
+
+
+def test_edit_similarity_on_crafted_pairs():
+    assert edit_similarity("abcd", "abcd   ") == 1.0
+    assert edit_similarity("abcd", "abce") == pytest.approx(0.75)
+    assert edit_similarity("", "") == 1.0
+    assert edit_similarity("", "abc") == 0.0
+
+
+def test_parse_override_types_values():
+    assert parse_override("threshold=0.8") == ("threshold", 0.8)
+    assert parse_override("steps=4") == ("steps", 4)
+    assert parse_override("greedy=True") == ("greedy", True)
+    assert parse_override("order=left=right") == ("order", "left=right")
+    with pytest.raises(Exception, match="KEY=VALUE"):
+        parse_override("threshold")
+
+
+# --- the summary ---
+
+def record(task_id: str, passed: bool | None, exact: bool, latency_ms: float, tokens: int | None = 4,
+           **changes) -> TaskRecord:
+    fields = dict(task_id=task_id, completion="x", latency_ms=latency_ms, forward_passes=2,
+                  stop_reason="done", timings={"total_ms": latency_ms / 2}, completion_tokens=tokens,
+                  completion_chars=8, exact=exact, similarity=1.0 if exact else 0.5, passed=passed)
+    return TaskRecord(**(fields | changes))
+
+
+def test_summary_from_crafted_records():
+    records = [record("a", True, True, 10.0), record("b", False, False, 20.0),
+               record("c", None, True, 30.0), record("d", False, False, 40.0, stop_reason="error",
+                                                     timings=None, error="boom")]
+    summary = summarize(records, {"set": "s", "model": "m", "tasks_path": "p", "mode": "auto"})
+    assert REQUIRED_KEYS <= summary.keys()
+    assert summary["tasks"] == 4 and summary["tasks_with_tests"] == 3
+    assert summary["pass_at_1"] == pytest.approx(1 / 3, abs=1e-4)
+    assert summary["exact_match"] == 0.5 and summary["edit_similarity"] == 0.75
+    assert summary["mean_latency_ms"] == 25.0 and summary["p50_latency_ms"] == 25.0
+    assert summary["p95_latency_ms"] == pytest.approx(38.5)
+    assert summary["forwards_per_token"] == 0.5 and summary["forwards_per_char"] == 0.25
+    assert summary["mean_worker_ms"] == 10.0 and summary["errors"] == 1
+    assert summary["stop_reasons"] == {"done": 3, "error": 1}
+    assert json.loads(json.dumps(summary)) == summary
+    assert "pass@1" in format_table([summary]).splitlines()[0]
+
+
+def test_summary_without_tests_or_tokens_reports_null():
+    summary = summarize([record("a", None, True, 5.0, tokens=None)], {})
+    assert summary["pass_at_1"] is None and summary["forwards_per_token"] is None
+    assert summary["p95_latency_ms"] == 5.0
+    assert "  -  " in format_table([dict(summary, set="s")])
+
+
+def test_percentile_interpolates_between_ranks():
+    assert percentile([], 50) is None
+    assert percentile([3.0, 1.0, 2.0], 50) == 2.0
+    assert percentile([0.0, 10.0], 95) == pytest.approx(9.5)
+
+
+# --- the benchmark loop, with a fake worker ---
+
+class FakeClient:
+    """Answers each task's prompt with a fixed middle, or raises the exception given for it."""
+
+    def __init__(self, answers: dict[str, str | Exception]) -> None:
+        self.answers = answers
+
+    def complete(self, request) -> Result:
+        answer = self.answers[request.prefix]
+        if isinstance(answer, Exception):
+            raise answer
+        item = Item(answer, 0.5, 3)
+        return Result(request.id, [item], Timings(0.0, 1.0, 2.0, 3.0), "done")
+
+
+def test_run_tasks_judges_completions_out_of_process():
+    escape = "    import builtins; builtins.SANDBOX_RAN = True\n    return a + b"
+    tasks = [TASK, dict(TASK, task_id="t/1", prompt="def add(a, b):  \n"),
+             dict(TASK, task_id="t/2", prompt="y = ", suffix="\n", test="", canonical_solution="2")]
+    client = FakeClient({TASK["prompt"]: escape, tasks[1]["prompt"]: "    return a * b", "y = ": "2"})
+    records = run_tasks(client, tasks, Settings("auto", 16, 1000), Judge(jobs=2),
+                        lambda text: len(text.split()), worker=None)
+    assert [r.passed for r in records] == [True, False, None]
+    assert not hasattr(builtins, "SANDBOX_RAN")
+    assert "AssertionError" in records[1].judge_output
+    assert records[2].exact and records[2].completion_tokens == 1 and records[0].forward_passes == 3
+
+
+def test_run_tasks_records_a_failed_request_as_an_error():
+    tasks = [TASK, dict(TASK, task_id="t/1", prompt="z = ", test="")]
+    failure = WorkerError("internal", "the model failed")
+    client = FakeClient({TASK["prompt"]: failure, "z = ": failure})
+    records = run_tasks(client, tasks, Settings("auto", 16, 1000), Judge(), None, worker=None)
+    assert [r.passed for r in records] == [False, None]
+    assert all(r.stop_reason == "error" and "the model failed" in r.error for r in records)
+    assert summarize(records, {})["errors"] == 2
+
+
+def test_main_rejects_bad_flags_before_starting_a_worker(tmp_path, capsys):
+    tasks = write_jsonl(tmp_path / "t.jsonl", [TASK])
+    with pytest.raises(SystemExit):
+        main(["--tasks", str(tasks), "--deadline-ms", "999999"])
+    assert "deadline_ms" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["--tasks", str(tasks), "--model", str(tmp_path / "none")])
+    assert "is not a folder" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+def test_benchmark_runs_end_to_end_on_a_real_model(tmp_path):
+    tasks = write_jsonl(tmp_path / "two.jsonl", [TASK, dict(TASK, task_id="t/1", test="")])
+    env = dict(os.environ)
+    if not (bundled_model_dir() / "config.json").exists():
+        env["INFILL_MODEL"] = str(REPO_ROOT / "work" / "smoke-model")
+    proc = subprocess.run([sys.executable, "-m", "bench.quality", "--tasks", str(tasks), "--limit", "2",
+                           "--json", "--max-tokens", "8", "--out", str(tmp_path / "records.jsonl")],
+                          cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=280)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    summary = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert REQUIRED_KEYS <= summary.keys()
+    assert summary["tasks"] == 2 and summary["tasks_with_tests"] == 1
+    assert summary["forwards_per_token"] is None or summary["forwards_per_token"] > 0
+    lines = (tmp_path / "records.jsonl").read_text().splitlines()
+    assert [json.loads(line)["task_id"] for line in lines] == ["t/0", "t/1"]
