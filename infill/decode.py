@@ -23,6 +23,7 @@ class HoleRules:
     newline_id: int
     banned_ids: list[int]  # never proposed (mask and other special tokens)
     first_allowed: list[int] | None  # token healing: the hole's first token must be one of these
+    first_banned: list[int]  # never the hole's first token (pad; newline or blanks in single-line mode)
     single_line: bool
 
 
@@ -42,9 +43,7 @@ def restrict(logits: torch.Tensor, still_masked: torch.Tensor, rules: HoleRules)
             keep = logits[0, rules.first_allowed].clone()
             logits[0] = float("-inf")
             logits[0, rules.first_allowed] = keep
-        logits[0, rules.pad_id] = float("-inf")  # an empty answer is never the best one
-        if rules.single_line:
-            logits[0, rules.newline_id] = float("-inf")
+        logits[0, rules.first_banned] = float("-inf")  # an empty answer is never the best one
     return logits
 
 

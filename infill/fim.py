@@ -44,6 +44,15 @@ def hole_text(tok: CodeTokenizer, tokens: list[int], healed: str, single_line: b
     return text
 
 
+def first_banned(tok: CodeTokenizer, prefix: str, single_line: bool) -> list[int]:
+    """Tokens that would make the answer empty: pad; in single-line mode a newline, and blanks mid-line."""
+    if not single_line:
+        return [tok.pad_id]
+    if prefix.rsplit("\n", 1)[-1].strip():
+        return [tok.pad_id] + tok.blank_ids
+    return [tok.pad_id, tok.newline_id]
+
+
 def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
          threshold: float = 0.9, deadline: float | None = None) -> Filled:
     started = time.perf_counter()
@@ -54,7 +63,7 @@ def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode:
     rules = HoleRules(
         pad_id=tok.pad_id, newline_id=tok.newline_id, banned_ids=[i for i in specials if i != tok.pad_id],
         first_allowed=tok.tokens_starting_with(canvas.healed) if canvas.healed else None,
-        single_line=mode == "single_line",
+        first_banned=first_banned(tok, prefix, mode == "single_line"), single_line=mode == "single_line",
     )
     prepared = time.perf_counter()
     with torch.inference_mode():

@@ -105,6 +105,11 @@ class CodeTokenizer:
         return [i for i, t in enumerate(self.token_texts) if t and t.startswith(text)]
 
     @cached_property
+    def blank_ids(self) -> list[int]:
+        """Ids of tokens that are only whitespace (newlines and indentation included)."""
+        return [i for i, t in enumerate(self.token_texts) if t and t.isspace()]
+
+    @cached_property
     def token_texts(self) -> list[str]:
         """The decoded text of every token id (specials decode to "")."""
         return [self.decode([i]) for i in range(self.vocab_size)]

@@ -91,6 +91,11 @@ def column_to_index(line_text: str, column: int, encoding: str = "utf-16") -> in
     return len(line_text) if units == column else None
 
 
+def count_lines(text: str) -> int:
+    """The number of lines as LSP counts them: an empty text has one, a final break opens one more."""
+    return len(_LINE_BREAK.split(text))
+
+
 def offset_at(text: str, line: int, column: int, encoding: str = "utf-16") -> int | None:
     """The string offset of an LSP position in `text`, or None when it lies outside the text."""
     if line < 0 or column < 0:

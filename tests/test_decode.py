@@ -4,17 +4,18 @@ import time
 import torch
 
 from engine.runner import ModelRunner
-from infill.fim import hole_text, resolve_mode
+from infill.fim import first_banned, hole_text, resolve_mode
 from infill.decode import HoleRules, close_tail, restrict
 
-RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], single_line=True)
+RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], first_banned=[1, 9, 6],
+                  single_line=True)
 
 
 def test_restrict_bans_specials_and_empty_starts():
     logits = restrict(torch.zeros(3, 12), torch.tensor([True, True, True]), RULES)
     assert torch.isinf(logits[:, [0, 2]]).all()
     allowed_first = torch.isfinite(logits[0]).nonzero().flatten().tolist()
-    assert allowed_first == [5, 6]
+    assert allowed_first == [5]
     assert torch.isfinite(logits[1, [1, 9]]).all()  # pad and newline are fine later
 
 
@@ -35,6 +36,14 @@ def test_newline_ends_a_single_line_hole():
     masked = torch.tensor([True, False, True])
     close_tail(hole, masked, RULES)
     assert hole.tolist() == [0, 9, 1] and masked.tolist() == [True, False, False]
+
+
+def test_first_token_bans_depend_on_the_line(tiny_tokenizer):
+    tok = tiny_tokenizer
+    assert first_banned(tok, "x = 1\n", single_line=False) == [tok.pad_id]
+    assert first_banned(tok, "x = 1\n    ", single_line=True) == [tok.pad_id, tok.newline_id]
+    mid_line = first_banned(tok, "    x = ", single_line=True)
+    assert tok.newline_id in mid_line and tok.encode("    ")[0] in mid_line
 
 
 def test_mode_resolution():

@@ -1,0 +1,61 @@
+"""The `infill` command: one entry point whose subcommands hand their arguments to a module's `main`.
+
+Each subcommand imports its module only when chosen, so `infill lsp` never imports torch and
+`infill --help` answers at once.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Command:
+    module: str  # imported when the command runs
+    summary: str  # the one line `infill --help` shows
+    prog: str | None = None  # passed to main() as `prog` by modules that take it
+
+
+COMMANDS = {
+    "serve": Command("engine.worker", "run an engine worker that serves completions over ZeroMQ",
+                     prog="infill serve"),
+    "lsp": Command("lsp_server.server", "run the language server for editors (stdio or TCP)"),
+    "complete": Command("lsp_server.oneshot", "complete one file at one position and print the "
+                                              "completion with its timings"),
+    "corpus": Command("infill.corpus", "corpus build: fetch Python code, train the tokenizer, "
+                                       "write token shards"),
+    "train": Command("infill.train", "train or resume training the bundled model"),
+}
+SUBCOMMANDS = {"corpus": ("build",)}  # commands whose first argument must name a subcommand
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="infill", description="Code completion with a masked diffusion language model.",
+        epilog="Run `infill COMMAND --help` for a command's own options.")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, command in COMMANDS.items():
+        if name in SUBCOMMANDS:
+            sub = commands.add_parser(name, help=command.summary)
+            sub.add_argument("subcommand", choices=SUBCOMMANDS[name])
+        else:  # the command's own parser answers --help
+            commands.add_parser(name, help=command.summary, add_help=False)
+    return parser
+
+
+def _entry_point(command: Command) -> Callable[..., int | None]:
+    entry = importlib.import_module(command.module).main
+    if command.prog is None:
+        return entry
+    return lambda argv: entry(argv, prog=command.prog)
+
+
+def main(argv: Sequence[str] | None = None) -> int | None:
+    """Entry point of the `infill` console script; returns the chosen command's exit status."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    split = 2 if argv and argv[0] in SUBCOMMANDS else 1  # what names the command; the rest is its own
+    args = build_parser().parse_args(argv[:split])
+    return _entry_point(COMMANDS[args.command])(argv[split:])
