@@ -5,6 +5,10 @@ probability, and commits every position at or above the threshold (always at lea
 confident one). Rules that follow the training layout keep the answer well formed: a committed
 `<pad>` ends the middle (the tail after it becomes pad), and in single-line mode a committed
 newline ends the line. At the deadline the remaining masks are filled greedily from the last pass.
+
+Context cache: a full pass over the canvas stores the keys and values of every position outside
+the active window (the hole, plus the position before it when logits are shifted); the steps in
+between run the window alone against them. `refresh_every=1` is a full pass every step.
 """
 from __future__ import annotations
 
@@ -59,18 +63,38 @@ def close_tail(hole: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> No
         masked &= ~tail
 
 
+def full_pass(model: Transformer, ids: torch.Tensor, window: slice) -> tuple[torch.Tensor, list]:
+    """Hidden states of the window (W, d) and the keys/values of every position outside it."""
+    h, kv = model.hidden(ids)
+    outside = torch.ones(ids.shape[1], dtype=torch.bool)
+    outside[window] = False
+    return h[0, window], [(k[:, :, outside], v[:, :, outside]) for k, v in kv]
+
+
+def window_pass(model: Transformer, ids: torch.Tensor, window: slice, context: list) -> torch.Tensor:
+    """Hidden states of the window (W, d), attending to the cached context and to itself."""
+    positions = torch.arange(window.start, window.stop)[None]  # (1, W)
+    h, _ = model.hidden(ids[:, window], positions=positions, cache=context)
+    return h[0]
+
+
 @torch.no_grad()
 def denoise(model: Transformer, canvas: Canvas, rules: HoleRules, threshold: float = 0.9,
-            deadline: float | None = None) -> Decoded:
+            deadline: float | None = None, refresh_every: int = 4) -> Decoded:
     ids = torch.tensor(canvas.ids, dtype=torch.long)[None]  # (1, N)
     span = slice(canvas.hole_start, canvas.hole_start + canvas.hole_len)
     predictors = model.predictor_index(torch.arange(span.start, span.stop))  # (L,)
+    window = slice(int(predictors.min()), span.stop)
+    rows = predictors - window.start  # which window row predicts each hole position
     masked = torch.ones(canvas.hole_len, dtype=torch.bool)
     committed_conf = torch.zeros(canvas.hole_len)
-    passes, stop = 0, "done"
+    passes, stop, context = 0, "done", []
     while masked.any():
-        h, _ = model.hidden(ids)
-        logits = restrict(model.lm_head(h[0, predictors]).float(), masked, rules)  # (L, V)
+        if passes % max(1, refresh_every) == 0:
+            h, context = full_pass(model, ids, window)
+        else:
+            h = window_pass(model, ids, window, context)
+        logits = restrict(model.lm_head(h[rows]).float(), masked, rules)  # (L, V)
         passes += 1
         conf, best = torch.softmax(logits, dim=-1).max(dim=-1)  # (L,), (L,)
         conf = torch.where(masked, conf, torch.tensor(-1.0))

@@ -37,7 +37,6 @@ from lsp_server.requests import (Settings, build_request, choose_mode, label_for
 logger = logging.getLogger(__name__)
 
 REPLY_SLACK_S = 0.5  # a reply may come this long after its deadline (the last pass, the transfer)
-HELLO_TIMEOUT_S = 2.0  # for the handshake with a worker given by address
 
 
 class InfillLanguageServer(LanguageServer):
@@ -90,9 +89,8 @@ class InfillLanguageServer(LanguageServer):
     async def _greet(client: AsyncWorkerClient) -> None:
         """Check the worker's protocol version; one that does not answer yet is used anyway."""
         try:
-            async with asyncio.timeout(HELLO_TIMEOUT_S):
-                welcome = await client.hello()
-        except (TimeoutError, WorkerTimeout):
+            welcome = await client.hello()
+        except WorkerTimeout:
             logger.warning("the worker at %s does not answer yet; requests will try it anyway",
                            client.address)
             return
@@ -252,6 +250,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         logs.configure_logging(args.log_file)
     except OSError as exc:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
+    logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
     server = build_server(args.worker)
     try:
         if args.tcp is None:

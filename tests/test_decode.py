@@ -78,3 +78,17 @@ def test_deadline_in_the_past_answers_after_one_pass(tiny_model_dir):
     runner = ModelRunner(tiny_model_dir)
     out = runner.complete("x = 1\n", "", "multi_line", 16, time.monotonic() - 1, {})
     assert out.forward_passes == 1 and out.stop_reason == "deadline"
+
+
+def test_cached_window_step_equals_the_full_pass(tiny_model_dir):
+    from infill.checkpoint import load_model
+    from infill.decode import full_pass, window_pass
+
+    model = load_model(tiny_model_dir)
+    ids = torch.randint(8, model.cfg.vocab_size, (1, 40))
+    window = slice(20, 30)
+    with torch.no_grad():
+        fresh, context = full_pass(model, ids, window)
+        cached = window_pass(model, ids, window, context)
+    assert torch.allclose(fresh, cached, atol=1e-5)
+
