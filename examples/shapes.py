@@ -1,4 +1,4 @@
-"""A small example file: `make run` completes a line of it as a self-check."""
+"""An example file being edited: `make run` completes its unfinished line as a self-check."""
 import math
 
 
@@ -10,7 +10,7 @@ class Circle:
         return math.pi * self.radius ** 2
 
     def perimeter(self):
-        return 2 * math.pi * self.radius
+        return 2 * math.pi *
 
 
 def total_area(shapes):

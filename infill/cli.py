@@ -20,6 +20,7 @@ class Command:
 
 
 COMMANDS = {
+    "run": Command("lsp_server.service", "start a worker and the language server on TCP, with a self-check"),
     "serve": Command("engine.worker", "run an engine worker that serves completions over ZeroMQ",
                      prog="infill serve"),
     "lsp": Command("lsp_server.server", "run the language server for editors (stdio or TCP)"),

@@ -13,6 +13,7 @@ import torch
 from infill.canvas import fim_canvas
 from infill.decode import Decoded, HoleRules, denoise
 from infill.model import Transformer
+from infill.modes import resolve_mode
 from infill.tokenizer import SPECIAL_TOKENS, CodeTokenizer
 
 HOLE_TOKENS = {"single_line": 32, "multi_line": 96}  # hole length L per mode, before the max_tokens cap
@@ -24,14 +25,6 @@ class Filled:
     decoded: Decoded
     prepare_ms: float  # tokenizing and laying out the canvas
     decode_ms: float
-
-
-def resolve_mode(mode: str, prefix: str) -> str:
-    """`auto`: single line when the cursor's line already has text, else multi-line."""
-    if mode != "auto":
-        return mode
-    current_line = prefix.rsplit("\n", 1)[-1]
-    return "single_line" if current_line.strip() else "multi_line"
 
 
 def hole_text(tok: CodeTokenizer, tokens: list[int], healed: str, single_line: bool) -> str:

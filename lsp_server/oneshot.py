@@ -20,12 +20,13 @@ from pathlib import Path
 
 import zmq
 
+from infill.modes import resolve_mode
 from engine.client import (WorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
                            spawn_local_worker, stop_worker)
 from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, MODES, CompleteRequest, Result
 from lsp_server import logs
 from lsp_server.requests import (DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, build_request,
-                                 choose_mode, count_lines, new_request_id, postprocess, split_at)
+                                 new_request_id, postprocess, split_at, split_lines)
 
 EXIT_WORKER_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -75,9 +76,16 @@ def read_hole(path: Path, line: int, col: int) -> tuple[str, str]:
                          f"{exc.start}); infill complete reads UTF-8 files only") from None
     hole = split_at(text, line, col)
     if hole is None:
-        raise InputError(f"position {line}:{col} is outside {path}: its lines are 0..{count_lines(text) - 1} "
-                         "and a column lies in 0..the line's length")
+        raise InputError(f"position {line}:{col} is outside {path}: {_bounds(text, line)}")
     return hole
+
+
+def _bounds(text: str, line: int) -> str:
+    lines = split_lines(text)
+    if not 0 <= line < len(lines):
+        return f"its lines are 0..{len(lines) - 1}"
+    units = len(lines[line].encode("utf-16-le")) // 2
+    return f"the columns of line {line} are 0..{units} (UTF-16 code units)"
 
 
 def ask_worker(address: str | None, request: CompleteRequest) -> Result:
@@ -130,7 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         sys.stderr.write(f"infill complete: {exc}\n")
         return EXIT_BAD_INPUT
-    mode = choose_mode(args.mode, prefix)
+    mode = resolve_mode(args.mode, prefix)
     request = build_request(new_request_id(), prefix, suffix, mode, args.max_tokens,
                             args.deadline_ms, args.file.resolve().as_uri())
     try:

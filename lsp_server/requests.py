@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -39,23 +40,20 @@ class Settings:
 
     @classmethod
     def from_options(cls, options: Any) -> tuple[Settings, list[str]]:
-        """Settings from `initializationOptions`, and one line per value that was ignored (bad)."""
+        """Settings from `initializationOptions` (null values mean "the default"), and one line per
+        value that was ignored because it is unknown or invalid."""
         settings, problems = cls(), []
         if options is None:
             return settings, problems
         if not isinstance(options, dict):
             return settings, [f"initializationOptions must be an object, got {type(options).__name__}"]
-        checks = {
-            "workerAddress": ("worker_address", _is_address, "a non-empty ZeroMQ address string"),
-            "deadlineMs": ("deadline_ms", _int_in(1, MAX_DEADLINE_MS), f"an integer in 1..{MAX_DEADLINE_MS}"),
-            "maxTokens": ("max_tokens", _int_in(1, MAX_TOKENS), f"an integer in 1..{MAX_TOKENS}"),
-            "mode": ("mode", lambda v: v in MODES, f"one of {', '.join(MODES)}"),
-        }
         for key, value in options.items():
-            if key not in checks:
-                problems.append(f"unknown setting {key!r} (known: {', '.join(checks)})")
+            if value is None:  # an editor's way of saying "not set"
                 continue
-            name, valid, wanted = checks[key]
+            if key not in _OPTIONS:
+                problems.append(f"unknown setting {key!r} (known: {', '.join(_OPTIONS)})")
+                continue
+            name, valid, wanted = _OPTIONS[key]
             if valid(value):
                 setattr(settings, name, value)
             else:
@@ -67,8 +65,17 @@ def _is_address(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _int_in(lo: int, hi: int):
+def _int_in(lo: int, hi: int) -> Callable[[Any], bool]:
     return lambda value: isinstance(value, int) and not isinstance(value, bool) and lo <= value <= hi
+
+
+# initializationOptions key -> (Settings field, validity check, what a valid value is)
+_OPTIONS: dict[str, tuple[str, Callable[[Any], bool], str]] = {
+    "workerAddress": ("worker_address", _is_address, "a non-empty ZeroMQ address string"),
+    "deadlineMs": ("deadline_ms", _int_in(1, MAX_DEADLINE_MS), f"an integer in 1..{MAX_DEADLINE_MS}"),
+    "maxTokens": ("max_tokens", _int_in(1, MAX_TOKENS), f"an integer in 1..{MAX_TOKENS}"),
+    "mode": ("mode", lambda value: value in MODES, f"one of {', '.join(MODES)}"),
+}
 
 
 def _code_units(char: str, encoding: str) -> int:
@@ -91,9 +98,10 @@ def column_to_index(line_text: str, column: int, encoding: str = "utf-16") -> in
     return len(line_text) if units == column else None
 
 
-def count_lines(text: str) -> int:
-    """The number of lines as LSP counts them: an empty text has one, a final break opens one more."""
-    return len(_LINE_BREAK.split(text))
+def split_lines(text: str) -> list[str]:
+    """The lines as LSP counts them, without their breaks: an empty text has one, a final break
+    opens one more."""
+    return _LINE_BREAK.split(text)
 
 
 def offset_at(text: str, line: int, column: int, encoding: str = "utf-16") -> int | None:
@@ -127,15 +135,6 @@ def split_at(text: str, line: int, column: int, encoding: str = "utf-16") -> tup
     if offset is None or not is_sendable(text):
         return None
     return text[:offset], text[offset:]
-
-
-def choose_mode(setting: str, prefix: str) -> str:
-    """The mode to ask for: `setting`, or for "auto" single line when the cursor's line already has
-    text before the cursor (finish this line), else multi-line (write the next lines)."""
-    if setting != "auto":
-        return setting
-    current_line = _LINE_BREAK.split(prefix)[-1]
-    return "single_line" if current_line.strip() else "multi_line"
 
 
 def new_request_id() -> str:

@@ -15,7 +15,10 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
+import os
+import signal
 import subprocess
 import time
 from collections.abc import Sequence
@@ -27,11 +30,12 @@ import zmq
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from infill.modes import resolve_mode
 from engine.client import (AsyncWorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
                            spawn_local_worker, stop_worker)
 from engine.protocol import Result
 from lsp_server import logs
-from lsp_server.requests import (Settings, build_request, choose_mode, label_for, new_request_id,
+from lsp_server.requests import (Settings, build_request, label_for, new_request_id,
                                  postprocess, split_at)
 
 logger = logging.getLogger(__name__)
@@ -136,7 +140,7 @@ class InfillLanguageServer(LanguageServer):
         if hole is None:
             return []
         prefix, suffix = hole
-        mode = choose_mode(self.settings.mode, prefix)
+        mode = resolve_mode(self.settings.mode, prefix)
         started = time.monotonic()
         client = await self.worker_client(self.settings.deadline_ms / 1000.0)
         budget_ms = self.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
@@ -224,6 +228,17 @@ def build_server(worker_address: str | None = None) -> InfillLanguageServer:
     return server
 
 
+def _terminate(server: InfillLanguageServer, stdio: bool, signum: int, frame: object) -> None:
+    """SIGTERM: stop the local worker, then leave. On stdio, leave at once: a normal exit would wait
+    for pygls's stdin reader thread, which returns only when the client closes the pipe. On TCP,
+    raise SystemExit so that the callers' `finally` blocks run too."""
+    server.stop_worker_process()
+    if stdio:
+        logging.shutdown()
+        os._exit(128 + signum)
+    raise SystemExit(128 + signum)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="infill lsp", description="Serve code completions to an editor over the Language "
@@ -252,11 +267,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
     server = build_server(args.worker)
+    previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, server, args.tcp is None))
     try:
         if args.tcp is None:
             server.start_io()
         else:
             server.start_tcp(args.host, args.tcp)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         server.stop_worker_process()
     return 0 if server.shutdown_requested else 1

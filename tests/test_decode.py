@@ -4,7 +4,7 @@ import time
 import torch
 
 from engine.runner import ModelRunner
-from infill.fim import first_banned, hole_text, resolve_mode
+from infill.fim import first_banned, hole_text
 from infill.decode import HoleRules, close_tail, restrict
 
 RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], first_banned=[1, 9, 6],
@@ -44,12 +44,6 @@ def test_first_token_bans_depend_on_the_line(tiny_tokenizer):
     assert first_banned(tok, "x = 1\n    ", single_line=True) == [tok.pad_id, tok.newline_id]
     mid_line = first_banned(tok, "    x = ", single_line=True)
     assert tok.newline_id in mid_line and tok.encode("    ")[0] in mid_line
-
-
-def test_mode_resolution():
-    assert resolve_mode("auto", "def f():\n    x = ") == "single_line"
-    assert resolve_mode("auto", "def f():\n    ") == "multi_line"
-    assert resolve_mode("multi_line", "x = ") == "multi_line"
 
 
 def test_hole_text_trims_pad_heal_and_line(tiny_tokenizer):

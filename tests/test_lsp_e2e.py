@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
+import socket
 import sys
 import time
 from pathlib import Path
@@ -70,11 +72,28 @@ def is_running(pid: int) -> bool:
 
 
 class Session:
-    """A started server and its client; `edits` collects any edit the server asks the client for."""
+    """A server process and its client; `edits` collects any edit the server asks the client for."""
 
-    def __init__(self, client: LanguageClient, log: Path, capabilities: types.ServerCapabilities):
-        self.client, self.log, self.capabilities = client, log, capabilities
+    def __init__(self, client: LanguageClient, process: asyncio.subprocess.Process, log: Path):
+        self.client, self.process, self.log = client, process, log
+        self.capabilities = types.ServerCapabilities()
         self.edits: list[types.ApplyWorkspaceEditParams] = []
+
+        @client.feature(types.WORKSPACE_APPLY_EDIT)
+        def refuse_edit(params: types.ApplyWorkspaceEditParams) -> types.ApplyWorkspaceEditResult:
+            self.edits.append(params)
+            return types.ApplyWorkspaceEditResult(applied=False)
+
+    async def open(self, options: dict) -> None:
+        """Initialize (offering to apply edits, which the server must never ask for) and open URI."""
+        capabilities = types.ClientCapabilities(
+            workspace=types.WorkspaceClientCapabilities(apply_edit=True))
+        result = await self.client.initialize_async(types.InitializeParams(
+            capabilities=capabilities, initialization_options=options))
+        self.capabilities = result.capabilities
+        self.client.initialized(types.InitializedParams())
+        self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            uri=URI, language_id="python", version=1, text=SOURCE)))
 
     async def inline(self, position: types.Position, uri: str = URI) -> list[types.InlineCompletionItem]:
         context = types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked)
@@ -93,24 +112,24 @@ class Session:
         """Shutdown and exit; returns the server's exit code."""
         await self.client.shutdown_async(None)
         self.client.exit(None)
-        code = await asyncio.wait_for(self.client._server.wait(), EXIT_WAIT_S)
+        code = await asyncio.wait_for(self.process.wait(), EXIT_WAIT_S)
         await self.client.stop()
         return code
 
 
 async def start_session(tmp_path: Path, env: dict[str, str], *flags: str,
                         options: dict | None = None) -> Session:
+    """`python -m lsp_server` on stdio, initialized, with the example document open."""
     log = tmp_path / "lsp.log"
     client = LanguageClient("infill-tests", "0")
     await client.start_io(sys.executable, "-m", "lsp_server", "--log-file", str(log), *flags,
                           env=env, cwd=REPO_ROOT)
-    result = await client.initialize_async(types.InitializeParams(
-        capabilities=types.ClientCapabilities(), initialization_options=options or OPTIONS))
-    client.initialized(types.InitializedParams())
-    session = Session(client, log, result.capabilities)
-    client.feature(types.WORKSPACE_APPLY_EDIT)(lambda params: session.edits.append(params))
-    client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-        uri=URI, language_id="python", version=1, text=SOURCE)))
+    session = Session(client, client._server, log)  # pygls keeps the process it started there
+    try:
+        await session.open(options or OPTIONS)
+    except BaseException:
+        session.process.kill()
+        raise
     return session
 
 
@@ -118,7 +137,7 @@ async def start_session(tmp_path: Path, env: dict[str, str], *flags: str,
 async def session(tmp_path, model_env):
     started = await start_session(tmp_path, model_env)
     yield started
-    if started.client._server.returncode is None:
+    if started.process.returncode is None:
         await started.end()
 
 
@@ -134,7 +153,6 @@ async def test_inline_completion_and_completion_items(session):
     assert all(item.label and item.insert_text_format == types.InsertTextFormat.PlainText
                and item.kind in (types.CompletionItemKind.Text, types.CompletionItemKind.Snippet)
                for item in items)
-    assert "0 of 1 items kept" not in session.log.read_text()
     assert session.edits == []
 
 
@@ -160,6 +178,50 @@ async def test_shutdown_and_exit_stop_the_local_worker(tmp_path, model_env):
     assert len(workers) == 1, "the server should have started exactly one worker"
     assert await session.end() == 0
     assert not is_running(workers[0]), f"worker pid {workers[0]} outlived the server"
+
+
+@pytest.mark.parametrize("ending", ["stdin closed", "SIGTERM"])
+async def test_losing_the_client_without_shutdown_stops_the_local_worker(tmp_path, model_env, ending):
+    session = await start_session(tmp_path, model_env)
+    assert await session.inline(CURSOR)
+    workers = worker_pids(str(session.log))
+    assert len(workers) == 1
+    server = session.process
+    if ending == "SIGTERM":
+        server.send_signal(signal.SIGTERM)
+    else:
+        server.stdin.close()
+    assert await asyncio.wait_for(server.wait(), EXIT_WAIT_S) != 0  # no shutdown request came
+    assert not is_running(workers[0]), f"worker pid {workers[0]} outlived the server"
+    await session.client.stop()
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def test_tcp_server(tmp_path, model_env):
+    port, log = free_port(), tmp_path / "lsp.log"
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "lsp_server", "--tcp", str(port), "--log-file", str(log),
+        env=model_env, cwd=REPO_ROOT)
+    client = LanguageClient("infill-tests", "0")
+    deadline = time.monotonic() + EXIT_WAIT_S
+    while True:  # connect as soon as it listens (a probe connection would end it: it serves one client)
+        try:
+            await client.start_tcp("127.0.0.1", port)
+            break
+        except OSError:
+            assert time.monotonic() < deadline and process.returncode is None, "the server never listened"
+            await asyncio.sleep(0.1)
+    session = Session(client, process, log)
+    await session.open(OPTIONS)
+    assert await session.inline(CURSOR)
+    workers = worker_pids(str(log))
+    assert await session.end() == 0
+    assert len(workers) == 1 and not is_running(workers[0])
 
 
 async def test_an_unreachable_worker_means_empty_answers_in_time(tmp_path):

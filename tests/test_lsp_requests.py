@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import pytest
 
+from infill.modes import resolve_mode
 from engine.protocol import MAX_PATH_CHARS, encode
 from lsp_server.requests import (MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Settings, build_request,
-                                 choose_mode, column_to_index, count_lines, label_for, offset_at,
-                                 postprocess, split_at)
+                                 column_to_index, label_for, offset_at,
+                                 postprocess, split_at, split_lines)
 
 EMOJI = "\U0001F600"  # one code point, two UTF-16 code units, four UTF-8 bytes
 
@@ -42,7 +43,7 @@ def test_positions_outside_the_text_have_no_offset(line, column):
 def test_the_line_after_a_final_break_exists_and_is_empty():
     assert offset_at("ab\n", 1, 0) == 3 and offset_at("ab\n", 1, 1) is None
     assert offset_at("ab\r\n", 0, 2) == 2 and offset_at("ab\r\n", 0, 3) is None  # not inside \r\n
-    assert [count_lines(t) for t in ("", "a", "a\n", "a\r\nb")] == [1, 1, 2, 2]
+    assert [split_lines(t) for t in ("", "a", "a\n", "a\r\nb")] == [[""], ["a"], ["a", ""], ["a", "b"]]
 
 
 def test_column_to_index_at_the_ends_of_a_line():
@@ -69,8 +70,8 @@ def test_text_that_is_not_utf8_has_no_hole():
     ("multi_line", "x = ", "multi_line"),
     ("single_line", "", "single_line"),
 ])
-def test_choose_mode(setting, prefix, mode):
-    assert choose_mode(setting, prefix) == mode
+def test_resolve_mode(setting, prefix, mode):
+    assert resolve_mode(setting, prefix) == mode
 
 
 def test_build_request_clips_the_context_next_to_the_cursor():
@@ -109,6 +110,7 @@ def test_settings_from_options():
         {"workerAddress": "tcp://127.0.0.1:5555", "deadlineMs": 900, "maxTokens": 16, "mode": "multi_line"})
     assert settings == Settings("tcp://127.0.0.1:5555", 900, 16, "multi_line") and problems == []
     assert Settings.from_options(None) == (Settings(), [])
+    assert Settings.from_options({"workerAddress": None, "mode": None}) == (Settings(), [])
 
 
 def test_bad_settings_are_reported_and_keep_their_defaults():

@@ -1,0 +1,53 @@
+"""`infill run` (what `make run` starts): a worker, a self-check, and the language server on TCP.
+
+The worker runs as a child process on a private ipc:// socket; one completion of a bundled example
+file goes through it as a self-check (printed), then the language server listens on loopback TCP
+for editors until Ctrl-C, and the worker is stopped on the way out.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from engine.client import spawn_local_worker, stop_worker
+from infill.paths import REPO_ROOT, bundled_model_dir
+from lsp_server import oneshot, server
+
+EXAMPLE = REPO_ROOT / "examples" / "shapes.py"
+EXAMPLE_CURSOR = (12, 28)  # 0-based line and column: the end of `return 2 * math.pi *`
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="infill run", description=__doc__.splitlines()[0])
+    p.add_argument("--port", type=int, default=2087, help="loopback TCP port of the language server")
+    p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled model)")
+    p.add_argument("--threads", type=int, default=None, help="torch threads of the worker")
+    return p
+
+
+def self_check(address: str) -> int:
+    line, col = EXAMPLE_CURSOR
+    print(f"self-check: completing {EXAMPLE.relative_to(REPO_ROOT)} at line {line}, column {col}", flush=True)
+    return oneshot.main([str(EXAMPLE), "--line", str(line), "--col", str(col), "--worker", address,
+                         "--mode", "single_line"])
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    model = args.model or bundled_model_dir()
+    print(f"starting a worker on {model} ...", flush=True)
+    proc, address = spawn_local_worker(model, threads=args.threads)
+    try:
+        print(f"worker ready on {address}", flush=True)
+        if self_check(address) != 0:
+            print("self-check failed: see the message above", file=sys.stderr)
+            return 1
+        print(f"language server listening on 127.0.0.1:{args.port} (Ctrl-C stops)", flush=True)
+        return server.main(["--tcp", str(args.port), "--worker", address])
+    except KeyboardInterrupt:
+        return 0
+    finally:
+        stop_worker(proc)
+        print("worker stopped", flush=True)

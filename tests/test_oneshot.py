@@ -1,0 +1,86 @@
+"""Tests of `infill complete`: the real console script, a real local worker, a real model.
+
+The model is the bundled one, or the small smoke model while the bundled one is still training;
+its completions may be empty, so the tests check the report's shape, not its text. Bad input is
+refused before any worker starts.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from infill.paths import REPO_ROOT, bundled_model_dir
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
+
+SMOKE_MODEL = REPO_ROOT / "work" / "smoke-model"
+INFILL = str(Path(sys.executable).parent / "infill")  # the console script installed with the project
+FAST = ["--max-tokens", "8", "--deadline-ms", "20000"]  # few tokens, a deadline the busy CPU can meet
+
+
+@pytest.fixture
+def model_env() -> dict[str, str]:
+    """The environment for the command: the bundled model, or the smoke model while it is missing."""
+    env = dict(os.environ)
+    if not (bundled_model_dir() / "config.json").is_file():
+        env["INFILL_MODEL"] = str(SMOKE_MODEL)
+    return env
+
+
+def infill_complete(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([INFILL, "complete", *args], cwd=REPO_ROOT, env=env, capture_output=True,
+                          text=True, timeout=150)
+
+
+def test_json_report(tmp_path, model_env):
+    source = tmp_path / "example.py"
+    source.write_text("import o\n\n\ndef add(a, b):\n    return a + b\n")
+    done = infill_complete(str(source), "--line", "0", "--col", "8", "--json", *FAST, env=model_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    answer = json.loads(done.stdout)
+    assert isinstance(answer["completion"], str) and "\n" not in answer["completion"]  # single line
+    assert answer["mode"] == "single_line" and answer["stop_reason"] in ("done", "deadline")
+    assert 0.0 <= answer["confidence"] <= 1.0 and answer["forward_passes"] >= 1
+    timings = answer["timings"]
+    assert set(timings) == {"queue_ms", "prefill_ms", "decode_ms", "total_ms"}
+    assert 0 <= timings["decode_ms"] <= timings["total_ms"]
+
+
+def test_human_report_for_an_empty_file(tmp_path, model_env):
+    empty = tmp_path / "empty.py"
+    empty.write_bytes(b"")
+    done = infill_complete(str(empty), "--line", "0", "--col", "0", *FAST, env=model_env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "-- multi_line, " in done.stdout and "forward passes" in done.stdout
+    assert all(f"{part} " in done.stdout for part in ("queue", "prefill", "decode", "total"))
+
+
+def test_a_file_that_is_not_utf8_is_refused(tmp_path):
+    latin1 = tmp_path / "latin1.py"
+    latin1.write_bytes(b"name = '\xe9t\xe9'\n")
+    done = infill_complete(str(latin1), "--line", "0", "--col", "0")
+    assert done.returncode == 2 and done.stdout == ""
+    assert "is not UTF-8" in done.stderr and "0xe9" in done.stderr
+
+
+@pytest.mark.parametrize("line, col, bounds", [
+    ("2", "0", "its lines are 0..1"), ("-1", "0", "its lines are 0..1"),
+    ("0", "9", "the columns of line 0 are 0..5"),
+])
+def test_a_position_outside_the_file_is_refused(tmp_path, line, col, bounds):
+    source = tmp_path / "short.py"
+    source.write_text("x = 1\n")
+    done = infill_complete(str(source), "--line", line, "--col", col)
+    assert done.returncode == 2 and done.stdout == ""
+    assert f"position {line}:{col} is outside" in done.stderr and bounds in done.stderr
+
+
+def test_bad_flags_are_refused(tmp_path):
+    done = infill_complete(str(tmp_path / "x.py"), "--line", "0", "--col", "0", "--max-tokens", "0")
+    assert done.returncode == 2 and "--max-tokens must lie in 1..1024" in done.stderr
+    assert infill_complete(str(tmp_path / "missing.py"), "--line", "0", "--col", "0").returncode == 2
