@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from infill.checkpoint import load_model
+from infill.commit import DecoderConfig
 from infill.fim import fill
 from infill.tokenizer import CodeTokenizer
 
@@ -21,6 +22,14 @@ class Completion:
     prefill_ms: float
     decode_ms: float
     stop_reason: str  # "done" | "deadline"
+
+
+def decoder_config(overrides: dict) -> DecoderConfig:
+    """The request's decoder overrides on top of the defaults; unknown keys or bad values raise ValueError."""
+    unknown = set(overrides) - set(DecoderConfig.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"unknown decoder settings {sorted(unknown)}; known: {sorted(DecoderConfig.__dataclass_fields__)}")
+    return DecoderConfig(**overrides)
 
 
 class ModelRunner:
@@ -36,8 +45,7 @@ class ModelRunner:
 
     def complete(self, prefix: str, suffix: str, mode: str, max_tokens: int, deadline: float | None,
                  overrides: dict) -> Completion:
-        threshold = float(overrides.get("threshold", 0.9))
-        out = fill(self.model, self.tok, prefix, suffix, mode, max_tokens, threshold, deadline)
+        out = fill(self.model, self.tok, prefix, suffix, mode, max_tokens, decoder_config(overrides), deadline)
         return Completion(text=out.text, confidence=out.decoded.confidence,
                           forward_passes=out.decoded.forward_passes, prefill_ms=out.prepare_ms,
                           decode_ms=out.decode_ms, stop_reason=out.decoded.stop_reason)

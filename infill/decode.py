@@ -1,8 +1,7 @@
-"""Confidence-first denoising of one canvas hole (the simple decoder).
+"""Denoising of one canvas hole: one forward pass per step, a commit rule decides what freezes.
 
-Each step runs one forward pass, scores every still-masked hole position by its top-1
-probability, and commits every position at or above the threshold (always at least the most
-confident one). Rules that follow the training layout keep the answer well formed: a committed
+Each step scores every still-masked hole position (top-1 probability, or the top-1 minus top-2
+margin) and a commit rule (`infill.commit`) picks the positions to freeze. Rules that follow the training layout keep the answer well formed: a committed
 `<pad>` ends the middle (the tail after it becomes pad), and in single-line mode a committed
 newline ends the line. At the deadline the remaining masks are filled greedily from the last pass.
 
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 import torch
 
 from infill.canvas import Canvas
+from infill.commit import DecoderConfig, select
 from infill.model import Transformer
 
 
@@ -78,35 +78,39 @@ def window_pass(model: Transformer, ids: torch.Tensor, window: slice, context: l
     return h[0]
 
 
+def score(logits: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(confidence, top-1 probability, top-1 id), each (L,), from restricted logits (L, V)."""
+    top = torch.softmax(logits, dim=-1).topk(2, dim=-1)
+    prob, best = top.values[:, 0], top.indices[:, 0]
+    conf = prob - top.values[:, 1] if kind == "margin" else prob
+    return conf, prob, best
+
+
 @torch.no_grad()
-def denoise(model: Transformer, canvas: Canvas, rules: HoleRules, threshold: float = 0.9,
-            deadline: float | None = None, refresh_every: int = 4) -> Decoded:
+def denoise(model: Transformer, canvas: Canvas, rules: HoleRules, cfg: DecoderConfig = DecoderConfig(),
+            deadline: float | None = None) -> Decoded:
     ids = torch.tensor(canvas.ids, dtype=torch.long)[None]  # (1, N)
     span = slice(canvas.hole_start, canvas.hole_start + canvas.hole_len)
     predictors = model.predictor_index(torch.arange(span.start, span.stop))  # (L,)
     window = slice(int(predictors.min()), span.stop)
     rows = predictors - window.start  # which window row predicts each hole position
     masked = torch.ones(canvas.hole_len, dtype=torch.bool)
-    committed_conf = torch.zeros(canvas.hole_len)
+    committed_prob = torch.zeros(canvas.hole_len)
     passes, stop, context = 0, "done", []
     while masked.any():
-        if passes % max(1, refresh_every) == 0:
+        if passes % cfg.refresh_every == 0:
             h, context = full_pass(model, ids, window)
         else:
             h = window_pass(model, ids, window, context)
-        logits = restrict(model.lm_head(h[rows]).float(), masked, rules)  # (L, V)
+        conf, prob, best = score(restrict(model.lm_head(h[rows]).float(), masked, rules), cfg.confidence)
+        commit = select(cfg, conf, masked, passes)
         passes += 1
-        conf, best = torch.softmax(logits, dim=-1).max(dim=-1)  # (L,), (L,)
-        conf = torch.where(masked, conf, torch.tensor(-1.0))
-        commit = masked & (conf >= threshold)
         if deadline is not None and time.monotonic() >= deadline:
             commit, stop = masked.clone(), "deadline"
-        if not commit.any():
-            commit[int(conf.argmax())] = True
         hole = ids[0, span]
         hole[commit] = best[commit]
-        committed_conf[commit] = conf[commit]
+        committed_prob[commit] = prob[commit]
         masked &= ~commit
         close_tail(hole, masked, rules)
-    filled = committed_conf[committed_conf > 0]
+    filled = committed_prob[committed_prob > 0]
     return Decoded(ids[0, span].tolist(), float(filled.mean()) if len(filled) else 0.0, passes, stop)

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import torch
 
 from infill.canvas import fim_canvas
+from infill.commit import DecoderConfig
 from infill.decode import Decoded, HoleRules, denoise
 from infill.model import Transformer
 from infill.modes import resolve_mode
@@ -47,7 +48,7 @@ def first_banned(tok: CodeTokenizer, prefix: str, single_line: bool) -> list[int
 
 
 def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
-         threshold: float = 0.9, deadline: float | None = None) -> Filled:
+         cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> Filled:
     started = time.perf_counter()
     mode = resolve_mode(mode, prefix)
     hole_len = max(1, min(max_tokens, HOLE_TOKENS[mode]))
@@ -60,6 +61,6 @@ def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode:
     )
     prepared = time.perf_counter()
     with torch.inference_mode():
-        decoded = denoise(model, canvas, rules, threshold=threshold, deadline=deadline)
+        decoded = denoise(model, canvas, rules, cfg, deadline)
     text = hole_text(tok, decoded.tokens, canvas.healed, rules.single_line)
     return Filled(text, decoded, (prepared - started) * 1e3, (time.perf_counter() - prepared) * 1e3)

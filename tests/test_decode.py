@@ -86,3 +86,18 @@ def test_cached_window_step_equals_the_full_pass(tiny_model_dir):
         cached = window_pass(model, ids, window, context)
     assert torch.allclose(fresh, cached, atol=1e-5)
 
+
+
+def test_each_rule_fills_the_hole_within_its_pass_budget(tiny_model_dir):
+    runner = ModelRunner(tiny_model_dir)
+    fixed = runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3})
+    assert 1 <= fixed.forward_passes <= 3
+    baseline = runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "left_to_right"})
+    assert 1 <= baseline.forward_passes <= 12
+
+
+def test_unknown_decoder_setting_is_refused(tiny_model_dir):
+    import pytest
+
+    with pytest.raises(ValueError, match="unknown decoder settings"):
+        ModelRunner(tiny_model_dir).complete("x", "", "single_line", 4, None, {"temperature": 2})

@@ -1,6 +1,10 @@
 """Decoder-step kernels (engine.kernels): row stats and commit against NumPy references, on the
-`@njit` CPU path and on the `@cuda.jit` kernels under Numba's simulator (tiny shapes, 32 threads)."""
+`@njit` CPU path and on the `@cuda.jit` kernels under Numba's simulator (tiny shapes, 32 threads);
+the CUDA kernels also compile to PTX, which the simulator cannot check."""
 import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -227,6 +231,16 @@ def test_commit_rejects_a_negative_minimum_and_launchers_odd_blocks():
         commit(**good_commit_args(), threshold=0.9, min_commit=-1)
     with pytest.raises(ValueError, match="power of two"):
         cuda_kernels.launch_row_stats(np.zeros((1, 4), np.float32), *(np.empty(1) for _ in range(4)), threads=48)
+
+
+def test_cuda_kernels_compile_to_ptx(tmp_path):
+    pytest.importorskip("nvidia.cuda_nvcc", reason="NVVM comes with the dev extras (nvidia-cuda-nvcc-cu12)")
+    result = subprocess.run([sys.executable, "-m", "engine.kernels.ptx", "--out", str(tmp_path)],
+                            env=os.environ | {"NUMBA_ENABLE_CUDASIM": "0"}, cwd=Path(__file__).parents[1],
+                            capture_output=True, text=True, timeout=240)
+    assert result.returncode == 0, result.stderr[-2000:]
+    for kernel in ("row_stats_kernel", "commit_kernel"):
+        assert ".entry" in (tmp_path / f"{kernel}.ptx").read_text()
 
 
 @pytest.mark.gpu

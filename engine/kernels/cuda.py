@@ -39,8 +39,14 @@ def check_threads(threads: int) -> None:
 
 @cuda.jit(device=True)
 def _larger(a, b):
-    """max(a, b) for floats (the builtin max does not compile for the device in Numba's built-in target)."""
+    """max(a, b): the builtin max of two floats does not compile for the device in Numba's built-in
+    CUDA target (checked with `cuda.compile_ptx`)."""
     return a if a > b else b
+
+
+@cuda.jit(device=True)
+def _smaller(a, b):
+    return a if a < b else b
 
 
 @cuda.jit(device=True)
@@ -72,7 +78,7 @@ def _merge_partials(tops, top_ids, seconds, totals, a, b):
     """Fold partial b into partial a (lowest index wins a tie for the max)."""
     top_a, top_b = tops[a], tops[b]
     new_top = _larger(top_a, top_b)
-    seconds[a] = _larger(_larger(seconds[a], seconds[b]), top_a + top_b - new_top)  # + the smaller top
+    seconds[a] = _larger(_larger(seconds[a], seconds[b]), _smaller(top_a, top_b))
     totals[a] = _rescaled(totals[a], top_a, new_top) + _rescaled(totals[b], top_b, new_top)
     if top_b > top_a or (top_b == top_a and top_ids[b] < top_ids[a]):
         top_ids[a] = top_ids[b]

@@ -1,0 +1,86 @@
+"""Commit rules: which masked hole positions a denoising step freezes (pure functions on tensors).
+
+Every rule sees the per-position confidence (L,) of the current pass and the still-masked flags,
+and returns a boolean (L,) of positions to commit; every rule commits at least one position while
+any is masked, so decoding always ends.
+
+- `threshold`: every masked position with confidence >= tau (Fast-dLLM's parallel rule).
+- `factor`: the largest n such that the n-th most confident c_n >= 1 - f / (n + 1).
+- `fixed`: ceil(remaining / steps_left) most confident positions, for a fixed number of steps.
+- `left_to_right`: the leftmost masked position only: the autoregressive yardstick.
+Semi-autoregressive blocks restrict any rule to the leftmost block that still has masks.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+
+RULES = ("threshold", "factor", "fixed", "left_to_right")
+
+
+@dataclass(frozen=True, slots=True)
+class DecoderConfig:
+    rule: str = "threshold"
+    threshold: float = 0.9  # `threshold` rule: commit at or above this confidence
+    factor: float = 1.0  # `factor` rule's f
+    steps: int = 8  # `fixed` rule: passes to fill the hole
+    block: int = 0  # semi-autoregressive block length (0: the whole hole is one block)
+    confidence: str = "prob"  # "prob": top-1 probability; "margin": top-1 minus top-2 probability
+    refresh_every: int = 4  # full passes (context cache refresh) every this many steps
+
+    def __post_init__(self):
+        if self.rule not in RULES:
+            raise ValueError(f"unknown commit rule {self.rule!r}; choose one of {', '.join(RULES)}")
+        if self.confidence not in ("prob", "margin"):
+            raise ValueError(f"confidence must be 'prob' or 'margin', not {self.confidence!r}")
+        if not (0.0 < self.threshold <= 1.0 and self.factor > 0 and self.steps >= 1 and self.block >= 0
+                and self.refresh_every >= 1):
+            raise ValueError(f"decoder settings out of range: {self}")
+
+
+def block_candidates(masked: torch.Tensor, block: int) -> torch.Tensor:
+    """Masked positions inside the leftmost block that still has masks (all masked when block == 0)."""
+    if block <= 0 or not masked.any():
+        return masked.clone()
+    first = int(torch.nonzero(masked)[0])
+    start = first - first % block
+    inside = torch.zeros_like(masked)
+    inside[start:start + block] = True
+    return masked & inside
+
+
+def top_n(conf: torch.Tensor, candidates: torch.Tensor, n: int) -> torch.Tensor:
+    """The n most confident candidates (ties: lowest index first)."""
+    n = max(1, min(n, int(candidates.sum())))
+    scores = torch.where(candidates, conf, torch.tensor(float("-inf")))
+    chosen = torch.zeros_like(candidates)
+    chosen[torch.sort(scores, descending=True, stable=True).indices[:n]] = True
+    return chosen & candidates
+
+
+def factor_count(sorted_conf: torch.Tensor, factor: float) -> int:
+    """Largest n with c_n >= 1 - f/(n+1) for confidences sorted high to low (at least 1)."""
+    n = torch.arange(1, len(sorted_conf) + 1, dtype=sorted_conf.dtype)
+    ok = sorted_conf >= 1 - factor / (n + 1)
+    return int(torch.nonzero(ok).max()) + 1 if ok.any() else 1
+
+
+def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_done: int) -> torch.Tensor:
+    """Positions (L,) bool to commit this step."""
+    candidates = block_candidates(masked, cfg.block)
+    if not candidates.any():
+        return candidates
+    if cfg.rule == "left_to_right":
+        chosen = torch.zeros_like(candidates)
+        chosen[int(torch.nonzero(candidates)[0])] = True
+        return chosen
+    if cfg.rule == "fixed":
+        steps_left = max(1, cfg.steps - steps_done)
+        return top_n(conf, candidates, math.ceil(int(masked.sum()) / steps_left))
+    if cfg.rule == "factor":
+        ranked = torch.sort(conf[candidates], descending=True).values
+        return top_n(conf, candidates, factor_count(ranked, cfg.factor))
+    chosen = candidates & (conf >= cfg.threshold)
+    return chosen if chosen.any() else top_n(conf, candidates, 1)
