@@ -1,0 +1,155 @@
+"""Decoder benchmark: the left-to-right baseline and named decoder configurations on the same tasks.
+
+`python -m bench.decode --tasks PATH [--limit N] [--json]` decodes every task in this process
+with each configuration (same model, same context cache policy), judges completions by the task's
+tests in a sandboxed subprocess when it has them, else by exact match, and reports per
+configuration: pass@1, exact match, edit similarity, forwards per generated token, real tokens
+(pads not counted) per forward, p50/p90 ms per completion and wall-time speedup over the baseline.
+`--cache` adds the cost of one decoding step with and without the context cache at several
+context lengths. With `--json` the last line is one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from bench.quality import edit_similarity, exact_match, has_tests, judging_program, load_tasks, percentile, select_tasks
+from bench.sandbox import run_program
+from infill.checkpoint import load_model
+from infill.commit import DecoderConfig
+from infill.decode import full_pass, window_pass
+from infill.fim import fill
+from infill.paths import bundled_model_dir
+from infill.tokenizer import CodeTokenizer
+
+BASELINE = ("baseline", DecoderConfig(rule="left_to_right"))
+CONFIGS = {
+    "threshold-0.9": DecoderConfig(rule="threshold", threshold=0.9),
+    "threshold-0.7": DecoderConfig(rule="threshold", threshold=0.7),
+    "factor-1": DecoderConfig(rule="factor", factor=1.0),
+    "margin-0.5": DecoderConfig(rule="threshold", threshold=0.5, confidence="margin"),
+}
+DEFAULT_CONFIG = "threshold-0.9"  # what the worker uses unless told otherwise (DecoderConfig's defaults)
+
+
+@dataclass(slots=True)
+class Outcome:
+    ok: bool  # passed the tests, or matched exactly when the task has none
+    exact: bool
+    similarity: float
+    ms: float
+    passes: int
+    tokens: int  # real middle tokens written (pads not counted)
+
+
+def run_one(model, tok, task: dict, cfg: DecoderConfig, mode: str, max_tokens: int) -> Outcome:
+    started = time.perf_counter()
+    out = fill(model, tok, task["prompt"], task["suffix"], mode, max_tokens, cfg)
+    ms = (time.perf_counter() - started) * 1e3
+    exact = exact_match(out.text, task["canonical_solution"])
+    ok = run_program(judging_program(task, out.text)).passed if has_tests(task) else exact
+    tokens = sum(1 for t in out.decoded.tokens if t != tok.pad_id)
+    return Outcome(ok, exact, edit_similarity(out.text, task["canonical_solution"]), ms, out.decoded.forward_passes, tokens)
+
+
+def summarize(name: str, outcomes: list[Outcome], tested: bool, baseline_ms: float | None) -> dict:
+    total_ms = sum(o.ms for o in outcomes)
+    passes, tokens = sum(o.passes for o in outcomes), sum(o.tokens for o in outcomes)
+    n = max(1, len(outcomes))
+    return {
+        "name": name, "tasks": len(outcomes),
+        "pass_at_1": round(sum(o.ok for o in outcomes) / n, 4) if tested else None,
+        "exact_match": round(sum(o.exact for o in outcomes) / n, 4),
+        "edit_similarity": round(sum(o.similarity for o in outcomes) / n, 4),
+        "forwards_per_token": round(passes / max(1, tokens), 3),
+        "tokens_per_forward": round(tokens / max(1, passes), 3),
+        "p50_ms": round(percentile([o.ms for o in outcomes], 50) or 0, 1),
+        "p90_ms": round(percentile([o.ms for o in outcomes], 90) or 0, 1),
+        "speedup": round(baseline_ms / total_ms, 3) if baseline_ms and total_ms else 1.0,
+        "total_ms": round(total_ms, 1),
+    }
+
+
+@torch.no_grad()
+def cache_costs(model, lengths=(256, 512, 1024), hole=32, repeats=5) -> list[dict]:
+    """Milliseconds of one step over a hole of `hole` tokens, with and without the context cache."""
+    rows = []
+    for n in lengths:
+        ids = torch.randint(8, model.cfg.vocab_size, (1, n))
+        window = slice(n // 2, n // 2 + hole)
+        _, context = full_pass(model, ids, window)
+        timings = {}
+        for label, step in (("uncached_ms", lambda: full_pass(model, ids, window)),
+                            ("cached_ms", lambda: window_pass(model, ids, window, context))):
+            step()
+            started = time.perf_counter()
+            for _ in range(repeats):
+                step()
+            timings[label] = (time.perf_counter() - started) * 1e3 / repeats
+        rows.append({"context": n, **{k: round(v, 2) for k, v in timings.items()},
+                     "ratio": round(timings["cached_ms"] / timings["uncached_ms"], 3)})
+    return rows
+
+
+def format_table(baseline: dict, configs: list[dict], cache: list[dict]) -> str:
+    head = f"{'config':<16}{'pass@1':>8}{'exact':>8}{'edit':>7}{'tok/fwd':>9}{'fwd/tok':>9}{'p50 ms':>9}{'p90 ms':>9}{'speedup':>9}"
+    lines = [head]
+    for row in [baseline] + configs:
+        p = "-" if row["pass_at_1"] is None else f"{row['pass_at_1']:.3f}"
+        lines.append(f"{row['name']:<16}{p:>8}{row['exact_match']:>8.3f}{row['edit_similarity']:>7.3f}"
+                     f"{row['tokens_per_forward']:>9.2f}{row['forwards_per_token']:>9.2f}{row['p50_ms']:>9.1f}"
+                     f"{row['p90_ms']:>9.1f}{row['speedup']:>9.2f}")
+    for row in cache:
+        lines.append(f"step at {row['context']} context: cached {row['cached_ms']} ms, uncached "
+                     f"{row['uncached_ms']} ms ({row['ratio']:.0%})")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m bench.decode", description=__doc__.splitlines()[0])
+    p.add_argument("--tasks", type=Path, required=True, help="FIM task file (.jsonl or .jsonl.gz)")
+    p.add_argument("--limit", type=int, help="first N tasks")
+    p.add_argument("--sample", type=int, help="a seeded random subset of N tasks")
+    p.add_argument("--seed", type=int, default=0, help="seed of --sample")
+    p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled model)")
+    p.add_argument("--mode", default="multi_line", choices=["single_line", "multi_line", "auto"], help="completion mode")
+    p.add_argument("--max-tokens", type=int, default=64, help="hole length cap")
+    p.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated names from {', '.join(CONFIGS)}")
+    p.add_argument("--cache", action="store_true", help="also time one step with and without the context cache")
+    p.add_argument("--threads", type=int, default=2, help="torch threads")
+    p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    torch.set_num_threads(args.threads)
+    model_dir = args.model or bundled_model_dir()
+    model, tok = load_model(model_dir), CodeTokenizer(model_dir / "tokenizer.json")
+    tasks = select_tasks(load_tasks(args.tasks), args.limit, args.sample, args.seed)
+    tested = any(has_tests(t) for t in tasks)
+    names = [n.strip() for n in args.configs.split(",") if n.strip()]
+    unknown = [n for n in names if n not in CONFIGS]
+    if unknown:
+        build_parser().error(f"unknown configs {unknown}; known: {', '.join(CONFIGS)}")
+    if tasks:  # warm-up: lazy tables (token texts) and first-call allocations stay out of the timings
+        fill(model, tok, tasks[0]["prompt"], tasks[0]["suffix"], args.mode, args.max_tokens)
+    base = [run_one(model, tok, t, BASELINE[1], args.mode, args.max_tokens) for t in tasks]
+    baseline = summarize(BASELINE[0], base, tested, None)
+    configs = [summarize(n, [run_one(model, tok, t, CONFIGS[n], args.mode, args.max_tokens) for t in tasks],
+                         tested, baseline["total_ms"]) for n in names]
+    cache = cache_costs(model) if args.cache else []
+    print(format_table(baseline, configs, cache))
+    if args.json:
+        print(json.dumps({"baseline": baseline, "configs": configs, "default": DEFAULT_CONFIG, "cache": cache,
+                          "tasks_path": str(args.tasks), "model": model_dir.name, "mode": args.mode}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
