@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
+from engine.kernels import row_stats
 from infill.canvas import Canvas
 from infill.commit import DecoderConfig, select
 from infill.model import Transformer
@@ -79,11 +80,13 @@ def window_pass(model: Transformer, ids: torch.Tensor, window: slice, context: l
 
 
 def score(logits: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(confidence, top-1 probability, top-1 id), each (L,), from restricted logits (L, V)."""
-    top = torch.softmax(logits, dim=-1).topk(2, dim=-1)
-    prob, best = top.values[:, 0], top.indices[:, 0]
-    conf = prob - top.values[:, 1] if kind == "margin" else prob
-    return conf, prob, best
+    """(confidence, top-1 probability, top-1 id), each (L,), from restricted logits (L, V).
+
+    One fused pass per row (engine.kernels.row_stats): no softmax is materialised.
+    """
+    stats = row_stats(logits.contiguous())
+    conf = stats.margin if kind == "margin" else stats.top1_prob
+    return conf, stats.top1_prob, stats.top1_id
 
 
 @torch.no_grad()

@@ -30,13 +30,14 @@ import zmq
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from infill.modes import resolve_mode
 from engine.client import (AsyncWorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
                            spawn_local_worker, stop_worker)
 from engine.protocol import Result
 from lsp_server import logs
+from lsp_server.decide import NONE, cursor_at, decide
 from lsp_server.requests import (Settings, build_request, label_for, new_request_id,
                                  postprocess, split_at)
+from lsp_server.syntax import SyntaxStore, byte_offset, in_empty_block, language_for, literal_at
 
 logger = logging.getLogger(__name__)
 
@@ -52,6 +53,7 @@ class InfillLanguageServer(LanguageServer):
         self.settings = Settings(worker_address=worker_address)
         self.worker_process: subprocess.Popen | None = None
         self.shutdown_requested = False
+        self.syntax = SyntaxStore()
         self._client_task: asyncio.Task[AsyncWorkerClient | None] | None = None
 
     def configure(self, options: Any) -> None:
@@ -126,21 +128,25 @@ class InfillLanguageServer(LanguageServer):
             code = stop_worker(process)
             logger.info("stopped the local worker (pid %d, exit code %d)", process.pid, code)
 
-    async def complete_at(self, uri: str, position: types.Position) -> list[str]:
+    async def complete_at(self, uri: str, position: types.Position, invoked: bool) -> list[str]:
         """The texts to offer at `position` in `uri`; empty when there is nothing in time."""
         logs.request_id.set(new_request_id())
         try:
-            return await self._complete(uri, position)
+            return await self._complete(uri, position, invoked)
         except Exception:  # one request's failure must reach the editor as "nothing", not an error
             logger.exception("completion at %s %d:%d failed", uri, position.line, position.character)
             return []
 
-    async def _complete(self, uri: str, position: types.Position) -> list[str]:
+    async def _complete(self, uri: str, position: types.Position, invoked: bool) -> list[str]:
         hole = self._hole(uri, position)
         if hole is None:
             return []
         prefix, suffix = hole
-        mode = resolve_mode(self.settings.mode, prefix)
+        mode = self.decide(uri, prefix, suffix, invoked)
+        if mode == NONE:
+            logger.info("no completion at %d:%d: not a place to complete", position.line,
+                        position.character)
+            return []
         started = time.monotonic()
         client = await self.worker_client(self.settings.deadline_ms / 1000.0)
         budget_ms = self.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
@@ -154,6 +160,17 @@ class InfillLanguageServer(LanguageServer):
             logger.warning("no completion: %s", exc)
             return []
         return _texts(result, mode)
+
+    def decide(self, uri: str, prefix: str, suffix: str, invoked: bool) -> str:
+        """The completion mode at the hole, from its lines and, when it is parsed, its tree."""
+        document = self.syntax.get(uri)
+        if document is None or document.tree is None or document.text != prefix + suffix:
+            cursor = cursor_at(prefix, suffix, language_for(uri))
+        else:
+            offset = byte_offset(document.text, len(prefix))
+            cursor = cursor_at(prefix, suffix, document.language, literal_at(document.tree, offset),
+                               in_empty_block(document.tree, offset))
+        return decide(cursor, invoked, self.settings.mode)
 
     def _hole(self, uri: str, position: types.Position) -> tuple[str, str] | None:
         """(prefix, suffix) at `position`, or None (logged) when there is no place to complete."""
@@ -202,16 +219,35 @@ def on_exit(ls: InfillLanguageServer, params: None) -> None:
     ls.stop_worker_process()
 
 
+def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+    document = params.text_document
+    ls.syntax.open(document.uri, document.language_id, document.text)
+
+
+def on_did_change(ls: InfillLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+    uri = params.text_document.uri
+    encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+    editor_text = ls.workspace.get_text_document(uri).source
+    ls.syntax.change(uri, params.content_changes, encoding, editor_text)
+
+
+def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+    ls.syntax.close(params.text_document.uri)
+
+
 async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCompletionParams,
                                ) -> list[types.InlineCompletionItem]:
-    texts = await ls.complete_at(params.text_document.uri, params.position)
+    invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+    texts = await ls.complete_at(params.text_document.uri, params.position, invoked)
     here = types.Range(start=params.position, end=params.position)
     return [types.InlineCompletionItem(insert_text=text, range=here) for text in texts]
 
 
 async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams,
                         ) -> types.CompletionList:
-    texts = await ls.complete_at(params.text_document.uri, params.position)
+    context = params.context
+    invoked = context is None or context.trigger_kind == types.CompletionTriggerKind.Invoked
+    texts = await ls.complete_at(params.text_document.uri, params.position, invoked)
     items = [completion_item(text, params.position) for text in texts]
     return types.CompletionList(is_incomplete=True, items=items)  # ask again as the user types
 
@@ -222,6 +258,9 @@ def build_server(worker_address: str | None = None) -> InfillLanguageServer:
     server.feature(types.INITIALIZE)(on_initialize)
     server.feature(types.SHUTDOWN)(on_shutdown)
     server.feature(types.EXIT)(on_exit)
+    server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
+    server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_did_change)
+    server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
     server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
         on_inline_completion)
     server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(on_completion)

@@ -18,7 +18,7 @@ from engine.kernels import cuda as cuda_kernels
 from engine.kernels.cpu import exp_nonpos
 
 BACKENDS = ["njit", "cuda-sim"]
-SIM_THREADS = 32  # a power of two below the simulator's slowness; vocab and holes go past it
+SIM_THREADS = 32  # few: the simulator runs each thread as a Python thread; vocab and holes go past 32
 LOGIT = st.one_of(st.floats(-3, 3, width=32), st.floats(-200, 200, width=32),
                   st.sampled_from([-np.inf, -np.inf, -1.0, 0.0, 2.5]))  # close values, far ones, ties and bans
 CONFIDENCE = st.one_of(st.floats(0, 1, width=32), st.sampled_from([0.0, 0.25, 0.5, 0.9, 1.0]))

@@ -8,7 +8,8 @@ in parallel, a block sum counts them, and block argmax rounds add the most confi
 positions until the request has its minimum.
 
 Launchers take arrays Numba accepts (device arrays, or NumPy arrays under the simulator,
-`NUMBA_ENABLE_CUDASIM=1`); `launch_on_tensors` runs one on CUDA torch tensors.
+`NUMBA_ENABLE_CUDASIM=1`); `launch_on_tensors` runs one on CUDA torch tensors. Without a GPU,
+`python -m engine.kernels.ptx` compiles the kernels to PTX, which checks what the simulator cannot.
 """
 from __future__ import annotations
 
@@ -39,8 +40,8 @@ def check_threads(threads: int) -> None:
 
 @cuda.jit(device=True)
 def _larger(a, b):
-    """max(a, b): the builtin max of two floats does not compile for the device in Numba's built-in
-    CUDA target (checked with `cuda.compile_ptx`)."""
+    """max(a, b): the builtin max of two floats fails to compile for the device in Numba's built-in
+    CUDA target (found by `python -m engine.kernels.ptx`)."""
     return a if a > b else b
 
 

@@ -1,0 +1,236 @@
+"""Tree-sitter trees of the open documents, kept current by incremental reparsing.
+
+A document's language comes from its LSP `languageId`, or else from its file extension. Each
+`ParsedDocument` keeps its own copy of the text and its tree: on `didChange` every change is applied
+to the text and announced to the tree with `tree.edit`, and one reparse with the old tree reuses
+everything the edit did not touch. If the text ever disagrees with the editor's (a change that does
+not fit, a full-text sync), the document is parsed afresh from the editor's text.
+
+Tree columns count UTF-8 bytes and rows count `\\n`, as tree-sitter does; text with lone surrogates
+is encoded with `surrogatepass`, so offsets stay consistent even for text that cannot be sent.
+The queries below (`literal_at`, `in_empty_block`) are pure functions of a tree and an offset.
+"""
+from __future__ import annotations
+
+import functools
+import importlib
+import logging
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from urllib.parse import urlparse
+
+from lsprotocol import types
+from tree_sitter import Language, Node, Parser, Point, Tree
+
+from lsp_server.requests import offset_at
+
+logger = logging.getLogger(__name__)
+
+MAX_PARSE_BYTES = 4_000_000  # larger documents get no tree: the line rules still apply
+
+# language -> (grammar module, function returning the grammar)
+GRAMMARS: dict[str, tuple[str, str]] = {
+    "python": ("tree_sitter_python", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+}
+LANGUAGE_IDS = {
+    "python": "python", "javascript": "javascript", "javascriptreact": "javascript",
+    "typescript": "typescript", "typescriptreact": "tsx", "go": "go", "rust": "rust",
+    "java": "java", "c": "c", "cpp": "cpp", "cuda-cpp": "cpp",
+}
+EXTENSIONS = {
+    ".py": "python", ".pyi": "python", ".js": "javascript", ".mjs": "javascript",
+    ".cjs": "javascript", ".jsx": "javascript", ".ts": "typescript", ".mts": "typescript",
+    ".cts": "typescript", ".tsx": "tsx", ".go": "go", ".rs": "rust", ".java": "java",
+    ".c": "c", ".h": "c", ".cc": "cpp", ".cpp": "cpp", ".cxx": "cpp", ".hpp": "cpp",
+    ".hh": "cpp", ".hxx": "cpp", ".cu": "cpp",
+}
+
+STRING_TYPES = frozenset({
+    "string", "string_literal", "raw_string_literal", "interpreted_string_literal",
+    "template_string", "char_literal", "character_literal", "rune_literal", "text_block",
+    "regex", "system_lib_string",
+})
+COMMENT_TYPES = frozenset({"comment", "line_comment", "block_comment"})
+# Code inside a string (an f-string's `{x}`, a template's `${x}`) is code again.
+INTERPOLATION_TYPES = frozenset({"interpolation", "template_substitution"})
+BLOCK_TYPES = frozenset({
+    "block", "statement_block", "compound_statement", "class_body", "declaration_list",
+    "field_declaration_list", "enum_body", "interface_body", "switch_body", "constructor_body",
+    "enum_variant_list", "function_body",
+})
+
+
+def language_for(uri: str, language_id: str | None = None) -> str | None:
+    """The grammar's name for a document, from its `languageId` or its extension; None if none."""
+    if language_id and language_id in LANGUAGE_IDS:
+        return LANGUAGE_IDS[language_id]
+    suffix = PurePosixPath(urlparse(uri).path).suffix.lower()
+    return EXTENSIONS.get(suffix)
+
+
+@functools.cache
+def grammar(language: str) -> Language:
+    module_name, function = GRAMMARS[language]
+    return Language(getattr(importlib.import_module(module_name), function)())
+
+
+def new_parser(language: str) -> Parser:
+    return Parser(grammar(language))
+
+
+def encode(text: str) -> bytes:
+    return text.encode("utf-8", "surrogatepass")
+
+
+def point_at(text: str, offset: int) -> Point:
+    """The tree-sitter point (row counted in `\\n`, column in UTF-8 bytes) of a string offset."""
+    row = text.count("\n", 0, offset)
+    line_start = text.rfind("\n", 0, offset) + 1
+    return Point(row, len(encode(text[line_start:offset])))
+
+
+def byte_offset(text: str, offset: int) -> int:
+    return len(encode(text[:offset]))
+
+
+@dataclass(slots=True)
+class ParsedDocument:
+    """A document's language, text and current tree (None when it is too large to parse)."""
+
+    language: str
+    parser: Parser
+    text: str
+    tree: Tree | None = None
+
+    @classmethod
+    def parse(cls, language: str, text: str) -> ParsedDocument:
+        document = cls(language, new_parser(language), text)
+        document.reparse(incremental=False)
+        return document
+
+    def reparse(self, incremental: bool = True) -> None:
+        data = encode(self.text)
+        if len(data) > MAX_PARSE_BYTES:
+            self.tree = None
+            return
+        old = self.tree if incremental else None
+        self.tree = self.parser.parse(data, old) if old is not None else self.parser.parse(data)
+
+    def replace(self, start: int, end: int, new_text: str) -> None:
+        """Replace `text[start:end]` by `new_text` and tell the tree (no reparse yet)."""
+        old_text = self.text
+        self.text = old_text[:start] + new_text + old_text[end:]
+        if self.tree is None:
+            return
+        start_byte = byte_offset(old_text, start)
+        self.tree.edit(
+            start_byte=start_byte,
+            old_end_byte=start_byte + len(encode(old_text[start:end])),
+            new_end_byte=start_byte + len(encode(new_text)),
+            start_point=point_at(old_text, start),
+            old_end_point=point_at(old_text, end),
+            new_end_point=point_at(self.text, start + len(new_text)))
+
+    def apply(self, change: types.TextDocumentContentChangeEvent, encoding: str) -> bool:
+        """Apply one LSP change; False when its range does not fit the text (nothing changed)."""
+        if not isinstance(change, types.TextDocumentContentChangePartial):
+            self.text = change.text
+            self.tree = None
+            return True
+        start = offset_at(self.text, change.range.start.line, change.range.start.character, encoding)
+        end = offset_at(self.text, change.range.end.line, change.range.end.character, encoding)
+        if start is None or end is None or end < start:
+            return False
+        self.replace(start, end, change.text)
+        return True
+
+
+class SyntaxStore:
+    """The parsed open documents, by URI."""
+
+    def __init__(self) -> None:
+        self.documents: dict[str, ParsedDocument] = {}
+
+    def open(self, uri: str, language_id: str | None, text: str) -> ParsedDocument | None:
+        language = language_for(uri, language_id)
+        if language is None:
+            self.documents.pop(uri, None)
+            return None
+        document = ParsedDocument.parse(language, text)
+        self.documents[uri] = document
+        return document
+
+    def change(self, uri: str, changes: list[types.TextDocumentContentChangeEvent],
+               encoding: str, editor_text: str) -> None:
+        """Apply `changes` and reparse once; `editor_text` is the editor's text after them."""
+        document = self.documents.get(uri)
+        if document is None:
+            return
+        fitted = all(document.apply(change, encoding) for change in changes)
+        if not fitted or document.text != editor_text:
+            logger.info("reparsing %s from scratch: its changes did not fit the text", uri)
+            document.text = editor_text
+            document.reparse(incremental=False)
+            return
+        document.reparse()
+
+    def close(self, uri: str) -> None:
+        self.documents.pop(uri, None)
+
+    def get(self, uri: str) -> ParsedDocument | None:
+        return self.documents.get(uri)
+
+
+def _ancestors(node: Node | None):
+    while node is not None:
+        yield node
+        node = node.parent
+
+
+def literal_at(tree: Tree, offset: int) -> str | None:
+    """"string" or "comment" when the cursor at byte `offset` lies inside one, else None.
+
+    The cursor is inside a string when the character before it belongs to the string and the
+    string goes on after it (right after the closing quote is outside); inside a line comment up
+    to its end; inside a block comment until its closing `*/`.
+    """
+    if offset <= 0:
+        return None
+    for node in _ancestors(tree.root_node.descendant_for_byte_range(offset - 1, offset)):
+        if node.type in INTERPOLATION_TYPES:
+            return None
+        if node.type in STRING_TYPES and node.start_byte < offset < node.end_byte:
+            return "string"
+        if node.type in COMMENT_TYPES and node.start_byte < offset:
+            closed = node.text is not None and node.text.endswith(b"*/")
+            if offset < node.end_byte or not closed:
+                return "comment"
+    return None
+
+
+def in_empty_block(tree: Tree, offset: int) -> bool:
+    """True when the innermost block around byte `offset` holds nothing but comments."""
+    for node in _ancestors(tree.root_node.descendant_for_byte_range(offset, offset)):
+        if node.type in BLOCK_TYPES and node.start_byte < offset < node.end_byte:
+            return all(child.type in COMMENT_TYPES for child in node.named_children)
+    return False
+
+
+def error_count(tree: Tree) -> int:
+    """How many ERROR or MISSING nodes the tree has."""
+    count, stack = 0, [tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.is_error or node.is_missing:
+            count += 1
+        if node.has_error:
+            stack.extend(node.children)
+    return count
