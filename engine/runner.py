@@ -37,6 +37,7 @@ class ModelRunner:
         self.model_dir = Path(model_dir)
         self.model = load_model(self.model_dir, device=device)
         self.tok = CodeTokenizer(self.model_dir / "tokenizer.json")
+        self.complete("def f(x):\n    return x", "\n", "single_line", 4, None, {})  # warm-up: kernel JIT, lazy tables
 
     def info(self) -> dict:
         cfg = self.model.cfg

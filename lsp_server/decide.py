@@ -28,6 +28,8 @@ _ONLY_CLOSERS = re.compile(r"[\s)\]}>;:,.'\"`]*")
 _BLOCK_OPENERS = {"python": (":",)}
 _DEFAULT_BLOCK_OPENERS = ("{",)
 _LIST_OPENERS = ("(", "[", "{")
+_LINE_COMMENTS = {"python": ("#",)}
+_DEFAULT_LINE_COMMENTS = ("//", "/*", "*")
 
 
 @dataclass(slots=True, frozen=True)
@@ -36,7 +38,7 @@ class Cursor:
 
     left: str  # the cursor's line, left of the cursor
     right: str  # the cursor's line, right of the cursor
-    previous: str  # the nearest line above that has text ("" at the top)
+    previous: str  # the nearest line above that has code, not just a comment ("" at the top)
     language: str | None = None
     literal: str | None = None  # "string" or "comment" when the cursor is inside one
     empty_block: bool = False  # the innermost block around the cursor holds nothing
@@ -46,7 +48,10 @@ def cursor_at(prefix: str, suffix: str, language: str | None = None,
               literal: str | None = None, empty_block: bool = False) -> Cursor:
     """The `Cursor` for a hole between `prefix` and `suffix`."""
     lines = _LINE_BREAK.split(prefix)
-    previous = next((line for line in reversed(lines[:-1]) if line.strip()), "")
+    comments = _LINE_COMMENTS.get(language or "", _DEFAULT_LINE_COMMENTS)
+    code = (line for line in reversed(lines[:-1])
+            if line.strip() and not line.lstrip().startswith(comments))
+    previous = next(code, "")
     right = _LINE_BREAK.split(suffix, maxsplit=1)[0]
     return Cursor(lines[-1], right, previous, language, literal, empty_block)
 
