@@ -10,17 +10,26 @@ Nothing here touches sockets, files or the event loop, so all of it is tested wi
 """
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.protocol import MAX_DEADLINE_MS, MAX_PATH_CHARS, MAX_TOKENS, MODES, CompleteRequest
+from engine.protocol import (MAX_DEADLINE_MS, MAX_PATH_CHARS, MAX_TOKENS, MODES, CompleteRequest,
+                             Snippet)
 
 DEFAULT_DEADLINE_MS = 1500  # an inline completion later than this has usually been typed past
 DEFAULT_MAX_TOKENS = 48
 DEFAULT_MODE = "auto"
+DEFAULT_MAX_LINES = 12  # a multi-line completion longer than a screenful is rarely taken whole
+MAX_LINES = 200
+# Token budgets of the context parts; together with the hole they fit the bundled model's 2,048.
+DEFAULT_PREFIX_TOKENS = 1024
+DEFAULT_SUFFIX_TOKENS = 384
+DEFAULT_SNIPPET_TOKENS = 384
+MAX_BUDGET_TOKENS = 32_768
 # The worker's canvas keeps at most the model's context (2,048 tokens, about 8,000 characters of
 # code); sending more only costs transfer and tokenizing time.
 MAX_PREFIX_CHARS = 24_000
@@ -37,16 +46,23 @@ class Settings:
     deadline_ms: int = DEFAULT_DEADLINE_MS
     max_tokens: int = DEFAULT_MAX_TOKENS
     mode: str = DEFAULT_MODE
+    max_lines: int = DEFAULT_MAX_LINES
+    prefix_tokens: int = DEFAULT_PREFIX_TOKENS
+    suffix_tokens: int = DEFAULT_SUFFIX_TOKENS
+    snippet_tokens: int = DEFAULT_SNIPPET_TOKENS
+    stats_log: str | None = None  # None: the default path; "": no stats log
+    languages: list[str] | None = None  # None: every language; else grammar names ("python", ...)
 
     @classmethod
-    def from_options(cls, options: Any) -> tuple[Settings, list[str]]:
-        """Settings from `initializationOptions` (null values mean "the default"), and one line per
-        value that was ignored because it is unknown or invalid."""
-        settings, problems = cls(), []
+    def from_options(cls, options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
+        """Settings from `initializationOptions` or a configuration change, on top of `base` (or
+        the defaults): a value that is missing or null keeps the base's. Also one line per value
+        that was ignored because it is unknown or invalid."""
+        settings, problems = (dataclasses.replace(base) if base is not None else cls()), []
         if options is None:
             return settings, problems
         if not isinstance(options, dict):
-            return settings, [f"initializationOptions must be an object, got {type(options).__name__}"]
+            return settings, [f"the settings must be an object, got {type(options).__name__}"]
         for key, value in options.items():
             if value is None:  # an editor's way of saying "not set"
                 continue
@@ -75,6 +91,18 @@ _OPTIONS: dict[str, tuple[str, Callable[[Any], bool], str]] = {
     "deadlineMs": ("deadline_ms", _int_in(1, MAX_DEADLINE_MS), f"an integer in 1..{MAX_DEADLINE_MS}"),
     "maxTokens": ("max_tokens", _int_in(1, MAX_TOKENS), f"an integer in 1..{MAX_TOKENS}"),
     "mode": ("mode", lambda value: value in MODES, f"one of {', '.join(MODES)}"),
+    "maxLines": ("max_lines", _int_in(1, MAX_LINES), f"an integer in 1..{MAX_LINES}"),
+    "prefixTokens": ("prefix_tokens", _int_in(1, MAX_BUDGET_TOKENS),
+                     f"an integer in 1..{MAX_BUDGET_TOKENS}"),
+    "suffixTokens": ("suffix_tokens", _int_in(0, MAX_BUDGET_TOKENS),
+                     f"an integer in 0..{MAX_BUDGET_TOKENS}"),
+    "snippetTokens": ("snippet_tokens", _int_in(0, MAX_BUDGET_TOKENS),
+                      f"an integer in 0..{MAX_BUDGET_TOKENS}"),
+    "statsLog": ("stats_log", lambda value: isinstance(value, str),
+                 "a file path, or \"\" for no stats log"),
+    "languages": ("languages", lambda value: isinstance(value, list)
+                  and all(isinstance(name, str) for name in value),
+                  "a list of language names such as \"python\", \"typescript\", \"cpp\""),
 }
 
 
@@ -142,11 +170,13 @@ def new_request_id() -> str:
 
 
 def build_request(request_id: str, prefix: str, suffix: str, mode: str, max_tokens: int,
-                  deadline_ms: int, document: str = "") -> CompleteRequest:
+                  deadline_ms: int, document: str = "", decoder: dict | None = None,
+                  snippets: list[Snippet] | None = None) -> CompleteRequest:
     """A fill-in-the-middle request with the context windows clipped next to the cursor."""
     return CompleteRequest(id=request_id, kind="fim", prefix=prefix[-MAX_PREFIX_CHARS:],
-                           suffix=suffix[:MAX_SUFFIX_CHARS], mode=mode, max_tokens=max_tokens,
-                           deadline_ms=deadline_ms, document=document[:MAX_PATH_CHARS])
+                           suffix=suffix[:MAX_SUFFIX_CHARS], snippets=list(snippets or []),
+                           mode=mode, max_tokens=max_tokens, deadline_ms=deadline_ms,
+                           document=document[:MAX_PATH_CHARS], decoder=dict(decoder or {}))
 
 
 def postprocess(text: str, mode: str) -> str | None:

@@ -1,11 +1,17 @@
 """The language server (pygls 2.x): inline completions and completion items from an engine worker.
 
-The server keeps every open document (pygls's workspace, incremental sync). On
-`textDocument/inlineCompletion` or `textDocument/completion` it cuts the document at the cursor
-(`lsp_server.requests`), sends one `CompleteRequest` with a deadline to the worker and turns the
-reply into items. It answers with nothing, never with an error, when the position lies outside
-the document, the text cannot be sent, or the worker errs or is late; the reason is logged with
+The server keeps every open document (pygls's workspace, incremental sync) with its tree-sitter
+tree and its definitions (`lsp_server.documents`). On `textDocument/inlineCompletion` or
+`textDocument/completion` it answers through `lsp_server.completer`: decide, build the context,
+ask the worker within the deadline, post-process. It answers with nothing, never with an error,
+when the position lies outside the document, the text cannot be sent, it is no place to complete,
+a newer request for the document came, or the worker errs or is late; the reason is logged with
 the request id. It never edits the document.
+
+Each item names its request: inline items carry the command `infill.acceptCompletion`, completion
+items carry `data`; the notifications `infill/didShowCompletion`, `infill/acceptCompletion` and
+`infill/rejectCompletion` (params `{"requestId", "index", "acceptedChars"}`) go to the stats log.
+Settings come from `initializationOptions` and `workspace/didChangeConfiguration`.
 
 The worker is the one named by the `workerAddress` setting (or `--worker`); without one the
 server starts a local worker on the bundled model in the background at `initialize` (requests
@@ -20,7 +26,6 @@ import logging
 import os
 import signal
 import subprocess
-import time
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -32,20 +37,22 @@ from pygls.lsp.server import LanguageServer
 
 from engine.client import (AsyncWorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
                            spawn_local_worker, stop_worker)
-from engine.protocol import Result
-from lsp_server import logs
-from lsp_server.decide import NONE, cursor_at, decide
-from lsp_server.requests import (Settings, build_request, label_for, new_request_id,
-                                 postprocess, split_at)
-from lsp_server.syntax import SyntaxStore, byte_offset, in_empty_block, language_for, literal_at
+from lsp_server import logs, pipeline
+from lsp_server.cache import CompletionCache
+from lsp_server.completer import complete_at
+from lsp_server.documents import Documents
+from lsp_server.requests import Settings, label_for
+from lsp_server.stats import ACCEPTED, EVENTS, Answer, StatsLog, default_stats_path
 
 logger = logging.getLogger(__name__)
 
 REPLY_SLACK_S = 0.5  # a reply may come this long after its deadline (the last pass, the transfer)
+ACCEPT_COMMAND = "infill.acceptCompletion"  # editors that run it send `infill/acceptCompletion`
 
 
 class InfillLanguageServer(LanguageServer):
-    """The server's state: settings, the worker client and the local worker process, if any."""
+    """The server's state: settings, documents, the typing-through cache, the stats log, the
+    requests in flight, the worker client and the local worker process, if any."""
 
     def __init__(self, worker_address: str | None = None) -> None:
         super().__init__("infill-lsp", version("infill"))
@@ -53,17 +60,23 @@ class InfillLanguageServer(LanguageServer):
         self.settings = Settings(worker_address=worker_address)
         self.worker_process: subprocess.Popen | None = None
         self.shutdown_requested = False
-        self.syntax = SyntaxStore()
+        self.documents = Documents()
+        self.cache = CompletionCache()
+        self.stats = StatsLog(default_stats_path())
+        self.in_flight: dict[tuple[str, str], asyncio.Task[Answer]] = {}  # (method, uri) -> newest
+        self.index_task: asyncio.Future[None] | None = None  # the workspace's indexing
         self._client_task: asyncio.Task[AsyncWorkerClient | None] | None = None
 
-    def configure(self, options: Any) -> None:
-        """Take the settings from `initializationOptions`; bad values are logged and ignored."""
-        settings, problems = Settings.from_options(options)
+    def configure(self, options: Any, update: bool = False) -> None:
+        """Take the settings from `initializationOptions`, or with `update` those a configuration
+        change names (the others stay); bad values are logged and ignored."""
+        settings, problems = Settings.from_options(options, self.settings if update else None)
         for problem in problems:
             logger.warning("%s", problem)
         if settings.worker_address is None:
             settings.worker_address = self.default_worker_address
         self.settings = settings
+        self.stats.path = _stats_path(settings.stats_log)
         logger.info("settings: %s", settings)
 
     def connect_worker(self) -> None:
@@ -128,86 +141,40 @@ class InfillLanguageServer(LanguageServer):
             code = stop_worker(process)
             logger.info("stopped the local worker (pid %d, exit code %d)", process.pid, code)
 
-    async def complete_at(self, uri: str, position: types.Position, invoked: bool) -> list[str]:
-        """The texts to offer at `position` in `uri`; empty when there is nothing in time."""
-        logs.request_id.set(new_request_id())
-        try:
-            return await self._complete(uri, position, invoked)
-        except Exception:  # one request's failure must reach the editor as "nothing", not an error
-            logger.exception("completion at %s %d:%d failed", uri, position.line, position.character)
-            return []
 
-    async def _complete(self, uri: str, position: types.Position, invoked: bool) -> list[str]:
-        hole = self._hole(uri, position)
-        if hole is None:
-            return []
-        prefix, suffix = hole
-        mode = self.decide(uri, prefix, suffix, invoked)
-        if mode == NONE:
-            logger.info("no completion at %d:%d: not a place to complete", position.line,
-                        position.character)
-            return []
-        started = time.monotonic()
-        client = await self.worker_client(self.settings.deadline_ms / 1000.0)
-        budget_ms = self.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
-        if client is None or budget_ms < 1:
-            return []
-        request = build_request(logs.request_id.get(), prefix, suffix, mode,
-                                self.settings.max_tokens, budget_ms, uri)
-        try:
-            result = await client.complete(request)
-        except (WorkerTimeout, WorkerError) as exc:
-            logger.warning("no completion: %s", exc)
-            return []
-        return _texts(result, mode)
-
-    def decide(self, uri: str, prefix: str, suffix: str, invoked: bool) -> str:
-        """The completion mode at the hole, from its lines and, when it is parsed, its tree."""
-        document = self.syntax.get(uri)
-        if document is None or document.tree is None or document.text != prefix + suffix:
-            cursor = cursor_at(prefix, suffix, language_for(uri))
-        else:
-            offset = byte_offset(document.text, len(prefix))
-            cursor = cursor_at(prefix, suffix, document.language, literal_at(document.tree, offset),
-                               in_empty_block(document.tree, offset))
-        return decide(cursor, invoked, self.settings.mode)
-
-    def _hole(self, uri: str, position: types.Position) -> tuple[str, str] | None:
-        """(prefix, suffix) at `position`, or None (logged) when there is no place to complete."""
-        try:
-            text = self.workspace.get_text_document(uri).source
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            logger.info("cannot read %s: %s", uri, exc)
-            return None
-        encoding = self.workspace.position_encoding or types.PositionEncodingKind.Utf16
-        hole = split_at(text, position.line, position.character, encoding)
-        if hole is None:
-            logger.info("no completion at %d:%d in %s: outside the document or not UTF-8 text",
-                        position.line, position.character, uri)
-        return hole
+def _stats_path(setting: str | None) -> Path | None:
+    """The stats log's path: the default one without a setting, none for an empty one."""
+    if setting is None:
+        return default_stats_path()
+    return Path(setting).expanduser() if setting else None
 
 
-def _texts(result: Result, mode: str) -> list[str]:
-    """The post-processed texts of a worker's reply, without the empty ones."""
-    texts = [text for item in result.items if (text := postprocess(item.text, mode)) is not None]
-    t = result.timings
-    logger.info("%s, %s: %d of %d items kept; queue %.1f, prefill %.1f, decode %.1f, total %.1f ms",
-                mode, result.stop_reason, len(texts), len(result.items), t.queue_ms, t.prefill_ms,
-                t.decode_ms, t.total_ms)
-    return texts
-
-
-def completion_item(text: str, position: types.Position) -> types.CompletionItem:
-    """An item that inserts `text` at the cursor (an empty range: nothing is replaced)."""
+def completion_item(text: str, position: types.Position, request_id: str,
+                    index: int) -> types.CompletionItem:
+    """An item that inserts `text` at the cursor (an empty range: nothing is replaced); its
+    `data` names the request and the candidate, for `infill/acceptCompletion`."""
     kind = types.CompletionItemKind.Snippet if "\n" in text else types.CompletionItemKind.Text
     edit = types.TextEdit(range=types.Range(start=position, end=position), new_text=text)
     return types.CompletionItem(label=label_for(text), kind=kind, detail="infill", text_edit=edit,
-                                insert_text_format=types.InsertTextFormat.PlainText)
+                                insert_text_format=types.InsertTextFormat.PlainText,
+                                data={"requestId": request_id, "index": index})
+
+
+def accept_command(request_id: str, index: int) -> types.Command:
+    """The command an editor runs when the user accepts an inline item: it names the request."""
+    return types.Command(title="infill: accepted", command=ACCEPT_COMMAND,
+                         arguments=[{"requestId": request_id, "index": index}])
 
 
 async def on_initialize(ls: InfillLanguageServer, params: types.InitializeParams) -> None:
     ls.configure(params.initialization_options)
     ls.connect_worker()
+
+
+async def on_initialized(ls: InfillLanguageServer, params: types.InitializedParams) -> None:
+    root = ls.workspace.root_path
+    if root:
+        ls.index_task = asyncio.ensure_future(ls.documents.index_workspace(Path(root)))
 
 
 async def on_shutdown(ls: InfillLanguageServer, params: None) -> None:
@@ -221,34 +188,67 @@ def on_exit(ls: InfillLanguageServer, params: None) -> None:
 
 def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
-    ls.syntax.open(document.uri, document.language_id, document.text)
+    ls.documents.open(document.uri, document.language_id, document.text)
 
 
 def on_did_change(ls: InfillLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
     editor_text = ls.workspace.get_text_document(uri).source
-    ls.syntax.change(uri, params.content_changes, encoding, editor_text)
+    ls.documents.change(uri, params.content_changes, encoding, editor_text)
 
 
 def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.syntax.close(params.text_document.uri)
+    ls.documents.close(params.text_document.uri)
+    ls.cache.forget(params.text_document.uri)
+
+
+async def on_did_change_configuration(ls: InfillLanguageServer,
+                                      params: types.DidChangeConfigurationParams) -> None:
+    """New settings: `{"infill": {...}}` or the settings themselves, over the current ones; a new
+    worker address reconnects (stopping a local worker this server started)."""
+    options = params.settings
+    if isinstance(options, dict) and isinstance(options.get("infill"), dict):
+        options = options["infill"]
+    address = ls.settings.worker_address
+    ls.configure(options, update=True)
+    if ls.settings.worker_address != address:
+        await ls.close_worker()
+        ls.connect_worker()
+
+
+def on_accept_command(ls: InfillLanguageServer, *arguments: Any) -> None:
+    """The accept command of an inline item, run by editors that run item commands."""
+    ls.stats.report(ACCEPTED, arguments[0] if arguments else None)
+
+
+def on_completion_event(method: str):
+    """A handler for one of the client's `infill/...Completion` notifications."""
+    def handler(ls: InfillLanguageServer, params: Any) -> None:
+        ls.stats.report(method, params)
+    return handler
 
 
 async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCompletionParams,
                                ) -> list[types.InlineCompletionItem]:
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
-    texts = await ls.complete_at(params.text_document.uri, params.position, invoked)
+    candidates = len(pipeline.INVOKED_DECODERS) if invoked else 1
+    answer = await complete_at(ls, types.TEXT_DOCUMENT_INLINE_COMPLETION, params.text_document.uri,
+                               params.position, invoked, candidates)
     here = types.Range(start=params.position, end=params.position)
-    return [types.InlineCompletionItem(insert_text=text, range=here) for text in texts]
+    return [types.InlineCompletionItem(insert_text=text, range=here,
+                                       command=accept_command(answer.request_id, index))
+            for index, text in enumerate(answer.texts)]
 
 
 async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams,
                         ) -> types.CompletionList:
     context = params.context
     invoked = context is None or context.trigger_kind == types.CompletionTriggerKind.Invoked
-    texts = await ls.complete_at(params.text_document.uri, params.position, invoked)
-    items = [completion_item(text, params.position) for text in texts]
+    answer = await complete_at(ls, types.TEXT_DOCUMENT_COMPLETION, params.text_document.uri,
+                               params.position, invoked)
+    items = [completion_item(text, params.position, answer.request_id, index)
+             for index, text in enumerate(answer.texts)]
     return types.CompletionList(is_incomplete=True, items=items)  # ask again as the user types
 
 
@@ -256,11 +256,16 @@ def build_server(worker_address: str | None = None) -> InfillLanguageServer:
     """A server with every handler registered; `worker_address` is the `--worker` default."""
     server = InfillLanguageServer(worker_address)
     server.feature(types.INITIALIZE)(on_initialize)
+    server.feature(types.INITIALIZED)(on_initialized)
     server.feature(types.SHUTDOWN)(on_shutdown)
     server.feature(types.EXIT)(on_exit)
     server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_did_change)
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
+    server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)(on_did_change_configuration)
+    for method in EVENTS:
+        server.feature(method)(on_completion_event(method))
+    server.command(ACCEPT_COMMAND)(on_accept_command)
     server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
         on_inline_completion)
     server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(on_completion)

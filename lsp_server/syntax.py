@@ -101,6 +101,18 @@ def byte_offset(text: str, offset: int) -> int:
     return len(encode(text[:offset]))
 
 
+def _edit(tree: Tree, old_text: str, start: int, end: int, new_text: str) -> None:
+    """Tell `tree` that `old_text[start:end]` became `new_text` (string offsets)."""
+    start_byte = byte_offset(old_text, start)
+    after = old_text[:start] + new_text
+    tree.edit(start_byte=start_byte,
+              old_end_byte=start_byte + len(encode(old_text[start:end])),
+              new_end_byte=start_byte + len(encode(new_text)),
+              start_point=point_at(old_text, start),
+              old_end_point=point_at(old_text, end),
+              new_end_point=point_at(after, len(after)))
+
+
 @dataclass(slots=True)
 class ParsedDocument:
     """A document's language, text and current tree (None when it is too large to parse)."""
@@ -128,16 +140,32 @@ class ParsedDocument:
         """Replace `text[start:end]` by `new_text` and tell the tree (no reparse yet)."""
         old_text = self.text
         self.text = old_text[:start] + new_text + old_text[end:]
+        if self.tree is not None:
+            _edit(self.tree, old_text, start, end, new_text)
+
+    def errors_added(self, offset: int, insertion: str) -> int:
+        """How many more ERROR or MISSING nodes the tree has with `insertion` at `offset`."""
         if self.tree is None:
-            return
-        start_byte = byte_offset(old_text, start)
-        self.tree.edit(
-            start_byte=start_byte,
-            old_end_byte=start_byte + len(encode(old_text[start:end])),
-            new_end_byte=start_byte + len(encode(new_text)),
-            start_point=point_at(old_text, start),
-            old_end_point=point_at(old_text, end),
-            new_end_point=point_at(self.text, start + len(new_text)))
+            return 0
+        trial = self.tree.copy()
+        _edit(trial, self.text, offset, offset, insertion)
+        new_text = self.text[:offset] + insertion + self.text[offset:]
+        return error_count(self.parser.parse(encode(new_text), trial)) - error_count(self.tree)
+
+    def boundary_after(self, offset: int) -> int | None:
+        """The offset of the first statement that starts at or after `offset`, if any."""
+        return self._boundary(statement_start_after, offset)
+
+    def boundary_before(self, offset: int) -> int | None:
+        """The offset where the last statement that ends at or before `offset` ends, if any."""
+        return self._boundary(statement_end_before, offset)
+
+    def _boundary(self, query, offset: int) -> int | None:
+        if self.tree is None:
+            return None
+        data = encode(self.text)
+        found = query(self.tree, len(encode(self.text[:offset])))
+        return None if found is None else len(data[:found].decode("utf-8", "surrogatepass"))
 
     def apply(self, change: types.TextDocumentContentChangeEvent, encoding: str) -> bool:
         """Apply one LSP change; False when its range does not fit the text (nothing changed)."""
@@ -222,6 +250,36 @@ def in_empty_block(tree: Tree, offset: int) -> bool:
         if node.type in BLOCK_TYPES and node.start_byte < offset < node.end_byte:
             return all(child.type in COMMENT_TYPES for child in node.named_children)
     return False
+
+
+def statement_start_after(tree: Tree, byte: int) -> int | None:
+    """Where the first node at or after `byte` starts, among the children of the innermost node
+    that spans `byte`: the next statement of the block the cut falls in."""
+    node = tree.root_node
+    while True:
+        for child in node.children:
+            if child.start_byte >= byte:
+                return child.start_byte
+            if child.end_byte > byte:
+                node = child
+                break
+        else:
+            return None
+
+
+def statement_end_before(tree: Tree, byte: int) -> int | None:
+    """Where the last node that ends at or before `byte` ends, among the children of the innermost
+    node that spans `byte`: the end of the last whole statement before the cut."""
+    node = tree.root_node
+    while True:
+        for child in reversed(node.children):
+            if child.end_byte <= byte:
+                return child.end_byte
+            if child.start_byte < byte:
+                node = child
+                break
+        else:
+            return None
 
 
 def error_count(tree: Tree) -> int:

@@ -53,3 +53,15 @@ def tiny_model_dir(tmp_path_factory, tiny_tokenizer) -> Path:
     save_model(Transformer(cfg), folder)
     tiny_tokenizer.tok.save(str(folder / "tokenizer.json"))
     return folder
+
+
+@pytest.fixture
+def model_env() -> dict[str, str]:
+    """The environment for a language server: the bundled model, or the small smoke model while
+    the bundled one is still training."""
+    from infill.paths import REPO_ROOT, bundled_model_dir
+
+    env = dict(os.environ)
+    if not (bundled_model_dir() / "config.json").is_file():
+        env["INFILL_MODEL"] = str(REPO_ROOT / "work" / "smoke-model")
+    return env

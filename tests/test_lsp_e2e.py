@@ -9,6 +9,7 @@ smoke model write a character or more.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import socket
@@ -18,27 +19,18 @@ from pathlib import Path
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
-from infill.paths import REPO_ROOT, bundled_model_dir
+from infill.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 
-SMOKE_MODEL = REPO_ROOT / "work" / "smoke-model"
 SOURCE = "import o\n\n\ndef add(a, b):\n    return a + b\n"
 URI = "file:///tmp/infill-e2e/example.py"
 CURSOR = types.Position(line=0, character=8)
 OPTIONS = {"maxTokens": 8, "deadlineMs": 20000}  # few tokens, and a deadline the busy CPU can meet
 EXIT_WAIT_S = 30
-
-
-@pytest.fixture
-def model_env() -> dict[str, str]:
-    """The environment for the server: the bundled model, or the smoke model while it is missing."""
-    env = dict(os.environ)
-    if not (bundled_model_dir() / "config.json").is_file():
-        env["INFILL_MODEL"] = str(SMOKE_MODEL)
-    return env
 
 
 def processes() -> dict[int, tuple[int, str]]:
@@ -234,3 +226,100 @@ async def test_an_unreachable_worker_means_empty_answers_in_time(tmp_path):
         assert time.monotonic() - started < 5.0
     assert worker_pids(str(session.log)) == []
     assert await session.end() == 0
+
+
+def change_at(position: types.Position, text: str, uri: str, version: int) -> types.DidChangeTextDocumentParams:
+    """An incremental change that inserts `text` at `position`."""
+    here = types.Range(start=position, end=position)
+    return types.DidChangeTextDocumentParams(
+        text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+        content_changes=[types.TextDocumentContentChangePartial(range=here, text=text)])
+
+
+async def automatic(session: Session, position: types.Position) -> list[types.InlineCompletionItem]:
+    context = types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)
+    result = await session.client.text_document_inline_completion_async(types.InlineCompletionParams(
+        context=context, text_document=types.TextDocumentIdentifier(URI), position=position))
+    assert isinstance(result, list)
+    return result
+
+
+async def test_no_automatic_completion_inside_a_string_but_one_when_invoked(session):
+    session.client.text_document_did_change(change_at(types.Position(line=1, character=0),
+                                                      'NAME = "ab"\n', URI, 2))
+    inside = types.Position(line=1, character=9)
+    assert await automatic(session, inside) == []
+    assert session.log.read_text().count("not a place to complete") == 1
+    replies = session.log.read_text().count(" items; queue")
+    await session.inline(inside)  # invoked: the worker is asked for two candidates (the smoke
+    log = session.log.read_text()  # model may write nothing usable there)
+    assert log.count("not a place to complete") == 1 and log.count(" items; queue") == replies + 2
+    go = "file:///tmp/infill-e2e/main.go"  # other languages go through their own grammar
+    session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=go, language_id="go", version=1, text='package main\n\n// Say hello\nvar s = "hi"\n')))
+    context = types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)
+    for line, character in [(2, 6), (3, 10)]:  # in a comment, in a string
+        result = await session.client.text_document_inline_completion_async(
+            types.InlineCompletionParams(context=context, text_document=types.TextDocumentIdentifier(go),
+                                         position=types.Position(line=line, character=character)))
+        assert result == []
+    assert session.log.read_text().count("not a place to complete") == 3
+
+
+async def test_typing_through_a_shown_completion_needs_no_worker_call(session):
+    shown = (await automatic(session, CURSOR))[0].insert_text
+    again = await automatic(session, CURSOR)
+    assert [item.insert_text for item in again] == [shown]
+    assert session.log.read_text().count("typing through") == 1
+    if len(shown) >= 2:  # type its first character: the rest comes from the cache
+        session.client.text_document_did_change(change_at(CURSOR, shown[0], URI, 2))
+        after = types.Position(line=CURSOR.line, character=CURSOR.character + 1)
+        assert [item.insert_text for item in await automatic(session, after)] == [shown[1:]]
+        assert session.log.read_text().count("typing through") == 2
+
+
+async def test_a_newer_request_for_the_document_supersedes_the_older(session):
+    older, newer = await asyncio.gather(session.inline(CURSOR), session.inline(CURSOR))
+    assert older == [] and len(newer) >= 1
+    assert "superseded by a newer request" in session.log.read_text()
+
+
+async def test_completion_events_reach_the_stats_log_and_settings_can_change(tmp_path, model_env):
+    stats = tmp_path / "stats.jsonl"
+    session = await start_session(tmp_path, model_env, options={**OPTIONS, "statsLog": str(stats)})
+    item = (await session.inline(CURSOR))[0]
+    event = item.command.arguments[0]
+    assert item.command.command == "infill.acceptCompletion" and event["index"] == 0
+    session.client.protocol.notify("infill/didShowCompletion", event)
+    session.client.protocol.notify("infill/acceptCompletion", {**event, "acceptedChars": 1})
+    session.client.protocol.notify("infill/rejectCompletion", {"requestId": "unknown"})
+    await session.client.workspace_execute_command_async(types.ExecuteCommandParams(
+        command=item.command.command, arguments=item.command.arguments))  # what VS Code runs
+    session.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"infill": {**OPTIONS, "maxLines": 3}}))
+    items = await session.completion(CURSOR)  # answered after the notifications: they are done
+    assert items[0].data["index"] == 0 and items[0].data["requestId"] != event["requestId"]
+    lines = [json.loads(line) for line in stats.read_text().splitlines()]
+    assert [(line["event"], line["request_id"]) for line in lines] == [
+        ("show", event["requestId"]), ("accept", event["requestId"]), ("accept", event["requestId"])]
+    assert lines[1]["accepted_chars"] == 1 and lines[0]["latency_ms"] > 0
+    assert "max_lines=3" in session.log.read_text()
+    session.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={**OPTIONS, "languages": ["rust", "go"]}))
+    assert await session.inline(types.Position(line=4, character=16)) == []
+    assert "python is not among the languages" in session.log.read_text()
+    assert await session.end() == 0
+
+
+async def test_a_cancelled_request_gets_the_cancelled_error_and_the_server_goes_on(session):
+    await session.inline(CURSOR)  # the worker is up
+    params = types.InlineCompletionParams(
+        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked),
+        text_document=types.TextDocumentIdentifier(URI), position=types.Position(line=4, character=16))
+    pending = session.client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, params,
+                                                   msg_id="cancel-me")
+    session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
+    with pytest.raises(JsonRpcRequestCancelled):
+        await asyncio.wait_for(asyncio.wrap_future(pending), 10)
+    assert "superseded" not in session.log.read_text()
+    assert await session.inline(CURSOR)  # and the next request is answered

@@ -119,4 +119,22 @@ def test_bad_settings_are_reported_and_keep_their_defaults():
     assert settings == Settings()
     assert len(problems) == 5 and any("'colour'" in p for p in problems)
     assert "maxTokens" in problems[2] and "1..1024" in problems[2]
-    assert Settings.from_options(["x"])[1] == ["initializationOptions must be an object, got list"]
+    assert Settings.from_options(["x"])[1] == ["the settings must be an object, got list"]
+
+
+def test_more_settings_from_options():
+    settings, problems = Settings.from_options(
+        {"maxLines": 3, "prefixTokens": 500, "suffixTokens": 0, "snippetTokens": 100,
+         "statsLog": "", "languages": ["python", "typescriptreact"]})
+    assert problems == [] and (settings.max_lines, settings.prefix_tokens, settings.suffix_tokens,
+                               settings.snippet_tokens) == (3, 500, 0, 100)
+    assert settings.stats_log == "" and settings.languages == ["python", "typescriptreact"]
+    settings, problems = Settings.from_options({"maxLines": 0, "languages": "python", "statsLog": 1})
+    assert settings == Settings() and len(problems) == 3
+
+
+def test_a_configuration_change_keeps_the_settings_it_does_not_name():
+    base = Settings(deadline_ms=900, mode="multi_line")
+    settings, problems = Settings.from_options({"maxLines": 2, "mode": None}, base)
+    assert settings == Settings(deadline_ms=900, mode="multi_line", max_lines=2) and problems == []
+    assert Settings.from_options({}, base) == (base, []) and base.max_lines != 2

@@ -125,3 +125,12 @@ def test_in_empty_block(language, text, empty):
 def test_error_count():
     assert error_count(new_parser("python").parse(b"x = (1,\n")) >= 1
     assert error_count(new_parser("python").parse(b"x = (1,)\n")) == 0
+
+
+def test_errors_added_by_an_insertion_leave_the_document_as_it_was():
+    store = SyntaxStore()
+    document = store.open("file:///m.py", "python", "def f(x):\n    return \n")
+    offset = document.text.index("return ") + len("return ")
+    assert document.errors_added(offset, "x + 1") == 0
+    assert document.errors_added(offset, "x + (1") > 0
+    assert document.text == "def f(x):\n    return \n" and document.tree.root_node.text == document.text.encode()

@@ -1,0 +1,134 @@
+"""One completion request in the server, from the cursor to an `Answer`, never late and never raising.
+
+`complete_at` gives each request an id (carried by every log line), makes it supersede the
+request of the same method still in flight for the same document (whose worker call is
+cancelled: it answers with nothing), and turns any failure into an empty answer. `_complete` runs the steps: cut the hole;
+answer from the typing-through cache if the user is typing a completion already shown; decide the
+mode (none ends here, before any context is built); build the context; send one request per
+candidate to the worker, concurrently, within what is left of the deadline; post-process and rank.
+The worker is awaited on the event loop, never blocked on.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from engine.client import WorkerError, WorkerTimeout
+from engine.protocol import Result
+from lsp_server import logs, pipeline
+from lsp_server.decide import NONE
+from lsp_server.requests import new_request_id, split_at
+from lsp_server.stats import Answer
+from lsp_server.syntax import LANGUAGE_IDS
+
+if TYPE_CHECKING:
+    from lsp_server.server import InfillLanguageServer
+
+logger = logging.getLogger(__name__)
+
+
+async def complete_at(ls: InfillLanguageServer, method: str, uri: str, position: types.Position,
+                      invoked: bool, candidates: int = 1) -> Answer:
+    """The answer to an LSP `method` at `position` in `uri`; its texts are empty when there is
+    nothing in time. Requests of one method supersede each other, not those of another (an
+    editor may ask for inline completions and completion items at each keystroke)."""
+    request_id = new_request_id()
+    logs.request_id.set(request_id)
+    started = time.monotonic()
+    task = asyncio.ensure_future(_complete(ls, uri, position, invoked, candidates, started))
+    key = (method, uri)
+    older, ls.in_flight[key] = ls.in_flight.get(key), task
+    if older is not None and not older.done():
+        older.cancel()
+    try:
+        answer = await task
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if current is not None and current.cancelling():
+            raise  # the handler itself was cancelled ($/cancelRequest)
+        logger.info("superseded by a newer request for %s", uri)
+        answer = _answer(uri, "", [], started, False)
+    except Exception:  # one request's failure must reach the editor as "nothing", not an error
+        logger.exception("completion at %s %d:%d failed", uri, position.line, position.character)
+        answer = _answer(uri, "", [], started, False)
+    finally:
+        if ls.in_flight.get(key) is task:
+            del ls.in_flight[key]
+    ls.stats.record(answer)
+    return answer
+
+
+def _answer(uri: str, mode: str, texts: list[str], started: float, cache_hit: bool) -> Answer:
+    latency_ms = (time.monotonic() - started) * 1000.0
+    logger.info("%s: %d texts in %.1f ms%s", mode or "no mode", len(texts), latency_ms,
+                " from the cache" if cache_hit else "")
+    return Answer(logs.request_id.get(), uri, mode, tuple(texts), latency_ms, cache_hit)
+
+
+async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position, invoked: bool,
+                    candidates: int, started: float) -> Answer:
+    hole = _hole(ls, uri, position)
+    if hole is None:
+        return _answer(uri, "", [], started, False)
+    languages = ls.settings.languages
+    if languages is not None and hole.language not in {LANGUAGE_IDS.get(n, n) for n in languages}:
+        logger.info("no completion: %s is not among the languages %s", hole.language, languages)
+        return _answer(uri, "", [], started, False)
+    hit = ls.cache.get(uri, hole.prefix, hole.suffix)
+    if hit is not None:
+        logger.info("typing through the answer to %s", hit.request_id)
+        return _answer(uri, hit.mode, hit.texts[:candidates], started, True)
+    mode = pipeline.decide_at(hole, invoked, ls.settings.mode)
+    if mode == NONE:
+        logger.info("no completion at %d:%d: not a place to complete", position.line,
+                    position.character)
+        return _answer(uri, mode, [], started, False)
+    client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)
+    budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
+    if client is None or budget_ms < 1:
+        return _answer(uri, mode, [], started, False)
+    decoders = pipeline.INVOKED_DECODERS[:candidates] if invoked else pipeline.AUTOMATIC_DECODERS
+    window = pipeline.context_for(hole, ls.settings, ls.documents)
+    requests = pipeline.requests_for(hole, window, logs.request_id.get(), mode, ls.settings,
+                                     budget_ms, decoders)
+    results = await asyncio.gather(*(client.complete(r) for r in requests), return_exceptions=True)
+    texts = pipeline.finish(hole, _answered(results), mode, ls.settings)
+    ls.cache.put(uri, hole.prefix, hole.suffix, texts, mode, logs.request_id.get())
+    return _answer(uri, mode, texts, started, False)
+
+
+def _hole(ls: InfillLanguageServer, uri: str, position: types.Position) -> pipeline.Hole | None:
+    """The hole at `position`, or None (logged) when there is no place to complete."""
+    try:
+        text = ls.workspace.get_text_document(uri).source
+    except (OSError, UnicodeDecodeError, ValueError) as exc:
+        logger.info("cannot read %s: %s", uri, exc)
+        return None
+    encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+    hole = split_at(text, position.line, position.character, encoding)
+    if hole is None:
+        logger.info("no completion at %d:%d in %s: outside the document or not UTF-8 text",
+                    position.line, position.character, uri)
+        return None
+    return pipeline.hole_at(ls.documents.syntax, uri, *hole)
+
+
+def _answered(results: list[Result | BaseException]) -> list[Result]:
+    """The replies that came, with their timings logged; failures are logged and left out."""
+    answered = []
+    for result in results:
+        if isinstance(result, (WorkerTimeout, WorkerError)):
+            logger.warning("no completion: %s", result)
+        elif isinstance(result, BaseException):
+            raise result
+        else:
+            t = result.timings
+            logger.info("%s: %s, %d items; queue %.1f, prefill %.1f, decode %.1f, total %.1f ms",
+                        result.id, result.stop_reason, len(result.items), t.queue_ms, t.prefill_ms,
+                        t.decode_ms, t.total_ms)
+            answered.append(result)
+    return answered

@@ -1,0 +1,120 @@
+"""One completion's steps around the worker call: the hole, the decision, the requests, the answer.
+
+The server (`lsp_server.server`) runs them in order: `hole_at` cuts the document at the cursor and
+finds its tree; `decide_at` says none, single line or multi-line; `context_for` cuts the windows
+and picks the snippets (`lsp_server.context`); `requests_for` builds one
+`CompleteRequest` per candidate decoding (an Invoked request asks for several, with different
+commit thresholds, so the user has distinct choices; an automatic one asks for one); `finish`
+post-processes every item, drops empty and repeated ones, and puts first those that add no syntax
+error to the document. Nothing here waits on the worker.
+"""
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from engine.protocol import CompleteRequest, Result
+from lsp_server import context
+from lsp_server.decide import cursor_at, decide
+from lsp_server.documents import Documents
+from lsp_server.index import imports
+from lsp_server.postprocess import clean, rank
+from lsp_server.requests import Settings, build_request
+from lsp_server.syntax import (ParsedDocument, SyntaxStore, byte_offset, in_empty_block,
+                               language_for, literal_at)
+
+logger = logging.getLogger(__name__)
+
+# Decoder overrides per candidate: a sure decoding first, a bolder one that commits more per pass.
+INVOKED_DECODERS: tuple[dict, ...] = ({"threshold": 0.9}, {"threshold": 0.6})
+AUTOMATIC_DECODERS: tuple[dict, ...] = ({},)
+
+
+@dataclass(slots=True)
+class Hole:
+    """The document cut at the cursor; `document` is its parsed twin when it is in step."""
+
+    uri: str
+    prefix: str
+    suffix: str
+    language: str | None
+    document: ParsedDocument | None = None
+
+
+def hole_at(syntax: SyntaxStore, uri: str, prefix: str, suffix: str) -> Hole:
+    document = syntax.get(uri)
+    if document is None or document.tree is None or document.text != prefix + suffix:
+        return Hole(uri, prefix, suffix, language_for(uri))
+    return Hole(uri, prefix, suffix, document.language, document)
+
+
+def decide_at(hole: Hole, invoked: bool, setting: str) -> str:
+    """The completion mode at the hole, from its lines and, when it is parsed, its tree."""
+    literal, empty_block = None, False
+    if hole.document is not None and hole.document.tree is not None:
+        offset = byte_offset(hole.document.text, len(hole.prefix))
+        literal = literal_at(hole.document.tree, offset)
+        empty_block = in_empty_block(hole.document.tree, offset)
+    return decide(cursor_at(hole.prefix, hole.suffix, hole.language, literal, empty_block),
+                  invoked, setting)
+
+
+def context_for(hole: Hole, settings: Settings, documents: Documents) -> context.Context:
+    """The windows around the hole and the snippets that fit their budgets."""
+    after = before = None
+    document = hole.document
+    if document is not None:
+        after = document.boundary_after
+        before = functools.partial(_suffix_boundary, document, len(hole.prefix))
+    prefix = context.prefix_window(hole.prefix, settings.prefix_tokens, after)
+    suffix = context.suffix_window(hole.suffix, settings.suffix_tokens, before)
+    if settings.snippet_tokens == 0:
+        return context.Context(prefix, suffix, [])
+    index = documents.index
+    names = context.names_near(prefix, suffix)
+    stem = context.stem_at(hole.prefix)
+    if len(stem) >= context.MIN_STEM_CHARS:
+        names = index.starting_with(stem, context.MAX_STEM_MATCHES) + names
+    visible = context.visible_lines(hole.prefix, prefix, suffix)
+    ranked = context.rank_definitions(names, index.lookup, hole.uri, documents.open_uris, visible)
+    cut_off = document is not None and document.tree is not None and len(prefix) < len(hole.prefix)
+    imports_text = imports(document.tree, document.text) if cut_off else ""
+    edits = context.edit_snippets(documents.recent_edits, documents.text_of, hole.uri, visible)
+    candidates = context.snippet_candidates(ranked, imports_text, hole.uri, edits)
+    return context.Context(prefix, suffix, context.fit_snippets(candidates, settings.snippet_tokens))
+
+
+def _suffix_boundary(document: ParsedDocument, cursor: int, offset: int) -> int | None:
+    """`document.boundary_before` for an offset counted from the cursor."""
+    found = document.boundary_before(cursor + offset)
+    return None if found is None else found - cursor
+
+
+def requests_for(hole: Hole, window: context.Context, request_id: str, mode: str,
+                 settings: Settings, budget_ms: int, decoders: Sequence[dict],
+                 ) -> list[CompleteRequest]:
+    """One request per decoder override; each candidate has its own id and document key, so the
+    worker neither confuses their replies nor lets one supersede another."""
+    requests = []
+    for index, overrides in enumerate(decoders):
+        suffix_id = f"-{index}" if index else ""
+        requests.append(build_request(request_id + suffix_id, window.prefix, window.suffix, mode,
+                                      settings.max_tokens, budget_ms, hole.uri + suffix_id,
+                                      overrides, window.snippets))
+    return requests
+
+
+def finish(hole: Hole, results: Sequence[Result], mode: str, settings: Settings) -> list[str]:
+    """The texts to show: cleaned, distinct, those that add no syntax error first."""
+    texts = []
+    for result in results:
+        for item in result.items:
+            text = clean(item.text, mode, settings.max_lines, hole.prefix, hole.suffix, hole.language)
+            if text is not None:
+                texts.append(text)
+    document = hole.document
+    if document is None or document.text != hole.prefix + hole.suffix:  # edited while we waited
+        return list(dict.fromkeys(texts))
+    return rank(texts, lambda text: document.errors_added(len(hole.prefix), text))

@@ -1,0 +1,98 @@
+"""What happened to each completion: a local stats log, one JSON object per line.
+
+The server remembers its last answers by request id (`record`); the client's notifications
+`infill/didShowCompletion`, `infill/acceptCompletion` and `infill/rejectCompletion` name a request
+id, and each becomes one line: the event, the request id, the document, the mode, the latency from
+the request to the answer, whether the answer came from the typing-through cache, the characters
+shown, and for an acceptance the characters taken. Nothing leaves the machine.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+logger = logging.getLogger(__name__)
+
+REMEMBERED_ANSWERS = 256
+SHOWN = "infill/didShowCompletion"
+ACCEPTED = "infill/acceptCompletion"
+REJECTED = "infill/rejectCompletion"
+EVENTS = {SHOWN: "show", ACCEPTED: "accept", REJECTED: "reject"}
+
+
+def default_stats_path() -> Path:
+    """`$XDG_STATE_HOME/infill/stats.jsonl`, or under `~/.local/state` without it."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "infill" / "stats.jsonl"
+
+
+@dataclass(slots=True, frozen=True)
+class Answer:
+    request_id: str
+    uri: str
+    mode: str
+    texts: tuple[str, ...]
+    latency_ms: float
+    cache_hit: bool
+
+
+def event_line(kind: str, answer: Answer, index: int, accepted_chars: int | None,
+               now: float) -> dict[str, Any]:
+    """The stats record of one event about `answer`'s text number `index`."""
+    shown = answer.texts[index] if 0 <= index < len(answer.texts) else ""
+    line = {"event": kind, "request_id": answer.request_id, "time": round(now, 3),
+            "uri": answer.uri, "mode": answer.mode, "latency_ms": round(answer.latency_ms, 1),
+            "cache_hit": answer.cache_hit, "index": index, "shown_chars": len(shown)}
+    if kind == "accept":
+        line["accepted_chars"] = len(shown) if accepted_chars is None else accepted_chars
+    return line
+
+
+def _field(params: Any, name: str) -> Any:
+    """A field of a notification's params: a map (a command's argument) or an object."""
+    if isinstance(params, dict):
+        return params.get(name)
+    return getattr(params, name, None)
+
+
+class StatsLog:
+    """The remembered answers and the log file they are reported to (None: no log)."""
+
+    def __init__(self, path: Path | None) -> None:
+        self.path = path
+        self.answers: OrderedDict[str, Answer] = OrderedDict()
+
+    def record(self, answer: Answer) -> None:
+        self.answers[answer.request_id] = answer
+        while len(self.answers) > REMEMBERED_ANSWERS:
+            self.answers.popitem(last=False)
+
+    def report(self, method: str, params: Any) -> dict[str, Any] | None:
+        """Write the line for a client's notification; None (logged) for an unknown request."""
+        request_id = _field(params, "requestId")
+        answer = self.answers.get(request_id) if isinstance(request_id, str) else None
+        if answer is None:
+            logger.info("%s for an unknown request id %r", method, request_id)
+            return None
+        index = _field(params, "index") or 0
+        accepted = _field(params, "acceptedChars")
+        line = event_line(EVENTS[method], answer, index if isinstance(index, int) else 0,
+                          accepted if isinstance(accepted, int) else None, time.time())
+        self._write(line)
+        return line
+
+    def _write(self, line: dict[str, Any]) -> None:
+        if self.path is None:
+            return
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            with self.path.open("a", encoding="utf-8") as handle:
+                handle.write(json.dumps(line) + "\n")
+        except OSError as exc:
+            logger.warning("cannot write the stats log %s: %s", self.path, exc)
