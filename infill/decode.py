@@ -64,6 +64,22 @@ def close_tail(hole: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> No
         masked &= ~tail
 
 
+def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torch.Tensor:
+    """Masked positions that may commit now: end tokens wait their turn.
+
+    A position whose best guess ends the middle (pad; a newline in single-line mode) commits only
+    when it is the leftmost masked position. Otherwise a small model's confident pads eat the hole
+    from its tail backwards (each pad makes the one before it likelier) and the answer comes back
+    empty; content is decided first, and the end is placed once everything before it stands.
+    """
+    ends = best == rules.pad_id
+    if rules.single_line:
+        ends |= best == rules.newline_id
+    leftmost = torch.zeros_like(masked)
+    leftmost[int(torch.nonzero(masked)[0])] = True
+    return masked & (~ends | leftmost)
+
+
 def full_pass(model: Transformer, ids: torch.Tensor, window: slice) -> tuple[torch.Tensor, list]:
     """Hidden states of the window (W, d) and the keys/values of every position outside it."""
     h, kv = model.hidden(ids)
@@ -106,7 +122,7 @@ def denoise(model: Transformer, canvas: Canvas, rules: HoleRules, cfg: DecoderCo
         else:
             h = window_pass(model, ids, window, context)
         conf, prob, best = score(restrict(model.lm_head(h[rows]).float(), masked, rules), cfg.confidence)
-        commit = select(cfg, conf, masked, passes)
+        commit = select(cfg, conf, eligible(best, masked, rules), passes)
         passes += 1
         if deadline is not None and time.monotonic() >= deadline:
             commit, stop = masked.clone(), "deadline"

@@ -11,7 +11,8 @@ the request id. It never edits the document.
 Each item names its request: inline items carry the command `infill.acceptCompletion`, completion
 items carry `data`; the notifications `infill/didShowCompletion`, `infill/acceptCompletion` and
 `infill/rejectCompletion` (params `{"requestId", "index", "acceptedChars"}`) go to the stats log.
-Settings come from `initializationOptions` and `workspace/didChangeConfiguration`.
+Settings come from `initializationOptions` and `workspace/didChangeConfiguration`. Once the worker
+answers, the server tells the client its model with `infill/workerReady` (`{"model", "address"}`).
 
 The worker is the one named by the `workerAddress` setting (or `--worker`); without one the
 server starts a local worker on the bundled model in the background at `initialize` (requests
@@ -48,6 +49,7 @@ logger = logging.getLogger(__name__)
 
 REPLY_SLACK_S = 0.5  # a reply may come this long after its deadline (the last pass, the transfer)
 ACCEPT_COMMAND = "infill.acceptCompletion"  # editors that run it send `infill/acceptCompletion`
+WORKER_READY = "infill/workerReady"  # to the client: the worker answered, with its model's name
 
 
 class InfillLanguageServer(LanguageServer):
@@ -89,12 +91,14 @@ class InfillLanguageServer(LanguageServer):
             if address is None:
                 address = await asyncio.to_thread(self._spawn)
             client = AsyncWorkerClient(address, timeout_s=REPLY_SLACK_S, client_name="infill-lsp")
-            await self._greet(client)
+            model = await self._greet(client)
         except (WorkerStartError, WorkerError, OSError, zmq.ZMQError) as exc:
             message = f"infill: no completions, the worker is unavailable: {exc}"
             logger.error("%s", message)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
             return None
+        if model is not None:
+            self.protocol.notify(WORKER_READY, {"model": model, "address": address})
         return client
 
     def _spawn(self) -> str:
@@ -105,15 +109,17 @@ class InfillLanguageServer(LanguageServer):
         return address
 
     @staticmethod
-    async def _greet(client: AsyncWorkerClient) -> None:
-        """Check the worker's protocol version; one that does not answer yet is used anyway."""
+    async def _greet(client: AsyncWorkerClient) -> str | None:
+        """Check the worker's protocol version and return its model's name; one that does not
+        answer yet is used anyway (None)."""
         try:
             welcome = await client.hello()
         except WorkerTimeout:
             logger.warning("the worker at %s does not answer yet; requests will try it anyway",
                            client.address)
-            return
+            return None
         logger.info("worker at %s serves model %s", client.address, welcome.model)
+        return welcome.model
 
     async def worker_client(self, timeout_s: float) -> AsyncWorkerClient | None:
         """The worker's client once it is ready, or None if it is not within `timeout_s`."""

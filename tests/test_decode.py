@@ -101,3 +101,13 @@ def test_unknown_decoder_setting_is_refused(tiny_model_dir):
 
     with pytest.raises(ValueError, match="unknown decoder settings"):
         ModelRunner(tiny_model_dir).complete("x", "", "single_line", 4, None, {"temperature": 2})
+
+
+def test_end_tokens_wait_for_the_leftmost_position():
+    from infill.decode import eligible
+
+    best = torch.tensor([5, 1, 6, 9, 1])  # content, pad, content, newline, pad
+    masked = torch.tensor([False, True, True, True, True])
+    assert eligible(best, masked, RULES).tolist() == [False, True, True, False, False]  # leftmost pad may end it
+    masked = torch.tensor([False, False, True, True, True])
+    assert eligible(best, masked, RULES).tolist() == [False, False, True, False, False]

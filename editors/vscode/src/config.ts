@@ -1,0 +1,72 @@
+/**
+ * The extension's settings (`infill.*` in package.json) as typed getters. Launch settings choose
+ * how the server starts; server settings go to `infill lsp` as `initializationOptions` and in
+ * configuration changes, under the names of `lsp_server/requests.py`. An unset server setting
+ * (null) is left out, so the server's own default applies.
+ */
+import type { WorkspaceConfiguration } from "vscode";
+
+export const SECTION = "infill";
+
+/** The part of `vscode.WorkspaceConfiguration` the getters use. */
+export type SettingsReader = Pick<WorkspaceConfiguration, "get">;
+
+export type Mode = "auto" | "single_line" | "multi_line";
+
+/** How to start the server: an `infill` executable, or a Python interpreter with the project. */
+export interface LaunchSettings {
+  serverPath: string;
+  python: string;
+}
+
+/** What `infill lsp` reads from `initializationOptions` and `workspace/didChangeConfiguration`. */
+export interface ServerSettings {
+  workerAddress?: string;
+  deadlineMs?: number;
+  maxTokens?: number;
+  maxLines?: number;
+  mode?: Mode;
+  languages?: string[];
+  statsLog?: string;
+}
+
+/** The settings whose change needs a new server process. */
+export const LAUNCH_KEYS = ["serverPath", "python"] as const;
+
+export function isEnabled(config: SettingsReader): boolean {
+  return config.get<boolean>("enabled") ?? true;
+}
+
+export function launchSettings(config: SettingsReader): LaunchSettings {
+  return {
+    serverPath: (config.get<string>("serverPath") ?? "").trim(),
+    python: (config.get<string>("python") ?? "").trim(),
+  };
+}
+
+export function serverSettings(config: SettingsReader): ServerSettings {
+  const settings: ServerSettings = {};
+  const workerAddress = (config.get<string | null>("workerAddress") ?? "").trim();
+  if (workerAddress) {
+    settings.workerAddress = workerAddress;
+  }
+  for (const key of ["deadlineMs", "maxTokens", "maxLines"] as const) {
+    const value = config.get<number | null>(key);
+    if (typeof value === "number") {
+      settings[key] = value;
+    }
+  }
+  const mode = config.get<Mode | null>("mode");
+  if (mode) {
+    settings.mode = mode;
+  }
+  const languages = config.get<string[] | null>("languages");
+  if (Array.isArray(languages)) {
+    settings.languages = languages;
+  }
+  const statsLog = config.get<string | null>("statsLog");
+  if (typeof statsLog === "string") {
+    settings.statsLog = statsLog;
+  }
+  return settings;
+}

@@ -1,0 +1,39 @@
+/**
+ * The server's custom protocol, mirrored from `lsp_server/server.py` and `lsp_server/stats.py`:
+ * the command that inline items carry and the notifications that report what became of a
+ * completion. Nothing here touches VS Code, so tests and the extension share it.
+ */
+import { NotificationType } from "vscode-languageserver-protocol";
+
+/** The command of every inline item; its one argument is an `AcceptCommandArgument`. */
+export const ACCEPT_COMMAND = "infill.acceptCompletion";
+
+/** Names one candidate of one answer (`requestId` is the server's id for the request). */
+export interface AcceptCommandArgument {
+  requestId: string;
+  index: number;
+}
+
+/** The params of the `infill/*Completion` notifications; `acceptedChars` only for acceptance. */
+export interface CompletionEventParams extends AcceptCommandArgument {
+  acceptedChars?: number;
+}
+
+export const DidShowCompletion = new NotificationType<CompletionEventParams>("infill/didShowCompletion");
+export const AcceptCompletion = new NotificationType<CompletionEventParams>("infill/acceptCompletion");
+export const RejectCompletion = new NotificationType<CompletionEventParams>("infill/rejectCompletion");
+
+/** True for a well-formed `infill.acceptCompletion` argument. */
+export function isAcceptArgument(value: unknown): value is AcceptCommandArgument {
+  const argument = value as AcceptCommandArgument | null;
+  return typeof argument === "object" && argument !== null
+    && typeof argument.requestId === "string" && Number.isInteger(argument.index);
+}
+
+/** From the server once its worker answers: the model it serves and where. */
+export interface WorkerReadyParams {
+  model: string;
+  address: string;
+}
+
+export const WorkerReady = new NotificationType<WorkerReadyParams>("infill/workerReady");
