@@ -31,7 +31,7 @@ class Counter:
 
 
 @pytest.fixture(scope="session")
-def tiny_tokenizer(tmp_path_factory) -> "CodeTokenizer":
+def tiny_tokenizer(tmp_path_factory):
     from infill.tokenizer import train_tokenizer
 
     path = tmp_path_factory.mktemp("tok") / "tokenizer.json"
@@ -57,11 +57,8 @@ def tiny_model_dir(tmp_path_factory, tiny_tokenizer) -> Path:
 
 @pytest.fixture
 def model_env() -> dict[str, str]:
-    """The environment for a language server: the bundled model, or the small smoke model while
-    the bundled one is still training."""
-    from infill.paths import REPO_ROOT, bundled_model_dir
+    """The environment for processes that serve the bundled model (which must be in models/)."""
+    from infill.paths import bundled_model_dir
 
-    env = dict(os.environ)
-    if not (bundled_model_dir() / "config.json").is_file():
-        env["INFILL_MODEL"] = str(REPO_ROOT / "work" / "smoke-model")
-    return env
+    assert (bundled_model_dir() / "config.json").is_file(), f"the bundled model is missing: {bundled_model_dir()}"
+    return dict(os.environ)

@@ -20,7 +20,7 @@ from bench.quality import (Judge, Settings, TaskRecord, edit_similarity, exact_m
 from bench.sandbox import NETWORK_DISABLED, run_program
 from engine.client import WorkerError
 from engine.protocol import Item, Result, Timings
-from infill.paths import REPO_ROOT, bundled_model_dir
+from infill.paths import REPO_ROOT
 
 pytestmark = pytest.mark.timeout(60)
 
@@ -241,11 +241,9 @@ def test_main_rejects_bad_flags_before_starting_a_worker(tmp_path, capsys):
 
 @pytest.mark.slow
 @pytest.mark.timeout(300)
-def test_benchmark_runs_end_to_end_on_a_real_model(tmp_path):
+def test_benchmark_runs_end_to_end_on_a_real_model(tmp_path, model_env):
     tasks = write_jsonl(tmp_path / "two.jsonl", [TASK, dict(TASK, task_id="t/1", test="")])
-    env = dict(os.environ)
-    if not (bundled_model_dir() / "config.json").exists():
-        env["INFILL_MODEL"] = str(REPO_ROOT / "work" / "smoke-model")
+    env = model_env
     proc = subprocess.run([sys.executable, "-m", "bench.quality", "--tasks", str(tasks), "--limit", "2",
                            "--json", "--max-tokens", "8", "--out", str(tmp_path / "records.jsonl")],
                           cwd=REPO_ROOT, env=env, capture_output=True, text=True, timeout=280)

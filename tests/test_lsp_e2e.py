@@ -1,10 +1,9 @@
 """End-to-end tests of the language server: a real pygls client drives `python -m lsp_server` over
 stdio, and the server starts (and stops) its own worker on a real model.
 
-The model is the bundled one, or the small smoke model while the bundled one is still training.
-The smoke model barely writes code, so these tests check the shape of the answers, not their text.
-The cursor sits inside an identifier (`import o|`), where the worker's token healing makes even the
-smoke model write a character or more.
+The model is the bundled one. A small model writes poor code, so these tests check the shape of
+the answers, not their text. The cursor sits inside an identifier (`import o|`), where the
+worker's token healing makes the model write a character or more.
 """
 from __future__ import annotations
 
@@ -251,7 +250,7 @@ async def test_no_automatic_completion_inside_a_string_but_one_when_invoked(sess
     assert await automatic(session, inside) == []
     assert session.log.read_text().count("not a place to complete") == 1
     replies = session.log.read_text().count(" items; queue")
-    await session.inline(inside)  # invoked: the worker is asked for two candidates (the smoke
+    await session.inline(inside)  # invoked: the worker is asked for two candidates (a small
     log = session.log.read_text()  # model may write nothing usable there)
     assert log.count("not a place to complete") == 1 and log.count(" items; queue") == replies + 2
     go = "file:///tmp/infill-e2e/main.go"  # other languages go through their own grammar

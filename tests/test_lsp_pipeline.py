@@ -6,7 +6,7 @@ from lsp_server.context import Context
 from lsp_server.documents import Documents
 from lsp_server.index import Definition
 from lsp_server.pipeline import (AUTOMATIC_DECODERS, INVOKED_DECODERS, context_for, decide_at,
-                                 finish, hole_at, requests_for)
+                                 hole_at, requests_for)
 from lsp_server.requests import Settings
 from lsp_server.syntax import SyntaxStore
 

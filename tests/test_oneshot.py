@@ -1,35 +1,23 @@
 """Tests of `infill complete`: the real console script, a real local worker, a real model.
 
-The model is the bundled one, or the small smoke model while the bundled one is still training;
-its completions may be empty, so the tests check the report's shape, not its text. Bad input is
-refused before any worker starts.
+The model is the bundled one; a small model's completions may be poor, so the tests check the
+report's shape, not its text. Bad input is refused before any worker starts.
 """
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
-from infill.paths import REPO_ROOT, bundled_model_dir
+from infill.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
 
-SMOKE_MODEL = REPO_ROOT / "work" / "smoke-model"
 INFILL = str(Path(sys.executable).parent / "infill")  # the console script installed with the project
 FAST = ["--max-tokens", "8", "--deadline-ms", "20000"]  # few tokens, a deadline the busy CPU can meet
-
-
-@pytest.fixture
-def model_env() -> dict[str, str]:
-    """The environment for the command: the bundled model, or the smoke model while it is missing."""
-    env = dict(os.environ)
-    if not (bundled_model_dir() / "config.json").is_file():
-        env["INFILL_MODEL"] = str(SMOKE_MODEL)
-    return env
 
 
 def infill_complete(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:

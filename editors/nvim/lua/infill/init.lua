@@ -1,0 +1,97 @@
+-- infill for Neovim: ghost-text completions from `infill lsp` on the built-in LSP client.
+--
+--   require("infill").setup({ debounce_ms = 75, settings = { deadlineMs = 1500 } })
+--
+-- Buffers of the configured filetypes attach to the server. On Neovim 0.12 and later the
+-- built-in vim.lsp.inline_completion shows and accepts the suggestions; before it the plugin's
+-- own session (infill.session) does. Options: see infill.config.
+local config_module = require("infill.config")
+local lsp = require("infill.lsp")
+local protocol = require("infill.protocol")
+local session = require("infill.session")
+
+local M = {}
+
+local BUILT_IN = vim.lsp.inline_completion ~= nil
+
+local function feed(key)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, true, true), "n", false)
+end
+
+-- Accept the suggestion shown in the current buffer; false when there is none.
+function M.accept()
+  if BUILT_IN then
+    return vim.lsp.inline_completion.get() == true
+  end
+  return session.accept(vim.api.nvim_get_current_buf())
+end
+
+local function map_accept_key(bufnr, key)
+  if BUILT_IN then
+    vim.keymap.set("i", key, function()
+      if not vim.lsp.inline_completion.get() then
+        return key
+      end
+      return ""
+    end, { buffer = bufnr, expr = true, desc = "infill: accept the suggestion" })
+  else
+    vim.keymap.set("i", key, function()
+      if not session.accept(bufnr) then
+        feed(key)
+      end
+    end, { buffer = bufnr, desc = "infill: accept the suggestion" })
+  end
+end
+
+local function follow_typing(bufnr, group, config)
+  local function on(events, callback)
+    vim.api.nvim_create_autocmd(events, { group = group, buffer = bufnr, callback = callback })
+  end
+  on("TextChangedI", function() session.changed(bufnr, config.debounce_ms) end)
+  on("CursorMovedI", function() session.moved(bufnr) end)
+  on({ "InsertLeave", "BufLeave" }, function() session.stop(bufnr) end)
+  on({ "BufUnload", "BufWipeout" }, function() session.forget(bufnr) end)
+end
+
+local function enable(bufnr, group, config)
+  if vim.b[bufnr].infill_enabled then
+    return
+  end
+  vim.b[bufnr].infill_enabled = true
+  lsp.attach(bufnr, config)
+  if config.accept_key then
+    map_accept_key(bufnr, config.accept_key)
+  end
+  if BUILT_IN then
+    vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
+  else
+    follow_typing(bufnr, group, config)
+  end
+end
+
+-- The built-in client runs an accepted item's command; this one reports the acceptance.
+local function report_accept_command(command, context)
+  local client = vim.lsp.get_client_by_id(context.client_id)
+  local argument = command.arguments and command.arguments[1]
+  if client and argument then
+    lsp.call(client, "notify", protocol.ACCEPT, { requestId = argument.requestId, index = argument.index })
+  end
+end
+
+function M.setup(options)
+  local config = config_module.resolve(options)
+  vim.lsp.commands[protocol.ACCEPT_COMMAND] = report_accept_command
+  local group = vim.api.nvim_create_augroup("infill", { clear = true })
+  vim.api.nvim_create_autocmd("FileType", {
+    group = group,
+    pattern = config.filetypes,
+    callback = function(args) enable(args.buf, group, config) end,
+  })
+  for _, bufnr in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(bufnr) and vim.tbl_contains(config.filetypes, vim.bo[bufnr].filetype) then
+      enable(bufnr, group, config)
+    end
+  end
+end
+
+return M

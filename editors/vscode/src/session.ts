@@ -1,0 +1,131 @@
+/**
+ * The language client's life: start `infill lsp` (the command from `server.ts`, the settings from
+ * `config.ts`), keep the status bar in step with it, follow configuration changes (a launch
+ * setting restarts the server, a server setting goes to it as `workspace/didChangeConfiguration`),
+ * and show the user why the server could not start.
+ */
+import * as fs from "fs";
+import * as os from "os";
+import * as vscode from "vscode";
+import { DidChangeConfigurationNotification, LanguageClient, State } from "vscode-languageclient/node";
+import { isEnabled, LAUNCH_KEYS, launchSettings, SECTION, serverSettings } from "./config";
+import { Feedback } from "./feedback";
+import { InlineRequests } from "./inline";
+import { WorkerReady } from "./protocol";
+import { resolveServerCommand, type Probe } from "./server";
+import type { ServerState, StatusBar } from "./status";
+
+export const RESTART_COMMAND = "infill.restart";
+export const SHOW_LOG_COMMAND = "infill.showLog";
+
+const STATES: Record<State, ServerState> = {
+  [State.Starting]: "starting",
+  [State.Running]: "running",
+  [State.Stopped]: "stopped",
+  [State.StartFailed]: "failed",
+};
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+const PROBE: Probe = { isExecutable, pathEnv: process.env.PATH, home: os.homedir(), platform: process.platform };
+
+export class Session implements vscode.Disposable {
+  private client: LanguageClient | undefined;
+  private readonly listeners: vscode.Disposable[] = [];
+  private readonly inline = new InlineRequests({
+    isEnabled: () => this.status.current.enabled,
+    newTokenSource: () => new vscode.CancellationTokenSource(),
+    feedback: new Feedback((type, params) => void this.client?.sendNotification(type, params)),
+    onLatency: (ms) => this.status.update({ lastLatencyMs: ms }),
+    now: () => performance.now(),
+  });
+
+  constructor(private readonly output: vscode.LogOutputChannel, private readonly status: StatusBar) {
+    this.listeners.push(
+      vscode.workspace.onDidChangeConfiguration((event) => this.configurationChanged(event)),
+      vscode.workspace.onDidCloseTextDocument((document) => this.inline.closed(document.uri.toString())),
+    );
+  }
+
+  /** Start the server; a failure is shown to the user and left in the status bar and the log. */
+  async start(): Promise<void> {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    try {
+      const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
+      const server = resolveServerCommand(launchSettings(config), folders, PROBE);
+      this.output.appendLine(`starting ${server.command} ${server.args.join(" ")}`);
+      this.client = new LanguageClient("infill", "infill", { ...server, options: { cwd: folders[0] } }, {
+        documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
+        initializationOptions: serverSettings(config),
+        outputChannel: this.output,
+        middleware: {
+          provideInlineCompletionItems: this.inline.provideInlineCompletionItems,
+          executeCommand: this.inline.executeCommand,
+        },
+      });
+      this.client.onDidChangeState((event) => this.status.update({ server: STATES[event.newState] }));
+      this.client.onNotification(WorkerReady, (params) => this.status.update({ model: params.model }));
+      await this.client.start();
+    } catch (error) {
+      this.failed(error);
+    }
+  }
+
+  async stop(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client?.needsStop()) {
+      await client.stop();
+    }
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.status.update({ model: undefined, lastLatencyMs: undefined });
+    await this.start();
+  }
+
+  /** Turn completions on or off (the `infill.enabled` setting, for every workspace). */
+  async toggle(): Promise<void> {
+    const config = vscode.workspace.getConfiguration(SECTION);
+    await config.update("enabled", !isEnabled(config), vscode.ConfigurationTarget.Global);
+  }
+
+  dispose(): void {
+    this.listeners.forEach((listener) => listener.dispose());
+  }
+
+  private async configurationChanged(event: vscode.ConfigurationChangeEvent): Promise<void> {
+    if (!event.affectsConfiguration(SECTION)) {
+      return;
+    }
+    const config = vscode.workspace.getConfiguration(SECTION);
+    this.status.update({ enabled: isEnabled(config) });
+    if (LAUNCH_KEYS.some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
+      await this.restart();
+    } else if (this.client?.isRunning()) {
+      await this.client.sendNotification(DidChangeConfigurationNotification.type,
+                                         { settings: { [SECTION]: serverSettings(config) } });
+    }
+  }
+
+  private failed(error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    this.output.appendLine(`the server did not start: ${message}`);
+    this.status.update({ server: "failed" });
+    void vscode.window.showErrorMessage(`infill: ${message}`, "Show log", "Open settings").then((choice) => {
+      if (choice === "Show log") {
+        this.output.show();
+      } else if (choice === "Open settings") {
+        void vscode.commands.executeCommand("workbench.action.openSettings", SECTION);
+      }
+    });
+  }
+}

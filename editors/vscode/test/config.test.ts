@@ -1,0 +1,35 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+import { isEnabled, LAUNCH_KEYS, launchSettings, serverSettings } from "../src/config";
+import { PACKAGE, settings } from "./mocks";
+
+test("the defaults send no server settings, so the server's own defaults apply", () => {
+  assert.deepEqual(serverSettings(settings()), {});
+  assert.equal(isEnabled(settings()), true);
+  assert.deepEqual(launchSettings(settings()), { serverPath: "", python: "" });
+});
+
+test("set values go to the server under its names", () => {
+  const user = { workerAddress: " tcp://127.0.0.1:5555 ", deadlineMs: 900, maxTokens: 16, maxLines: 3,
+                 mode: "single_line", languages: ["python"], statsLog: "" };
+  assert.deepEqual(serverSettings(settings(user)), { ...user, workerAddress: "tcp://127.0.0.1:5555" });
+});
+
+test("a blank worker address is left out", () => {
+  assert.deepEqual(serverSettings(settings({ workerAddress: "  " })), {});
+});
+
+test("launch settings are trimmed", () => {
+  assert.deepEqual(launchSettings(settings({ serverPath: " /x/infill ", python: "" })),
+                   { serverPath: "/x/infill", python: "" });
+});
+
+test("every setting read is declared in package.json, and every declared one is read", () => {
+  const reader = settings();
+  isEnabled(reader);
+  launchSettings(reader);
+  serverSettings(reader);
+  const declared = Object.keys(PACKAGE.contributes.configuration.properties).map((key) => key.replace(/^infill\./, ""));
+  assert.deepEqual([...reader.asked].sort(), declared.sort());
+  assert.ok(LAUNCH_KEYS.every((key) => declared.includes(key)));
+});
