@@ -16,6 +16,7 @@ from infill.paths import REPO_ROOT, bundled_model_dir
 from lsp_server import oneshot, server
 
 EXAMPLE = REPO_ROOT / "examples" / "shapes.py"
+SELF_CHECK_DEADLINE_MS = 10_000  # generous: a first completion on a busy CPU may take seconds
 EXAMPLE_CURSOR = (12, 28)  # 0-based line and column: the end of `return 2 * math.pi *`
 
 
@@ -31,7 +32,7 @@ def self_check(address: str) -> int:
     line, col = EXAMPLE_CURSOR
     print(f"self-check: completing {EXAMPLE.relative_to(REPO_ROOT)} at line {line}, column {col}", flush=True)
     return oneshot.main([str(EXAMPLE), "--line", str(line), "--col", str(col), "--worker", address,
-                         "--mode", "single_line"])
+                         "--mode", "single_line", "--deadline-ms", str(SELF_CHECK_DEADLINE_MS)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -22,10 +22,7 @@ const SERVER = path.join(REPO, ".venv", "bin", "infill");
 const TIMEOUT_MS = 60_000;
 const SOURCE = "import os\n\n\ndef add(a, b):\n    return a + b\n\n\ndef read_lines(path):\n    with open(path) as handle:\n        return \n";
 
-function modelEnv(): NodeJS.ProcessEnv {
-  const bundled = path.join(REPO, "models", "infill-py-3m", "config.json");
-  return fs.existsSync(bundled) ? process.env : { ...process.env, INFILL_MODEL: path.join(REPO, "work", "smoke-model") };
-}
+const BUNDLED_MODEL = path.join(REPO, "models", "infill-py-3m", "config.json");
 
 let connection: ProtocolConnection;
 let server: ChildProcessWithoutNullStreams;
@@ -34,7 +31,8 @@ const models: string[] = [];
 
 before(async () => {
   assert.ok(fs.existsSync(SERVER), `${SERVER} is missing: run \`make setup\` first`);
-  server = spawn(SERVER, ["lsp"], { cwd: REPO, env: modelEnv(), stdio: ["pipe", "pipe", "pipe"] });
+  assert.ok(process.env.INFILL_MODEL || fs.existsSync(BUNDLED_MODEL), `the bundled model is missing: ${BUNDLED_MODEL}`);
+  server = spawn(SERVER, ["lsp"], { cwd: REPO, stdio: ["pipe", "pipe", "pipe"] });
   server.stderr.on("data", (chunk: Buffer) => { stderr = (stderr + chunk.toString()).slice(-4000); });
   connection = createProtocolConnection(new StreamMessageReader(server.stdout), new StreamMessageWriter(server.stdin));
   connection.onNotification(WorkerReady, (params) => { models.push(params.model); });

@@ -25,12 +25,18 @@ end
 
 local started = {} -- root directory -> client id
 
--- Attach `bufnr` to the client of its root directory, starting the server the first time.
+-- Attach `bufnr` to the client of its root directory, starting the server the first time
+-- (vim.lsp.start does both from Neovim 0.8).
 function M.attach(bufnr, config)
   if M.attached(bufnr) then
     return
   end
   local root = config.root_dir and config.root_dir(bufnr) or vim.fn.getcwd()
+  if vim.lsp.start then
+    vim.lsp.start({ name = NAME, cmd = config.cmd, root_dir = root, init_options = config.settings },
+                  { bufnr = bufnr })
+    return
+  end
   local id = started[root]
   local client = id and vim.lsp.get_client_by_id(id)
   if not client or M.call(client, "is_stopped") then

@@ -13,7 +13,7 @@ local buffers = {} -- bufnr -> { timer, generation, in_flight = { client, id }, 
 
 local function state(bufnr)
   if not buffers[bufnr] then
-    buffers[bufnr] = { timer = vim.loop.new_timer(), generation = 0 }
+    buffers[bufnr] = { timer = (vim.uv or vim.loop).new_timer(), generation = 0 }
   end
   return buffers[bufnr]
 end
