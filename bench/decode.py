@@ -20,6 +20,7 @@ import torch
 
 from bench.quality import edit_similarity, exact_match, has_tests, judging_program, load_tasks, percentile, select_tasks
 from bench.sandbox import run_program
+from engine.runner import decoder_config, model_decoder_defaults
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.decode import full_pass, window_pass
@@ -33,8 +34,14 @@ CONFIGS = {
     "threshold-0.7": DecoderConfig(rule="threshold", threshold=0.7),
     "factor-1": DecoderConfig(rule="factor", factor=1.0),
     "margin-0.5": DecoderConfig(rule="threshold", threshold=0.5, confidence="margin"),
+    "block-4": DecoderConfig(rule="threshold", threshold=0.9, block=4),
+    "block-8-0.7": DecoderConfig(rule="threshold", threshold=0.7, block=8),
 }
-DEFAULT_CONFIG = "threshold-0.9"  # what the worker uses unless told otherwise (DecoderConfig's defaults)
+def worker_default(model_dir: Path) -> str:
+    """The name of the configuration the worker uses for this model unless told otherwise."""
+    cfg = decoder_config(model_decoder_defaults(model_dir), {})
+    named = {BASELINE[0]: BASELINE[1], **CONFIGS}
+    return next((name for name, c in named.items() if c == cfg), str(cfg))
 
 
 @dataclass(slots=True)
@@ -146,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = cache_costs(model) if args.cache else []
     print(format_table(baseline, configs, cache))
     if args.json:
-        print(json.dumps({"baseline": baseline, "configs": configs, "default": DEFAULT_CONFIG, "cache": cache,
+        print(json.dumps({"baseline": baseline, "configs": configs, "default": worker_default(model_dir), "cache": cache,
                           "tasks_path": str(args.tasks), "model": model_dir.name, "mode": args.mode}))
     return 0
 

@@ -5,6 +5,7 @@ request's fields and gets a `Completion` back.
 """
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -24,12 +25,19 @@ class Completion:
     stop_reason: str  # "done" | "deadline"
 
 
-def decoder_config(overrides: dict) -> DecoderConfig:
-    """The request's decoder overrides on top of the defaults; unknown keys or bad values raise ValueError."""
-    unknown = set(overrides) - set(DecoderConfig.__dataclass_fields__)
+def decoder_config(defaults: dict, overrides: dict) -> DecoderConfig:
+    """The request's decoder overrides on top of the model's defaults; unknown keys or bad values raise ValueError."""
+    settings = {**defaults, **overrides}
+    unknown = set(settings) - set(DecoderConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(f"unknown decoder settings {sorted(unknown)}; known: {sorted(DecoderConfig.__dataclass_fields__)}")
-    return DecoderConfig(**overrides)
+    return DecoderConfig(**settings)
+
+
+def model_decoder_defaults(model_dir: Path) -> dict:
+    """The decoder settings measured best for this model (`decoder.json` beside its weights), if any."""
+    path = model_dir / "decoder.json"
+    return json.loads(path.read_text()) if path.exists() else {}
 
 
 class ModelRunner:
@@ -37,6 +45,8 @@ class ModelRunner:
         self.model_dir = Path(model_dir)
         self.model = load_model(self.model_dir, device=device)
         self.tok = CodeTokenizer(self.model_dir / "tokenizer.json")
+        self.decoder_defaults = model_decoder_defaults(self.model_dir)
+        decoder_config(self.decoder_defaults, {})  # a bad decoder.json fails at start, not per request
         self.complete("def f(x):\n    return x", "\n", "single_line", 4, None, {})  # warm-up: kernel JIT, lazy tables
 
     def info(self) -> dict:
@@ -46,7 +56,8 @@ class ModelRunner:
 
     def complete(self, prefix: str, suffix: str, mode: str, max_tokens: int, deadline: float | None,
                  overrides: dict) -> Completion:
-        out = fill(self.model, self.tok, prefix, suffix, mode, max_tokens, decoder_config(overrides), deadline)
+        cfg = decoder_config(self.decoder_defaults, overrides)
+        out = fill(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
         return Completion(text=out.text, confidence=out.decoded.confidence,
                           forward_passes=out.decoded.forward_passes, prefill_ms=out.prepare_ms,
                           decode_ms=out.decode_ms, stop_reason=out.decoded.stop_reason)

@@ -111,3 +111,14 @@ def test_end_tokens_wait_for_the_leftmost_position():
     assert eligible(best, masked, RULES).tolist() == [False, True, True, False, False]  # leftmost pad may end it
     masked = torch.tensor([False, False, True, True, True])
     assert eligible(best, masked, RULES).tolist() == [False, False, True, False, False]
+
+
+def test_model_folder_sets_the_default_decoder(tiny_model_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "with-defaults"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "decoder.json").write_text('{"rule": "fixed", "steps": 2}')
+    runner = ModelRunner(folder)
+    assert runner.complete("x = 1\n", "", "multi_line", 12, None, {}).forward_passes <= 2
+    assert runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3}).forward_passes <= 3
