@@ -62,3 +62,26 @@ def model_env() -> dict[str, str]:
 
     assert (bundled_model_dir() / "config.json").is_file(), f"the bundled model is missing: {bundled_model_dir()}"
     return dict(os.environ)
+
+
+@pytest.fixture
+def run_nvim(tmp_path, model_env):
+    """Run a Lua test script in headless Neovim (`-u NONE`, as 0.7 allows) and return the JSON
+    object it wrote to $INFILL_RESULT; fails with Neovim's stderr and the server log otherwise."""
+    import json
+    import subprocess
+    import sys
+
+    def run(script: Path, **variables: str) -> dict:
+        result, log = tmp_path / "result.json", tmp_path / "lsp.log"
+        env = {**model_env, **variables, "INFILL_PYTHON": sys.executable, "INFILL_LOG": str(log),
+               "INFILL_RESULT": str(result)}
+        process = subprocess.run(["nvim", "--headless", "-u", "NONE", "-c", f"luafile {script}"], env=env,
+                                 cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, timeout=280)
+        outcome = json.loads(result.read_text()) if result.exists() else {}
+        server_log = log.read_text()[-3000:] if log.exists() else "(no server log)"
+        assert process.returncode == 0 and outcome.get("ok"), (
+            f"Neovim exited {process.returncode}: {outcome}\n{process.stderr.decode()[-2000:]}\n{server_log}")
+        return outcome
+
+    return run
