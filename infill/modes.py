@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+LINE_BREAK = re.compile(r"\r\n|\r|\n")  # every line ending an editor may send
 
 
 def resolve_mode(mode: str, prefix: str) -> str:
@@ -11,5 +11,5 @@ def resolve_mode(mode: str, prefix: str) -> str:
     line), else multi-line (write the next lines). Other modes stand as given."""
     if mode != "auto":
         return mode
-    current_line = _LINE_BREAK.split(prefix)[-1]
+    current_line = LINE_BREAK.split(prefix)[-1]
     return "single_line" if current_line.strip() else "multi_line"

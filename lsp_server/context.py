@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
 from engine.protocol import MAX_PATH_CHARS, Snippet
+from infill.modes import LINE_BREAK
 from lsp_server.index import Definition
 
 CHARS_PER_TOKEN = 3.2
@@ -38,7 +39,6 @@ PRIORITY_RECENT_EDIT = 500
 PRIORITY_OPEN_DOCUMENT = 400
 PRIORITY_WORKSPACE = 200
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _STEM = re.compile(r"[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -88,9 +88,9 @@ def suffix_window(suffix: str, budget_tokens: int, boundary_before: Boundary | N
 def names_near(prefix: str, suffix: str) -> list[str]:
     """Identifiers around the cursor, nearest first, each once."""
     found: list[str] = []
-    for line in reversed(_LINE_BREAK.split(prefix)[-NEAR_LINES_BEFORE:]):
+    for line in reversed(LINE_BREAK.split(prefix)[-NEAR_LINES_BEFORE:]):
         found.extend(reversed(_IDENTIFIER.findall(line)))
-    for line in _LINE_BREAK.split(suffix)[:NEAR_LINES_AFTER]:
+    for line in LINE_BREAK.split(suffix)[:NEAR_LINES_AFTER]:
         found.extend(_IDENTIFIER.findall(line))
     return list(dict.fromkeys(found))[:MAX_NAMES]
 
@@ -145,9 +145,9 @@ class Context:
 
 def visible_lines(prefix: str, window_prefix: str, window_suffix: str) -> range:
     """The document's lines that the two windows show (0-based, end exclusive)."""
-    cursor_line = len(_LINE_BREAK.split(prefix)) - 1
-    first = cursor_line - (len(_LINE_BREAK.split(window_prefix)) - 1)
-    return range(first, cursor_line + len(_LINE_BREAK.split(window_suffix)))
+    cursor_line = len(LINE_BREAK.split(prefix)) - 1
+    first = cursor_line - (len(LINE_BREAK.split(window_prefix)) - 1)
+    return range(first, cursor_line + len(LINE_BREAK.split(window_suffix)))
 
 
 def edit_snippets(edits: Sequence[tuple[str, int]], text_of: Callable[[str], "str | None"],
@@ -160,7 +160,7 @@ def edit_snippets(edits: Sequence[tuple[str, int]], text_of: Callable[[str], "st
             continue
         if edited_uri not in lines_of:
             text = text_of(edited_uri)
-            lines_of[edited_uri] = _LINE_BREAK.split(text) if text is not None else []
+            lines_of[edited_uri] = LINE_BREAK.split(text) if text is not None else []
         lines = lines_of[edited_uri]
         if line < len(lines):
             around = lines[max(0, line - EDIT_CONTEXT_LINES):line + EDIT_CONTEXT_LINES + 1]

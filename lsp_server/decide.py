@@ -19,11 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from infill.modes import LINE_BREAK
+
 NONE = "none"
 SINGLE_LINE = "single_line"
 MULTI_LINE = "multi_line"
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _ONLY_CLOSERS = re.compile(r"[\s)\]}>;:,.'\"`]*")
 _BLOCK_OPENERS = {"python": (":",)}
 _DEFAULT_BLOCK_OPENERS = ("{",)
@@ -47,12 +48,12 @@ class Cursor:
 def cursor_at(prefix: str, suffix: str, language: str | None = None,
               literal: str | None = None, empty_block: bool = False) -> Cursor:
     """The `Cursor` for a hole between `prefix` and `suffix`."""
-    lines = _LINE_BREAK.split(prefix)
+    lines = LINE_BREAK.split(prefix)
     comments = _LINE_COMMENTS.get(language or "", _DEFAULT_LINE_COMMENTS)
     code = (line for line in reversed(lines[:-1])
             if line.strip() and not line.lstrip().startswith(comments))
     previous = next(code, "")
-    right = _LINE_BREAK.split(suffix, maxsplit=1)[0]
+    right = LINE_BREAK.split(suffix, maxsplit=1)[0]
     return Cursor(lines[-1], right, previous, language, literal, empty_block)
 
 

@@ -19,12 +19,11 @@ Ranking (`rank`) sorts candidates by how many syntax errors they add to the docu
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Sequence
 
+from infill.modes import LINE_BREAK
 from lsp_server.decide import SINGLE_LINE, only_closers
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _OPENERS = frozenset(_PAIRS.values())
 _QUOTES = frozenset("'\"`")
@@ -40,7 +39,7 @@ def indent_of(line: str) -> str:
 
 def trim_to_mode(text: str, mode: str, max_lines: int, left: str = "", suffix: str = "") -> str:
     """The completion cut to its mode (see the module's step 2); `left` is the cursor's line."""
-    lines = _LINE_BREAK.split(text)
+    lines = LINE_BREAK.split(text)
     if mode == SINGLE_LINE:
         return lines[0]
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
@@ -59,7 +58,7 @@ def trim_to_mode(text: str, mode: str, max_lines: int, left: str = "", suffix: s
 
 def _block_goes_on(suffix: str, base: int) -> bool:
     """True when the suffix's next line with text, after the cursor's line, is indented `base`+."""
-    later = _LINE_BREAK.split(suffix)[1:]
+    later = LINE_BREAK.split(suffix)[1:]
     following = next((line for line in later if line.strip()), "")
     return bool(following) and len(indent_of(following)) >= base
 
@@ -77,13 +76,13 @@ def _at_most(lines: list[str], max_lines: int) -> str:
 
 def drop_suffix_repeat(text: str, suffix: str) -> str:
     """The completion without what the suffix already has (see the module's step 3)."""
-    following = next((line.strip() for line in _LINE_BREAK.split(suffix) if line.strip()), "")
-    lines = _LINE_BREAK.split(text)
+    following = next((line.strip() for line in LINE_BREAK.split(suffix) if line.strip()), "")
+    lines = LINE_BREAK.split(text)
     for index, line in enumerate(lines[1:], start=1):
         if following and line.strip() == following:
             text = "\n".join(lines[:index]).rstrip()
             break
-    head = _LINE_BREAK.split(suffix, maxsplit=1)[0]
+    head = LINE_BREAK.split(suffix, maxsplit=1)[0]
     for size in range(min(len(text), len(head)), 0, -1):
         tail = head[:size]
         if text.endswith(tail) and (size >= MIN_TAIL_OVERLAP or only_closers(tail)):
@@ -111,7 +110,7 @@ class _Scanner:
                 self.quote = None if char == self.quote else self.quote
                 continue
             if text.startswith(self.comment, index):
-                found = _LINE_BREAK.search(text, index)
+                found = LINE_BREAK.search(text, index)
                 index = found.start() if found else len(text)
                 continue
             if char in _QUOTES:
@@ -156,7 +155,7 @@ def indent_style(text: str) -> str | None:
     """The document's indentation unit: "\\t", a run of spaces, or None when it has no indents."""
     tabs = spaces = 0
     widths: list[int] = []
-    for line in _LINE_BREAK.split(text):
+    for line in LINE_BREAK.split(text):
         indent = indent_of(line)
         if not indent or not line.strip():
             continue
@@ -179,7 +178,7 @@ def reindent(text: str, unit: str | None, model_unit: str = "    ") -> str:
     """The completion with its leading indentation in the document's `unit` (step 1)."""
     if unit is None:
         return text
-    lines = _LINE_BREAK.split(text)
+    lines = LINE_BREAK.split(text)
     foreign = model_unit if unit == "\t" else "\t"
     for index, line in enumerate(lines[1:], start=1):
         indent = indent_of(line)
@@ -201,8 +200,8 @@ def _levels(indent: str, foreign: str) -> tuple[int, str]:
 def clean(text: str, mode: str, max_lines: int, prefix: str, suffix: str,
           language: str | None = None) -> str | None:
     """What the editor shows for the worker's `text`, or None when nothing is left."""
-    left = _LINE_BREAK.split(prefix)[-1]
-    right = _LINE_BREAK.split(suffix, maxsplit=1)[0]
+    left = LINE_BREAK.split(prefix)[-1]
+    right = LINE_BREAK.split(suffix, maxsplit=1)[0]
     text = reindent(text, indent_style(prefix[-INDENT_SAMPLE_CHARS:] + suffix[:INDENT_SAMPLE_CHARS]))
     text = trim_to_mode(text, mode, max_lines, left, suffix)
     text = drop_suffix_repeat(text, suffix)

@@ -11,7 +11,6 @@ Nothing here touches sockets, files or the event loop, so all of it is tested wi
 from __future__ import annotations
 
 import dataclasses
-import re
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,23 +18,24 @@ from typing import Any
 
 from engine.protocol import (MAX_DEADLINE_MS, MAX_PATH_CHARS, MAX_TOKENS, MODES, CompleteRequest,
                              Snippet)
+from infill.modes import LINE_BREAK
 
 DEFAULT_DEADLINE_MS = 1500  # an inline completion later than this has usually been typed past
 DEFAULT_MAX_TOKENS = 48
 DEFAULT_MODE = "auto"
 DEFAULT_MAX_LINES = 12  # a multi-line completion longer than a screenful is rarely taken whole
 MAX_LINES = 200
-# Token budgets of the context parts; together with the hole they fit the bundled model's 2,048.
+# Token budgets of the context parts, before the worker cuts the canvas to its model's context
+# (512 tokens for the bundled model, 2,048 or more for public checkpoints).
 DEFAULT_PREFIX_TOKENS = 1024
 DEFAULT_SUFFIX_TOKENS = 384
 DEFAULT_SNIPPET_TOKENS = 384
 MAX_BUDGET_TOKENS = 32_768
-# The worker's canvas keeps at most the model's context (2,048 tokens, about 8,000 characters of
+# The worker's canvas keeps at most the model's context (2,048 tokens are about 8,000 characters of
 # code); sending more only costs transfer and tokenizing time.
 MAX_PREFIX_CHARS = 24_000
 MAX_SUFFIX_CHARS = 12_000
 
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 
 
 @dataclass(slots=True)
@@ -129,7 +129,7 @@ def column_to_index(line_text: str, column: int, encoding: str = "utf-16") -> in
 def split_lines(text: str) -> list[str]:
     """The lines as LSP counts them, without their breaks: an empty text has one, a final break
     opens one more."""
-    return _LINE_BREAK.split(text)
+    return LINE_BREAK.split(text)
 
 
 def offset_at(text: str, line: int, column: int, encoding: str = "utf-16") -> int | None:
@@ -138,11 +138,11 @@ def offset_at(text: str, line: int, column: int, encoding: str = "utf-16") -> in
         return None
     start = 0
     for _ in range(line):
-        found = _LINE_BREAK.search(text, start)
+        found = LINE_BREAK.search(text, start)
         if found is None:
             return None
         start = found.end()
-    found = _LINE_BREAK.search(text, start)
+    found = LINE_BREAK.search(text, start)
     end = found.start() if found else len(text)
     index = column_to_index(text[start:end], column, encoding)
     return None if index is None else start + index
@@ -186,7 +186,7 @@ def postprocess(text: str, mode: str) -> str | None:
     trailing line breaks. Text that is empty or only whitespace is nothing.
     """
     if mode == "single_line":
-        text = _LINE_BREAK.split(text, maxsplit=1)[0]
+        text = LINE_BREAK.split(text, maxsplit=1)[0]
     else:
         text = text.rstrip("\r\n")
     return text if text.strip() else None
@@ -194,7 +194,7 @@ def postprocess(text: str, mode: str) -> str | None:
 
 def label_for(text: str) -> str:
     """A completion item's label: the completion's first line that has text, without its indent."""
-    for line in _LINE_BREAK.split(text):
+    for line in LINE_BREAK.split(text):
         if line.strip():
             return line.strip()
     return text

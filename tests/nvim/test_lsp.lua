@@ -12,6 +12,7 @@
 --   INFILL_RESULT  where the outcome is written
 
 local env = vim.env
+local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/report.lua")
 local WAIT_MS = 120000 -- the server starts a worker, which loads a model on a busy CPU
 
 local function check(condition, message)
@@ -94,12 +95,4 @@ local function main()
   return outcome
 end
 
-local ok, outcome = pcall(main)
-if not ok then
-  outcome = { error = tostring(outcome) }
-end
-outcome.ok = ok
-local handle = assert(io.open(env.INFILL_RESULT, "w"))
-handle:write(vim.fn.json_encode(outcome))
-handle:close()
-vim.cmd(ok and "qall!" or "cquit!")
+report(pcall(main))

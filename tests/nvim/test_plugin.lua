@@ -16,6 +16,7 @@
 --   INFILL_RESULT  where the outcome is written
 
 local env = vim.env
+local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/report.lua")
 local WAIT_MS = 120000 -- the server starts a worker, which loads a model on a busy CPU
 local ATTEMPT_MS = 30000 -- per typed character: a small model may have nothing to say at one place
 
@@ -146,15 +147,4 @@ local function main()
   return outcome
 end
 
-local function finish(ok, outcome)
-  if not ok then
-    outcome = { error = tostring(outcome) }
-  end
-  outcome.ok = ok
-  local handle = assert(io.open(env.INFILL_RESULT, "w"))
-  handle:write(vim.fn.json_encode(outcome))
-  handle:close()
-  vim.cmd(ok and "qall!" or "cquit!")
-end
-
-coroutine.wrap(function() finish(pcall(main)) end)()
+coroutine.wrap(function() report(pcall(main)) end)()
