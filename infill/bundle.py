@@ -28,9 +28,10 @@ def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("model_dir", type=Path, help="a run's model folder (e.g. work/runs/diffusion/model)")
     p.add_argument("name", help="folder name under models/")
+    p.add_argument("--models", type=Path, default=REPO_ROOT / "models", help="where the model folders live")
     args = p.parse_args(argv)
-    size = bundle(args.model_dir, REPO_ROOT / "models" / args.name)
-    print(f"bundled {args.model_dir} as models/{args.name} ({size:,} bytes of weights)")
+    size = bundle(args.model_dir, args.models / args.name)
+    print(f"bundled {args.model_dir} as {args.models / args.name} ({size:,} bytes of weights)")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,9 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import queue
+import sys
+import threading
 import time
 from pathlib import Path
 
@@ -43,7 +46,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--lr", type=float, default=2e-3, help="peak learning rate (AdamW)")
     p.add_argument("--warmup", type=int, default=100, help="linear warm-up steps")
     p.add_argument("--tokens", type=float, default=10e6, help="token budget of this run (sets the schedule)")
-    p.add_argument("--minutes", type=float, default=0, help="stop after this many minutes of this process (0: no limit)")
+    p.add_argument("--minutes", type=float, default=0,
+                   help="time budget of this process: the schedule anneals by then and the run stops (0: no limit)")
     p.add_argument("--eval-every", type=int, default=200, help="steps between validation passes")
     p.add_argument("--fim-tasks", type=int, default=24, help="held-out single-line holes in the quick FIM check")
     p.add_argument("--save-every", type=int, default=100, help="steps between resumable checkpoints")
@@ -88,12 +92,35 @@ def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
     return model.float()
 
 
-def batch_loss(model: Transformer, batch: np.ndarray, phase: str, sp: Special, rng, device) -> torch.Tensor:
+def make_batch(data: Windows, batch: int, phase: str, sp: Special, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """One step's arrays: (windows,) for `ar`, (inputs, targets, weights) for `diffusion`."""
+    windows = data.sample(rng, batch)
+    return (windows,) if phase == "ar" else diffusion_batch(windows, sp, rng, windows.shape[1])
+
+
+class Prefetcher(threading.Thread):
+    """Builds the next batches on a side thread while the device runs the current step.
+
+    It owns the run's data generator, so a saved run resumes after the batches queued here."""
+
+    def __init__(self, make, rng: np.random.Generator, depth: int = 4):
+        super().__init__(daemon=True)
+        self.make, self.rng, self.ready = make, rng, queue.Queue(maxsize=depth)
+
+    def run(self) -> None:
+        while True:
+            self.ready.put(self.make(self.rng))
+
+    def next(self) -> tuple[np.ndarray, ...]:
+        return self.ready.get()
+
+
+def batch_loss(model: Transformer, arrays: tuple[np.ndarray, ...], phase: str, device) -> torch.Tensor:
     if phase == "ar":
-        x = torch.from_numpy(batch).to(device)
+        x = torch.from_numpy(arrays[0]).to(device, non_blocking=True)
         logits, _ = model(x[:, :-1])
         return F.cross_entropy(logits.flatten(0, 1).float(), x[:, 1:].flatten())
-    inputs, targets, weights = (torch.from_numpy(a).to(device) for a in diffusion_batch(batch, sp, rng, batch.shape[1]))
+    inputs, targets, weights = (torch.from_numpy(a).to(device, non_blocking=True) for a in arrays)
     h, _ = model.hidden(inputs.long())  # (B, T, d)
     rows, cols = torch.nonzero(weights > 0, as_tuple=True)  # masked positions only: the head is the costliest matmul
     logits = model.lm_head(h[rows, model.predictor_index(cols)])  # (M, V)
@@ -101,10 +128,12 @@ def batch_loss(model: Transformer, batch: np.ndarray, phase: str, sp: Special, r
     return (per_token * weights[rows, cols]).sum() / weights.numel()
 
 
-def lr_at(step: int, total: int, args) -> float:
+def lr_at(step: int, total: int, args, time_share: float = 0.0) -> float:
+    """Linear warm-up, then cosine to 10% of the peak over the token budget or the time budget,
+    whichever runs out first (`time_share`: the part of `--minutes` already spent)."""
     if step < args.warmup:
         return args.lr * (step + 1) / args.warmup
-    progress = min(1.0, (step - args.warmup) / max(1, total - args.warmup))
+    progress = min(1.0, max(time_share, (step - args.warmup) / max(1, total - args.warmup)))
     return args.lr * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * progress)))
 
 
@@ -113,7 +142,7 @@ def validate(model, val: Windows, phase: str, sp: Special, device, batches: int 
     """Mean loss on fixed validation windows (same seed every time)."""
     model.eval()
     rng = np.random.default_rng(1234)
-    losses = [batch_loss(model, val.sample(rng, 8), phase, sp, rng, device).item() for _ in range(batches)]
+    losses = [batch_loss(model, make_batch(val, 8, phase, sp, rng), phase, device).item() for _ in range(batches)]
     model.train()
     return float(np.mean(losses))
 
@@ -128,23 +157,36 @@ def fim_exact_match(model: Transformer, tok: CodeTokenizer, tasks: list[dict]) -
     return hits / max(1, len(tasks))
 
 
+def evaluate(model, tok, val_data: Windows, fim_tasks: list[dict], args, sp: Special, amp) -> dict:
+    with amp:
+        scores = {"val_loss": round(validate(model, val_data, args.phase, sp, args.device), 4)}
+        if fim_tasks:
+            scores["fim_exact"] = round(fim_exact_match(model, tok, fim_tasks), 4)
+    tqdm.write(f"val loss {scores['val_loss']}, FIM exact {scores.get('fim_exact', '-')}")
+    return scores
+
+
 def save_state(path: Path, model, opt, step: int, tokens: int, rng, elapsed: float) -> None:
     tmp = path.with_suffix(".tmp")
+    with rng.bit_generator.lock:  # the prefetch thread draws from it
+        rng_state = rng.bit_generator.state
     torch.save({"model": model.state_dict(), "cfg": model.cfg, "opt": opt.state_dict(), "step": step,
-                "tokens": tokens, "rng": rng.bit_generator.state, "elapsed": elapsed}, tmp)
+                "tokens": tokens, "rng": rng_state, "elapsed": elapsed}, tmp)
     tmp.replace(path)
 
 
 def train(args) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
+    torch.backends.cuda.matmul.allow_tf32 = True
     tok = CodeTokenizer(args.corpus / "tokenizer.json")
     sp = Special(mask=tok.mask_id, pad=tok.pad_id, newline=tok.newline_id)
     length = args.seq_len + (1 if args.phase == "ar" else 0)
     train_data, val_data = Windows(args.corpus / "train.bin", length), Windows(args.corpus / "val.bin", length)
     args.out.mkdir(parents=True, exist_ok=True)
     model = new_model(args, tok, args.phase).to(args.device)
-    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1, fused=False)
+    opt = torch.optim.AdamW(model.parameters(), lr=args.lr, betas=(0.9, 0.95), weight_decay=0.1,
+                            fused=args.device == "cuda")
     rng, step, tokens, elapsed = np.random.default_rng(args.seed), 0, 0, 0.0
     state_path = args.out / "state.pt"
     if state_path.exists():
@@ -161,16 +203,21 @@ def train(args) -> None:
     total_steps = int(args.tokens // tokens_per_step)
     amp = torch.autocast(args.device, dtype=torch.bfloat16, enabled=args.bf16 or args.device == "cuda")
     log = (args.out / "log.jsonl").open("a")
-    bar = tqdm(total=total_steps, initial=step, unit="step", dynamic_ncols=True)
-    started = time.monotonic()
+    bar = tqdm(total=total_steps, initial=step, unit="step", dynamic_ncols=True,
+               mininterval=0.1 if sys.stderr.isatty() else 10)
+    batches = Prefetcher(lambda r: make_batch(train_data, args.batch, args.phase, sp, r), rng)
+    batches.start()
+    started, first_step, record = time.monotonic(), step, {}
+    budget_s = args.minutes * 60
     model.train()
     while step < total_steps:
-        if args.minutes and time.monotonic() - started > args.minutes * 60:
+        time_share = (time.monotonic() - started) / budget_s if budget_s else 0.0
+        if time_share >= 1.0:
             break
         for group in opt.param_groups:
-            group["lr"] = lr_at(step, total_steps, args)
+            group["lr"] = lr_at(step, total_steps, args, time_share)
         with amp:
-            loss = batch_loss(model, train_data.sample(rng, args.batch), args.phase, sp, rng, args.device)
+            loss = batch_loss(model, batches.next(), args.phase, args.device)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
@@ -178,18 +225,18 @@ def train(args) -> None:
         step, tokens = step + 1, tokens + tokens_per_step
         run_time = elapsed + time.monotonic() - started
         bar.update(1)
-        bar.set_postfix(loss=f"{loss.item():.3f}", tok_s=f"{tokens_per_step * bar.format_dict['rate'] or 0:,.0f}")
         record = {"step": step, "tokens": tokens, "loss": round(loss.item(), 4), "seconds": round(run_time, 1)}
+        tokens_per_s = (step - first_step) * tokens_per_step / (time.monotonic() - started)
+        bar.set_postfix(loss=f"{record['loss']:.3f}", tok_s=f"{tokens_per_s:,.0f}")
         if step % args.eval_every == 0 or step == total_steps:
-            with amp:
-                record["val_loss"] = round(validate(model, val_data, args.phase, sp, args.device), 4)
-                if fim_tasks:
-                    record["fim_exact"] = round(fim_exact_match(model, tok, fim_tasks), 4)
-            tqdm.write(f"step {step}: val loss {record['val_loss']}, FIM exact {record.get('fim_exact', '-')}")
+            record |= evaluate(model, tok, val_data, fim_tasks, args, sp, amp)
         log.write(json.dumps(record) + "\n")
         if step % args.save_every == 0 or step == total_steps:
             save_state(state_path, model, opt, step, tokens, rng, run_time)
             log.flush()
+    if "val_loss" not in record:  # stopped by the time budget between evaluations
+        log.write(json.dumps(record | evaluate(model, tok, val_data, fim_tasks, args, sp, amp)) + "\n")
+    log.close()
     save_state(state_path, model, opt, step, tokens, rng, elapsed + time.monotonic() - started)
     save_model(model, args.out / "model", dtype=torch.float32)
     tok.tok.save(str(args.out / "model" / "tokenizer.json"))
