@@ -28,6 +28,7 @@ from infill.fim import fill
 from infill.paths import bundled_model_dir
 from infill.tokenizer import CodeTokenizer
 
+NEVER = 1 << 16  # a refresh interval no hole reaches: the context is encoded once per request
 BASELINE = ("baseline", DecoderConfig(rule="left_to_right"))
 CONFIGS = {
     "threshold-0.9": DecoderConfig(rule="threshold", threshold=0.9),
@@ -36,6 +37,11 @@ CONFIGS = {
     "margin-0.5": DecoderConfig(rule="threshold", threshold=0.5, confidence="margin"),
     "block-4": DecoderConfig(rule="threshold", threshold=0.9, block=4),
     "block-8-0.7": DecoderConfig(rule="threshold", threshold=0.7, block=8),
+    "l2r-no-refresh": DecoderConfig(rule="left_to_right", refresh_every=NEVER),
+    "threshold-0.9-no-refresh": DecoderConfig(rule="threshold", threshold=0.9, refresh_every=NEVER),
+    "l2r-2-lengths": DecoderConfig(rule="left_to_right", lengths=2),  # multi-line: L and L/2, likeliest kept
+    "l2r-no-grow": DecoderConfig(rule="left_to_right", grow=False),
+    "l2r-no-loop-cut": DecoderConfig(rule="left_to_right", cut_loops=False),
 }
 def worker_default(model_dir: Path) -> str:
     """The name of the configuration the worker uses for this model unless told otherwise."""

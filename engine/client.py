@@ -7,8 +7,9 @@ sockets: a call takes one socket, sends its request and reads until the reply th
 sends `Cancel` for its completion request and closes its socket, so no late reply can reach a
 later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
 
-`spawn_local_worker` starts `python -m engine` on a private ipc:// socket and waits for its
-handshake; `stop_worker` ends it.
+Sockets carry ZMTP heartbeats (`engine.transport`) and, given `ClientKeys`, CURVE encryption
+and authentication (`engine.keys`). `spawn_local_worker` starts `python -m engine` on a private
+ipc:// socket and waits for its handshake; `stop_worker` ends it.
 """
 from __future__ import annotations
 
@@ -29,7 +30,9 @@ from typing import IO, Any
 import zmq
 import zmq.asyncio
 
-from engine.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
+from engine import transport
+from engine.keys import ClientKeys, make_curve_client
+from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
                              Health, HealthOk, Hello, Info, InfoRequest, Message, ProtocolError,
                              Result, Welcome, decode, encode)
 
@@ -94,9 +97,10 @@ def _timeout_for(request: Message, timeout_s: float) -> float:
     return timeout_s
 
 
-def _configure(sock: zmq.Socket, address: str) -> None:
-    sock.setsockopt(zmq.LINGER, 0)
-    sock.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
+def _connect(sock: zmq.Socket, address: str, keys: ClientKeys | None) -> None:
+    transport.configure(sock)
+    if keys is not None:
+        make_curve_client(sock, keys)
     sock.connect(address)
 
 
@@ -118,10 +122,11 @@ class WorkerClient:
     """A blocking client; safe to call from many threads at once (one socket per call in flight)."""
 
     def __init__(self, address: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 client_name: str = "infill") -> None:
+                 client_name: str = "infill", keys: ClientKeys | None = None) -> None:
         self.address = address
         self.timeout_s = timeout_s
         self.client_name = client_name
+        self.keys = keys  # CURVE keys, for a worker started with --keys
         self._ctx = zmq.Context()
         self._idle: list[zmq.Socket] = []
         self._lock = threading.Lock()
@@ -162,7 +167,7 @@ class WorkerClient:
             if self._idle:
                 return self._idle.pop()
         sock = self._ctx.socket(zmq.DEALER)
-        _configure(sock, self.address)
+        _connect(sock, self.address, self.keys)
         return sock
 
     def _release(self, sock: zmq.Socket) -> None:
@@ -200,10 +205,11 @@ class AsyncWorkerClient:
     """The asyncio twin of `WorkerClient`; cancelling a `complete` call cancels the request."""
 
     def __init__(self, address: str, timeout_s: float = DEFAULT_TIMEOUT_S,
-                 client_name: str = "infill") -> None:
+                 client_name: str = "infill", keys: ClientKeys | None = None) -> None:
         self.address = address
         self.timeout_s = timeout_s
         self.client_name = client_name
+        self.keys = keys  # CURVE keys, for a worker started with --keys
         self._ctx = zmq.asyncio.Context()
         self._idle: list[zmq.asyncio.Socket] = []
         self._closed = False
@@ -233,7 +239,7 @@ class AsyncWorkerClient:
         if self._idle:
             return self._idle.pop()
         sock = self._ctx.socket(zmq.DEALER)
-        _configure(sock, self.address)
+        _connect(sock, self.address, self.keys)
         return sock
 
     async def _call(self, request: Message) -> Any:
@@ -283,9 +289,10 @@ class _StderrPump(threading.Thread):
 
 
 def _wait_until_ready(proc: subprocess.Popen, address: str, timeout_s: float,
-                      pump: _StderrPump) -> None:
+                      pump: _StderrPump, keys: ClientKeys | None) -> None:
     deadline = time.monotonic() + timeout_s
-    with WorkerClient(address, timeout_s=_READY_POLL_S, client_name="infill-launcher") as client:
+    with WorkerClient(address, timeout_s=_READY_POLL_S, client_name="infill-launcher",
+                      keys=keys) as client:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pump.join(timeout=1.0)
@@ -303,19 +310,34 @@ def _wait_until_ready(proc: subprocess.Popen, address: str, timeout_s: float,
 
 
 def start_worker_process(argv: Sequence[str], address: str,
-                         timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S) -> subprocess.Popen:
-    """Run `argv` (a worker that binds `address`) and return once it answers Hello."""
+                         timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+                         keys: ClientKeys | None = None) -> subprocess.Popen:
+    """Run `argv` (a worker that binds `address`) and return once it answers Hello (sent with
+    `keys` to a worker started with --keys)."""
     proc = subprocess.Popen(list(argv), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                             stderr=subprocess.PIPE)
     pump = _StderrPump(proc.stderr)
     pump.start()
     try:
-        _wait_until_ready(proc, address, timeout_s, pump)
+        _wait_until_ready(proc, address, timeout_s, pump, keys)
     except BaseException:
         stop_worker(proc)
         raise
     logger.info("worker pid %d is serving on %s", proc.pid, address)
     return proc
+
+
+def worker_argv(address: str, model_dir: str | Path | None = None, threads: int | None = None,
+                keys_dir: str | Path | None = None) -> list[str]:
+    """The command line of one `python -m engine` worker process on `address`."""
+    argv = [sys.executable, "-m", "engine", "--bind", address]
+    if model_dir is not None:
+        argv += ["--model", str(model_dir)]
+    if threads is not None:
+        argv += ["--threads", str(threads)]
+    if keys_dir is not None:
+        argv += ["--keys", str(keys_dir)]
+    return argv
 
 
 def spawn_local_worker(model_dir: str | Path | None = None, threads: int | None = None,
@@ -324,13 +346,9 @@ def spawn_local_worker(model_dir: str | Path | None = None, threads: int | None 
     """Start `python -m engine` on a private ipc:// socket; returns the process and its address."""
     folder = tempfile.mkdtemp(prefix="infill-worker-")
     address = f"ipc://{folder}/worker.sock"
-    argv = [sys.executable, "-m", "engine", "--bind", address]
-    if model_dir is not None:
-        argv += ["--model", str(model_dir)]
-    if threads is not None:
-        argv += ["--threads", str(threads)]
     try:
-        proc = start_worker_process(argv, address, startup_timeout_s)
+        proc = start_worker_process(worker_argv(address, model_dir, threads), address,
+                                    startup_timeout_s)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

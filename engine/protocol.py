@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import msgpack
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
@@ -67,6 +67,7 @@ class ErrorCode(StrEnum):
     UNSUPPORTED = "unsupported"  # well formed, but this worker does not serve it yet
     SHUTTING_DOWN = "shutting_down"
     INTERNAL = "internal"  # the worker failed on this request
+    OVERLOADED = "overloaded"  # the worker holds as many requests as it admits; retry later or elsewhere
 
 
 class ProtocolError(Exception):
@@ -229,11 +230,18 @@ class HealthOk:
     uptime_s: float
     live_requests: int
     served: int
+    loop_age_s: float  # since the main loop's last tick: a large value means it hangs
+    steps: int = 0  # decoding steps run since start
+    forward_passes: int = 0  # model forward calls since start
+    step_requests: int = 0  # requests advanced, summed over steps: mean batch size = step_requests / steps
 
     def __post_init__(self) -> None:
         _check_float(self.uptime_s, "uptime_s", 0.0, math.inf)
         _check_int(self.live_requests, "live_requests", 0, MAX_COUNT)
         _check_int(self.served, "served", 0, MAX_COUNT)
+        _check_float(self.loop_age_s, "loop_age_s", 0.0, math.inf)
+        for name in ("steps", "forward_passes", "step_requests"):
+            _check_int(getattr(self, name), name, 0, MAX_COUNT)
 
 
 @dataclass(slots=True)
@@ -250,8 +258,12 @@ class CompleteRequest:
     mode: str = "auto"
     max_tokens: int = 64
     deadline_ms: int = 1000  # a budget counted from the request's arrival at the worker
-    document: str = ""  # the document key (URI); a newer request for it supersedes older ones
+    document: str = ""  # the document key (URI), for logs
     decoder: dict[str, str | int | float | bool] = field(default_factory=dict)
+    # A newer request with the same non-empty session cancels the older one, whichever connection
+    # each came on (a client sends each call in flight on a socket of its own): start it with a
+    # random id of the client, so that no other client's requests share it.
+    session: str = ""
 
     def __post_init__(self) -> None:
         _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
@@ -268,6 +280,7 @@ class CompleteRequest:
         _check_int(self.max_tokens, "max_tokens", 1, MAX_TOKENS, rid)
         _check_int(self.deadline_ms, "deadline_ms", 1, MAX_DEADLINE_MS, rid)
         _check_str(self.document, "document", MAX_PATH_CHARS, rid)
+        _check_str(self.session, "session", MAX_PATH_CHARS, rid)
         _check_overrides(self.decoder, rid)
 
 

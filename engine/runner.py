@@ -1,17 +1,21 @@
-"""The model runner: loads a model folder and turns one completion request into text.
+"""The model runner: loads a model folder and decodes many completion requests in shared steps.
 
-It owns the model and its tokenizer and knows nothing about sockets: the worker hands it the
-request's fields and gets a `Completion` back.
+It owns the model and its tokenizer and knows nothing about sockets or scheduling: `start` turns a
+request's fields into a `Decoding`, `step` advances a batch of them by one forward pass (the
+cached hole windows of all of them together), `finish` gives a late one its anytime answer, and
+`completion` reads a finished one back as text. `complete` runs one request to the end.
 """
 from __future__ import annotations
 
 import json
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from infill import decode
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
-from infill.fim import fill
+from infill.fim import hole_text, start_request
 from infill.tokenizer import CodeTokenizer
 
 
@@ -23,6 +27,32 @@ class Completion:
     prefill_ms: float
     decode_ms: float
     stop_reason: str  # "done" | "deadline"
+
+
+@dataclass(slots=True, eq=False)
+class Decoding:
+    """One request inside the runner: its decode states (one per candidate hole length) and what
+    turns the hole back into text."""
+
+    states: list[decode.DecodeState]
+    healed: str  # the prefix's re-opened tail, dropped from the front of the answer
+    prepare_ms: float  # tokenizing and laying out the canvas
+    decode_ms: float = 0.0  # wall time of the steps it took part in
+
+    @property
+    def done(self) -> bool:
+        return all(state.done for state in self.states)
+
+    @property
+    def unfinished(self) -> list[decode.DecodeState]:
+        return [state for state in self.states if not state.done]
+
+    @property
+    def step_tokens(self) -> int:
+        """Positions its next step encodes: the whole canvas for a full pass (the first step and
+        each cache refresh), else the hole's window."""
+        return sum(state.ids.shape[1] if state.needs_full_pass else state.window.stop - state.window.start
+                   for state in self.unfinished)
 
 
 def decoder_config(defaults: dict, overrides: dict) -> DecoderConfig:
@@ -54,10 +84,40 @@ class ModelRunner:
         return {"model": self.model_dir.name, "family": cfg.family, "vocab_size": cfg.vocab_size,
                 "max_context": cfg.max_position_embeddings}
 
+    def start(self, prefix: str, suffix: str, mode: str, max_tokens: int, deadline: float | None,
+              overrides: dict) -> Decoding:
+        """Lay a request out for decoding (no forward pass); bad decoder overrides raise ValueError."""
+        started = time.perf_counter()
+        cfg = decoder_config(self.decoder_defaults, overrides)
+        states, healed = start_request(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
+        return Decoding(states, healed, (time.perf_counter() - started) * 1e3)
+
+    def step(self, decodings: list[Decoding]) -> int:
+        """Advance each unfinished decoding by one pass, sharing the forward; returns forward passes run."""
+        started = time.perf_counter()
+        forwards = decode.step(self.model, [state for d in decodings for state in d.unfinished])
+        elapsed_ms = (time.perf_counter() - started) * 1e3
+        for d in decodings:
+            d.decode_ms += elapsed_ms
+        return forwards
+
+    def finish(self, decoding: Decoding) -> None:
+        """Past its deadline: fill what is left from its last pass (it must have had one)."""
+        for state in decoding.unfinished:
+            decode.finish(state)
+
+    def completion(self, decoding: Decoding) -> Completion:
+        chosen = decode.best(decoding.states)
+        decoded = decode.result(chosen)
+        text = hole_text(self.tok, decoded.tokens, decoding.healed, chosen.rules.single_line, chosen.cfg.cut_loops)
+        return Completion(text=text, confidence=decoded.confidence, forward_passes=decoded.forward_passes,
+                          prefill_ms=decoding.prepare_ms, decode_ms=decoding.decode_ms,
+                          stop_reason=decoded.stop_reason)
+
     def complete(self, prefix: str, suffix: str, mode: str, max_tokens: int, deadline: float | None,
                  overrides: dict) -> Completion:
-        cfg = decoder_config(self.decoder_defaults, overrides)
-        out = fill(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
-        return Completion(text=out.text, confidence=out.decoded.confidence,
-                          forward_passes=out.decoded.forward_passes, prefill_ms=out.prepare_ms,
-                          decode_ms=out.decode_ms, stop_reason=out.decoded.stop_reason)
+        """One request decoded alone, to the end."""
+        decoding = self.start(prefix, suffix, mode, max_tokens, deadline, overrides)
+        while not decoding.done:
+            self.step([decoding])
+        return self.completion(decoding)

@@ -1,14 +1,16 @@
 """The engine worker process: a ZeroMQ ROUTER socket in front of a model runner.
 
 Two threads. The IO thread owns every socket that faces clients: it receives frames, decodes and
-validates them (`engine.protocol`), answers protocol errors, Hello, InfoRequest, Health and Cancel
-itself, and hands each valid CompleteRequest to the main loop as a `Job` through a queue. The main
-loop takes jobs, runs the model and passes each encoded reply back over an inproc PAIR pipe; the IO
-thread sends it. Every CompleteRequest gets exactly one reply: a Result or an Error.
+validates them (`engine.protocol`), answers protocol errors, Hello, InfoRequest and Health itself,
+and hands each valid CompleteRequest (as a `Job`) and each Cancel (as a `CancelOrder`) to the main
+loop through a queue. The main loop drains the queue into the engine core (`engine.core`: the
+scheduler and the model runner), runs one batched decoding step, and passes each encoded reply
+back over an inproc PAIR pipe; the IO thread sends it. Every CompleteRequest gets exactly one
+reply: a Result (done, deadline, cancelled) or an Error (overloaded, internal, shutting down).
 
-A job is answered by whoever claims it first: the main loop when it starts it, or the IO thread
-when a Cancel arrives while it is still queued (the reply then goes out at once). The runner is
-any object with `info()` and `complete(...)` (see `engine.runner.ModelRunner`).
+A job is answered by whoever claims it first: the main loop when its reply is ready, or the IO
+thread when the worker shuts down with it still live. The runner is any object with `info()` and
+the step-wise methods `engine.core` lists (see `engine.runner.ModelRunner`).
 """
 from __future__ import annotations
 
@@ -20,17 +22,21 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import zmq
 
-from engine.protocol import (MAX_ERROR_CHARS, MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel,
-                             CompleteRequest, Error, ErrorCode, Health, HealthOk, Hello, Info,
-                             InfoRequest, Item, Message, ProtocolError, Result, Timings, Welcome,
+from engine import transport
+from engine.core import EngineCore, EngineStats, Reply, internal_error
+from engine.keys import ServerKeys, load_server_keys, make_curve_server, start_authenticator
+from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
+                             HealthOk, Hello, Info, InfoRequest, Message, ProtocolError, Welcome,
                              decode, encode)
+from engine.scheduler import SchedulerConfig
+from engine.supervisor import serve_workers, worker_addresses
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +45,7 @@ _POLL_S = 0.1  # how often the main loop looks at the stop flag while idle
 _PIPE_SEND_TIMEOUT_MS = 2000  # the IO thread drains the pipe at once; longer means it has died
 _STOP = b""  # the one-frame pipe message that tells the IO thread to finish
 _LOOPBACK_TCP = re.compile(r"tcp://127\.0\.0\.1:(\d{1,5}|\*)")
+_ANY_TCP = re.compile(r"tcp://([^\s:/]+|\[[0-9a-fA-F:.]+\]):(\d{1,5}|\*)")
 
 
 @dataclass(slots=True)
@@ -59,27 +66,23 @@ class Job:
         return self._claimed.acquire(blocking=False)
 
 
-def _elapsed_ms(since: float, until: float) -> float:
-    return max(0.0, (until - since) * 1000.0)
+@dataclass(slots=True)
+class CancelOrder:
+    """A client's Cancel of its live request, on its way to the main loop."""
 
-
-def _empty_result(job: Job, stop_reason: str) -> Result:
-    """The answer to a job dropped before it ran (cancelled or past its deadline)."""
-    waited = _elapsed_ms(job.arrival, time.monotonic())
-    return Result(job.request.id, [], Timings(waited, 0.0, 0.0, waited), stop_reason)
-
-
-def _internal_error(request_id: str | None, exc: Exception) -> Error:
-    message = f"the worker failed on this request: {type(exc).__name__}: {exc}"
-    return Error(request_id, ErrorCode.INTERNAL, message[:MAX_ERROR_CHARS])
+    peer: bytes
+    request_id: str
 
 
 class _IOThread(threading.Thread):
     """Owns the ROUTER socket and the IO end of the reply pipe; nothing else touches them."""
 
-    def __init__(self, router: zmq.Socket, pipe: zmq.Socket, jobs: queue.Queue, info: Info) -> None:
+    def __init__(self, router: zmq.Socket, pipe: zmq.Socket, jobs: queue.Queue, info: Info,
+                 loop_age: Callable[[], float], stats: EngineStats) -> None:
         super().__init__(name="engine-io", daemon=True)
         self._router, self._pipe, self._jobs, self._info = router, pipe, jobs, info
+        self._loop_age = loop_age
+        self._stats = stats  # the main loop's counters, read (never written) here
         self._live: dict[tuple[bytes, str], Job] = {}
         self._start_time = time.monotonic()
         self._served = 0
@@ -110,7 +113,7 @@ class _IOThread(threading.Thread):
                     self._on_frames(parts)
                 except Exception as exc:  # a bug met by one frame must not stop the worker
                     logger.exception("failed on a frame from peer %s", parts[0].hex())
-                    self._send(parts[0], _internal_error(None, exc))
+                    self._send(parts[0], internal_error(None, exc))
 
     def _send(self, peer: bytes, msg: Message) -> None:
         self._router.send_multipart([peer, encode(msg)])
@@ -166,7 +169,9 @@ class _IOThread(threading.Thread):
         self._send(peer, self._info)
 
     def _on_health(self, peer: bytes, msg: Health, arrival: float) -> None:
-        self._send(peer, HealthOk(time.monotonic() - self._start_time, len(self._live), self._served))
+        stats = self._stats
+        self._send(peer, HealthOk(time.monotonic() - self._start_time, len(self._live), self._served,
+                                  self._loop_age(), stats.steps, stats.forward_passes, stats.step_requests))
 
     def _on_complete(self, peer: bytes, msg: CompleteRequest, arrival: float) -> None:
         if msg.kind != "fim":
@@ -183,31 +188,33 @@ class _IOThread(threading.Thread):
         self._jobs.put(job)
 
     def _on_cancel(self, peer: bytes, msg: Cancel, arrival: float) -> None:
-        job = self._live.get((peer, msg.id))
-        if job is not None and job.claim():
-            del self._live[(peer, msg.id)]
-            self._served += 1
-            self._send(peer, _empty_result(job, "cancelled"))
+        if (peer, msg.id) in self._live:  # unknown ids are ignored: their one reply went out already
+            self._jobs.put(CancelOrder(peer, msg.id))
 
 
 class Worker:
-    """Binds `address` at construction (errors surface there); `serve()` blocks until `stop()`."""
+    """Binds `address` at construction (errors surface there); `serve()` blocks until `stop()`.
 
-    def __init__(self, runner: Any, address: str) -> None:
-        self._runner = runner
+    With `keys` the ROUTER is a CURVE server and a ZAP authenticator admits only the clients in
+    the keys' allow-list; without, any local peer may connect (bind loopback addresses only).
+    The main loop ticks once per iteration; Health reports the age of its last tick, so clients
+    tell a hung loop from a busy one (`engine.watch`).
+    """
+
+    def __init__(self, runner: Any, address: str, keys: ServerKeys | None = None,
+                 scheduler: SchedulerConfig | None = None) -> None:
+        self._core = EngineCore(runner, scheduler or SchedulerConfig())
         described = runner.info()
         info = Info(described["model"], described["family"], described["vocab_size"],
                     described["max_context"], PROTOCOL_VERSION)  # validated here, before binding
         self.model_name = info.model
-        self._jobs: queue.Queue[Job] = queue.Queue()
+        self._jobs: queue.Queue[Job | CancelOrder] = queue.Queue()
         self._stopping = False
+        self._last_tick = time.monotonic()  # the main loop's; read by the IO thread for Health
         self._ctx = zmq.Context()
+        self._auth = None if keys is None else start_authenticator(self._ctx, keys)
         try:
-            router = self._ctx.socket(zmq.ROUTER)
-            router.setsockopt(zmq.LINGER, 0)
-            router.setsockopt(zmq.MAXMSGSIZE, MAX_FRAME_BYTES)
-            router.bind(address)
-            self.address: str = router.getsockopt_string(zmq.LAST_ENDPOINT)
+            router = self._bind_router(address, keys)
             self._pipe = self._ctx.socket(zmq.PAIR)
             self._pipe.setsockopt(zmq.LINGER, 0)
             self._pipe.setsockopt(zmq.SNDTIMEO, _PIPE_SEND_TIMEOUT_MS)
@@ -216,10 +223,28 @@ class Worker:
             io_pipe.setsockopt(zmq.LINGER, 0)
             io_pipe.connect("inproc://engine-replies")
         except zmq.ZMQError:
-            self._ctx.destroy(linger=0)
+            self._close_context()
             raise
         # The sockets move to the IO thread; starting a thread is the memory barrier ZeroMQ asks for.
-        self._io = _IOThread(router, io_pipe, self._jobs, info)
+        self._io = _IOThread(router, io_pipe, self._jobs, info, self._loop_age, self._core.stats)
+
+    def _bind_router(self, address: str, keys: ServerKeys | None) -> zmq.Socket:
+        router = self._ctx.socket(zmq.ROUTER)
+        transport.configure(router)
+        if keys is not None:
+            make_curve_server(router, keys)
+        router.bind(address)
+        self.address: str = router.getsockopt_string(zmq.LAST_ENDPOINT)
+        return router
+
+    def _loop_age(self) -> float:
+        return max(0.0, time.monotonic() - self._last_tick)
+
+    def _close_context(self) -> None:
+        """Stop the authenticator (it owns sockets of its own), then the context."""
+        if self._auth is not None:
+            self._auth.stop()
+        self._ctx.destroy(linger=0)
 
     def stop(self) -> None:
         """Ask `serve()` to return; only sets a flag, so it is safe in a signal handler."""
@@ -229,14 +254,39 @@ class Worker:
         self._io.start()
         try:
             while not self._stopping and self._io.is_alive():
-                try:
-                    job = self._jobs.get(timeout=_POLL_S)
-                except queue.Empty:
-                    continue
-                if job.claim():
-                    self._pipe.send_multipart([job.peer, job.request.id.encode(), self._reply(job)])
+                self._last_tick = time.monotonic()
+                self._send_replies(self._take_orders())
+                self._send_replies(self._core.step())
         finally:
             self._shutdown()
+
+    def _take_orders(self) -> list[Reply]:
+        """Hand every queued job and cancel to the core; waits up to _POLL_S only when nothing is live."""
+        replies: list[Reply] = []
+        wait = self._core.is_idle
+        while True:
+            try:
+                order = self._jobs.get(timeout=_POLL_S) if wait else self._jobs.get_nowait()
+            except queue.Empty:
+                return replies
+            wait = False
+            if isinstance(order, CancelOrder):
+                replies += self._core.cancel(order.peer, order.request_id)
+            else:
+                replies += self._core.add(order)
+
+    def _send_replies(self, replies: list[Reply]) -> None:
+        for job, msg in replies:
+            if job.claim():
+                self._pipe.send_multipart([job.peer, job.request.id.encode(), self._encode(job, msg)])
+
+    @staticmethod
+    def _encode(job: Job, msg: Message) -> bytes:
+        try:
+            return encode(msg)
+        except Exception as exc:  # a reply that cannot be sent fails this request alone
+            logger.exception("request %s: the reply failed to encode", job.request.id)
+            return encode(internal_error(job.request.id, exc))
 
     def _shutdown(self) -> None:
         failed = not self._io.is_alive()
@@ -246,30 +296,10 @@ class Worker:
             logger.error("the IO thread stopped reading replies")
         self._io.join()
         self._pipe.close(linger=0)
-        self._ctx.term()
+        self._close_context()
         logger.info("worker on %s stopped", self.address)
         if failed and not self._stopping:
             raise RuntimeError("the worker's IO thread failed; see the log above")
-
-    def _reply(self, job: Job) -> bytes:
-        try:
-            return encode(self._answer(job))
-        except Exception as exc:  # a failure fails this request alone
-            logger.exception("request %s failed", job.request.id)
-            return encode(_internal_error(job.request.id, exc))
-
-    def _answer(self, job: Job) -> Result:
-        if time.monotonic() >= job.deadline:
-            return _empty_result(job, "deadline")
-        req, started = job.request, time.monotonic()
-        completion = self._runner.complete(req.prefix, req.suffix, req.mode, req.max_tokens,
-                                           job.deadline, dict(req.decoder))
-        finished = time.monotonic()
-        timings = Timings(_elapsed_ms(job.arrival, started), completion.prefill_ms,
-                          completion.decode_ms, _elapsed_ms(job.arrival, finished))
-        item = Item(completion.text, completion.confidence, completion.forward_passes)
-        logger.debug("request %s: %s in %.1f ms", req.id, completion.stop_reason, timings.total_ms)
-        return Result(req.id, [item], timings, completion.stop_reason)
 
 
 def serve_until_signal(worker: Worker) -> None:
@@ -284,23 +314,37 @@ def serve_until_signal(worker: Worker) -> None:
             signal.signal(sig, handler)
 
 
-def check_bind_address(address: str) -> str:
-    """Return `address` if the worker may bind it, else raise ValueError saying what to use."""
+def check_bind_address(address: str, curve: bool = False) -> str:
+    """Return `address` if the worker may bind it, else raise ValueError saying what to use.
+
+    Loopback (ipc:// or tcp://127.0.0.1) is always allowed; any other TCP address only with
+    CURVE keys (`curve`), because whoever reaches it could otherwise use the worker.
+    """
     if address.startswith("ipc://") and len(address) > len("ipc://"):
         return address
-    if _LOOPBACK_TCP.fullmatch(address):
-        port = address.rsplit(":", 1)[1]
-        if port == "*" or int(port) <= 65535:
-            return address
-    raise ValueError(f"cannot bind {address!r}: use ipc://PATH or tcp://127.0.0.1:PORT; a remote "
-                     "(non-loopback) worker needs CURVE keys, which this version does not support")
+    tcp = _ANY_TCP.fullmatch(address)
+    if tcp is None or (tcp.group(2) != "*" and int(tcp.group(2)) > 65535):
+        raise ValueError(f"cannot bind {address!r}: use ipc://PATH, tcp://127.0.0.1:PORT, or "
+                         "tcp://HOST:PORT with CURVE keys (--keys)")
+    if not curve and not _LOOPBACK_TCP.fullmatch(address):
+        raise ValueError(f"cannot bind {address!r} without CURVE keys: a non-loopback worker must "
+                         "authenticate its clients; create keys with `infill keys` and pass "
+                         "--keys DIR, or bind tcp://127.0.0.1:PORT")
+    return address
 
 
 def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog, description="Serve code completions over ZeroMQ.")
     parser.add_argument("--bind", default=DEFAULT_BIND,
-                        help=f"address to listen on: ipc://PATH or tcp://127.0.0.1:PORT "
-                             f"(default {DEFAULT_BIND})")
+                        help=f"address to listen on: ipc://PATH, tcp://127.0.0.1:PORT, or with "
+                             f"--keys tcp://HOST:PORT (default {DEFAULT_BIND}); with --workers N, "
+                             f"the first of N (ports PORT..PORT+N-1, paths PATH.0..PATH.N-1)")
+    parser.add_argument("--keys", type=Path, default=None, metavar="DIR",
+                        help="CURVE key folder from `infill keys`: encrypt, and admit only the "
+                             "clients in DIR/authorized (required for non-loopback --bind)")
+    parser.add_argument("--workers", type=int, default=1,
+                        help="worker processes to run, each on its own address, restarted if "
+                             "they die (default 1)")
     parser.add_argument("--model", type=Path, default=None,
                         help="model folder (config.json, *.safetensors, tokenizer.json); "
                              "default: the bundled model")
@@ -321,25 +365,37 @@ def _load_runner(model: Path | None, threads: int | None) -> Any:
     return ModelRunner(model if model is not None else bundled_model_dir(), device="cpu")
 
 
-def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
-    """Entry point of `python -m engine` and `infill serve`."""
-    parser = build_parser(prog)
-    args = parser.parse_args(argv)
+def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerKeys | None:
+    """Validate the flags (exiting with a usage error); returns the CURVE keys, if any."""
     try:
-        address = check_bind_address(args.bind)
+        keys = None if args.keys is None else load_server_keys(args.keys.expanduser())
+        check_bind_address(args.bind, curve=keys is not None)
+        worker_addresses(args.bind, args.workers)
     except ValueError as exc:
         parser.error(str(exc))
     if args.threads is not None and args.threads < 1:
         parser.error(f"--threads must be at least 1, got {args.threads}")
+    if args.workers < 1:
+        parser.error(f"--workers must be at least 1, got {args.workers}")
     if args.model is not None and not args.model.is_dir():
         parser.error(f"--model {args.model} is not a folder; pass a model folder or omit --model")
+    return keys
+
+
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Entry point of `python -m engine` and `infill serve`."""
+    parser = build_parser(prog)
+    args = parser.parse_args(argv)
+    keys = _check_args(parser, args)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    if args.workers > 1:  # this process supervises, it loads no model
+        return serve_workers(args.bind, args.workers, args.model, args.threads, args.keys)
     runner = _load_runner(args.model, args.threads)
     try:
-        worker = Worker(runner, address)
+        worker = Worker(runner, args.bind, keys)
     except zmq.ZMQError as exc:
-        logger.error("cannot bind %s: %s; pick another address with --bind", address, exc)
+        logger.error("cannot bind %s: %s; pick another address with --bind", args.bind, exc)
         return 1
     sys.stderr.write(f"infill worker ready on {worker.address} (model {worker.model_name})\n")
     sys.stderr.flush()

@@ -23,6 +23,8 @@ COMMANDS = {
     "run": Command("lsp_server.service", "start a worker and the language server on TCP, with a self-check"),
     "serve": Command("engine.worker", "run an engine worker that serves completions over ZeroMQ",
                      prog="infill serve"),
+    "keys": Command("engine.keys", "create CURVE keys for a remote worker and its clients",
+                    prog="infill keys"),
     "lsp": Command("lsp_server.server", "run the language server for editors (stdio or TCP)"),
     "complete": Command("lsp_server.oneshot", "complete one file at one position and print the "
                                               "completion with its timings"),

@@ -29,6 +29,9 @@ class DecoderConfig:
     block: int = 0  # semi-autoregressive block length (0: the whole hole is one block)
     confidence: str = "prob"  # "prob": top-1 probability; "margin": top-1 minus top-2 probability
     refresh_every: int = 4  # full passes (context cache refresh) every this many steps
+    lengths: int = 1  # hole lengths tried side by side (halving from the mode's length); the likeliest is kept
+    grow: bool = True  # a multi-line hole that fills with no pad grows (up to the request's max_tokens)
+    cut_loops: bool = True  # cut a middle that starts repeating itself back to its first copy
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -36,7 +39,7 @@ class DecoderConfig:
         if self.confidence not in ("prob", "margin"):
             raise ValueError(f"confidence must be 'prob' or 'margin', not {self.confidence!r}")
         if not (0.0 < self.threshold <= 1.0 and self.factor > 0 and self.steps >= 1 and self.block >= 0
-                and self.refresh_every >= 1):
+                and self.refresh_every >= 1 and 1 <= self.lengths <= 4):
             raise ValueError(f"decoder settings out of range: {self}")
 
 

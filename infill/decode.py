@@ -1,25 +1,35 @@
-"""Denoising of one canvas hole: one forward pass per step, a commit rule decides what freezes.
+"""Denoising of canvas holes: one forward pass per step, a commit rule decides what freezes.
 
 Each step scores every still-masked hole position (top-1 probability, or the top-1 minus top-2
-margin) and a commit rule (`infill.commit`) picks the positions to freeze. Rules that follow the training layout keep the answer well formed: a committed
-`<pad>` ends the middle (the tail after it becomes pad), and in single-line mode a committed
-newline ends the line. At the deadline the remaining masks are filled greedily from the last pass.
+margin) and a commit rule (`infill.commit`) picks the positions to freeze. Rules that follow the
+training layout keep the answer well formed: a committed `<pad>` ends the middle (the tail after it
+becomes pad), and in single-line mode a committed newline ends the line. At the deadline the
+remaining masks are filled greedily from the last pass (`finish`): the anytime answer.
+
+Decoding is step-wise so that many requests share each forward pass: `start` lays one request out
+as a `DecodeState`, `step` advances any number of states by one pass each, `result` reads one back.
+`denoise` is the one-request loop over the same `step`.
+
+A multi-line hole that fills to its end with no pad wanted more room: it grows in place (more
+masks after the committed tokens, the context re-encoded) up to its `grow_to` length.
 
 Context cache: a full pass over the canvas stores the keys and values of every position outside
 the active window (the hole, plus the position before it when logits are shifted); the steps in
-between run the window alone against them. `refresh_every=1` is a full pass every step.
+between run the window alone against them, all cached windows of a step batched in one forward
+(`infill.batch`). `refresh_every=1` is a full pass every step.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from engine.kernels import row_stats
+from infill.batch import batch_window_pass
 from infill.canvas import Canvas
 from infill.commit import DecoderConfig, select
-from infill.model import Transformer
+from infill.model import KV, Transformer
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,7 +90,7 @@ def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torc
     return masked & (~ends | leftmost)
 
 
-def full_pass(model: Transformer, ids: torch.Tensor, window: slice) -> tuple[torch.Tensor, list]:
+def full_pass(model: Transformer, ids: torch.Tensor, window: slice) -> tuple[torch.Tensor, list[KV]]:
     """Hidden states of the window (W, d) and the keys/values of every position outside it."""
     h, kv = model.hidden(ids)
     outside = torch.ones(ids.shape[1], dtype=torch.bool)
@@ -88,7 +98,7 @@ def full_pass(model: Transformer, ids: torch.Tensor, window: slice) -> tuple[tor
     return h[0, window], [(k[:, :, outside], v[:, :, outside]) for k, v in kv]
 
 
-def window_pass(model: Transformer, ids: torch.Tensor, window: slice, context: list) -> torch.Tensor:
+def window_pass(model: Transformer, ids: torch.Tensor, window: slice, context: list[KV]) -> torch.Tensor:
     """Hidden states of the window (W, d), attending to the cached context and to itself."""
     positions = torch.arange(window.start, window.stop)[None]  # (1, W)
     h, _ = model.hidden(ids[:, window], positions=positions, cache=context)
@@ -105,31 +115,177 @@ def score(logits: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, 
     return conf, stats.top1_prob, stats.top1_id
 
 
+
+@dataclass(slots=True, eq=False)
+class DecodeState:
+    """One request's denoising in progress: its canvas, which hole positions are still masked, and
+    the cached keys/values of its context."""
+
+    ids: torch.Tensor  # (1, N) the canvas; hole positions are overwritten as they commit
+    span: slice  # the hole's positions in `ids`
+    window: slice  # the positions a cached step runs: the hole, plus the one before it when shifted
+    rows: torch.Tensor  # (L,) the window row whose output predicts each hole position
+    rules: HoleRules
+    cfg: DecoderConfig
+    deadline: float | None  # time.monotonic() after which the next pass is the last
+    masked: torch.Tensor  # (L,) bool, True while a hole position is undecided
+    committed_prob: torch.Tensor  # (L,) top-1 probability at commit time (0 for positions closed as pad)
+    context: list[KV] = field(default_factory=list)  # per layer (1, nkv, N - W, hd): outside the window
+    last_best: torch.Tensor | None = None  # (L,) the last pass's top-1 ids, for the anytime answer
+    last_prob: torch.Tensor | None = None  # (L,) and their probabilities
+    passes: int = 0
+    stop_reason: str = "done"  # "done" or "deadline"
+    grow_to: int = 0  # the hole may grow up to this many positions (multi-line, no pad yet)
+    max_context: int = 0  # the model's context: a grown canvas must fit it
+
+    @property
+    def done(self) -> bool:
+        return not bool(self.masked.any())
+
+    @property
+    def needs_full_pass(self) -> bool:
+        """A full pass encodes the context first and refreshes it every `refresh_every` steps."""
+        return not self.context or self.passes % self.cfg.refresh_every == 0
+
+    @property
+    def mean_log_prob(self) -> float:
+        """Mean log probability of the tokens it committed (positions closed as pad excluded)."""
+        filled = self.committed_prob[self.committed_prob > 0]
+        return float(filled.log().mean()) if len(filled) else float("-inf")
+
+
+def layout(hole_start: int, hole_len: int, shifted: bool) -> tuple[slice, slice, torch.Tensor]:
+    """The hole's span, the window a cached step runs, and the window row predicting each hole position."""
+    span = slice(hole_start, hole_start + hole_len)
+    predictors = torch.arange(span.start, span.stop) - (1 if shifted else 0)
+    predictors = predictors.clamp(min=0)  # (L,)
+    window = slice(int(predictors.min()), span.stop)
+    return span, window, predictors - window.start
+
+
+def start(model: Transformer, canvas: Canvas, rules: HoleRules, cfg: DecoderConfig,
+          deadline: float | None = None, grow_to: int = 0) -> DecodeState:
+    """Lay one canvas out for decoding; no forward pass runs yet."""
+    ids = torch.tensor(canvas.ids, dtype=torch.long)[None]
+    span, window, rows = layout(canvas.hole_start, canvas.hole_len, model.cfg.logits_shift)
+    return DecodeState(
+        ids=ids, span=span, window=window, rows=rows, rules=rules, cfg=cfg, deadline=deadline,
+        masked=torch.ones(canvas.hole_len, dtype=torch.bool), committed_prob=torch.zeros(canvas.hole_len),
+        grow_to=grow_to if cfg.grow and not rules.single_line else 0,
+        max_context=model.cfg.max_position_embeddings,
+    )
+
+
+def room_to_grow(state: DecodeState) -> int:
+    """Masks a finished hole may add: none unless it filled to its end with no pad and may grow."""
+    hole = state.ids[0, state.span]
+    length = len(hole)
+    if state.stop_reason != "done" or length >= state.grow_to or bool((hole == state.rules.pad_id).any()):
+        return 0
+    suffix = state.ids.shape[1] - state.span.stop
+    return min(length, state.grow_to - length, suffix + state.max_context - state.ids.shape[1])
+
+
+def grow(state: DecodeState, mask_id: int) -> bool:
+    """Give a hole that filled up with no pad more masks after its committed tokens, in place (the
+    suffix's far end gives way when the canvas would outgrow the context). True if it grew."""
+    extra = room_to_grow(state)
+    if extra <= 0:
+        return False
+    ids = state.ids[0]
+    suffix = ids[state.span.stop:]
+    keep = min(len(suffix), state.max_context - state.span.stop - extra)
+    masks = torch.full((extra,), mask_id, dtype=ids.dtype)
+    state.ids = torch.cat([ids[:state.span.stop], masks, suffix[:keep]])[None]
+    length = state.span.stop - state.span.start + extra
+    shifted = state.window.start < state.span.start  # the window holds the position before the hole
+    state.span, state.window, state.rows = layout(state.span.start, length, shifted)
+    state.masked = torch.cat([state.masked, torch.ones(extra, dtype=torch.bool)])
+    state.committed_prob = torch.cat([state.committed_prob, torch.zeros(extra)])
+    state.context = []  # the canvas changed: the next pass re-encodes it
+    return True
+
+
+def commit_positions(state: DecodeState, commit: torch.Tensor) -> None:
+    """Freeze the hole positions `commit` (L,) bool to the last pass's guesses."""
+    hole = state.ids[0, state.span]  # (L,) a view: writes land in the canvas
+    hole[commit] = state.last_best[commit]
+    state.committed_prob[commit] = state.last_prob[commit]
+    state.masked &= ~commit
+    close_tail(hole, state.masked, state.rules)
+
+
+def advance(state: DecodeState, logits: torch.Tensor, expired: bool) -> None:
+    """Commit from one pass's logits (L, V) for the hole; when `expired`, commit everything left."""
+    conf, prob, best = score(restrict(logits, state.masked, state.rules), state.cfg.confidence)
+    state.last_best, state.last_prob = best, prob
+    steps_done, state.passes = state.passes, state.passes + 1
+    if expired:
+        finish(state)
+        return
+    commit_positions(state, select(state.cfg, conf, eligible(best, state.masked, state.rules), steps_done))
+
+
+def finish(state: DecodeState) -> None:
+    """The anytime answer: fill every position still masked greedily from the last pass."""
+    assert state.passes > 0, "finish needs at least one pass; a request that never ran has no answer"
+    commit_positions(state, state.masked.clone())
+    state.stop_reason = "deadline"
+
+
+def window_hidden(model: Transformer, states: list[DecodeState]) -> list[torch.Tensor]:
+    """Each state's window hidden states (W_i, d): full passes one by one, cached windows batched."""
+    hidden: dict[int, torch.Tensor] = {}
+    cached = []
+    for i, state in enumerate(states):
+        if state.needs_full_pass:
+            hidden[i], state.context = full_pass(model, state.ids, state.window)
+        else:
+            cached.append(i)
+    if cached:
+        windows = [states[i].ids[0, states[i].window] for i in cached]  # (W_i,) each
+        positions = [torch.arange(states[i].window.start, states[i].window.stop) for i in cached]
+        batched = batch_window_pass(model, windows, positions, [states[i].context for i in cached])
+        hidden.update(zip(cached, batched))
+    return [hidden[i] for i in range(len(states))]
+
+
+def forward_count(states: list[DecodeState]) -> int:
+    """Forward passes one `step` over `states` runs: one per full pass, one for all cached windows."""
+    full = sum(state.needs_full_pass for state in states)
+    return full + (1 if full < len(states) else 0)
+
+
 @torch.no_grad()
+def step(model: Transformer, states: list[DecodeState]) -> int:
+    """Advance every unfinished state by one pass; returns the number of forward passes run."""
+    assert all(not state.done for state in states), "step only states that are still decoding"
+    forwards = forward_count(states)
+    rows = [h[state.rows] for state, h in zip(states, window_hidden(model, states))]  # (L_i, d) each
+    logits = model.lm_head(torch.cat(rows)).float().split([len(r) for r in rows])  # (L_i, V) each
+    now = time.monotonic()
+    for state, hole_logits in zip(states, logits):
+        advance(state, hole_logits, expired=state.deadline is not None and now >= state.deadline)
+        if state.done:
+            grow(state, model.cfg.mask_token_id)
+    return forwards
+
+
+def best(states: list[DecodeState]) -> DecodeState:
+    """Of one request's candidate holes (several lengths), the one the model finds likeliest."""
+    return max(states, key=lambda state: state.mean_log_prob)
+
+
+def result(state: DecodeState) -> Decoded:
+    filled = state.committed_prob[state.committed_prob > 0]
+    confidence = float(filled.mean()) if len(filled) else 0.0
+    return Decoded(state.ids[0, state.span].tolist(), confidence, state.passes, state.stop_reason)
+
+
 def denoise(model: Transformer, canvas: Canvas, rules: HoleRules, cfg: DecoderConfig = DecoderConfig(),
             deadline: float | None = None) -> Decoded:
-    ids = torch.tensor(canvas.ids, dtype=torch.long)[None]  # (1, N)
-    span = slice(canvas.hole_start, canvas.hole_start + canvas.hole_len)
-    predictors = model.predictor_index(torch.arange(span.start, span.stop))  # (L,)
-    window = slice(int(predictors.min()), span.stop)
-    rows = predictors - window.start  # which window row predicts each hole position
-    masked = torch.ones(canvas.hole_len, dtype=torch.bool)
-    committed_prob = torch.zeros(canvas.hole_len)
-    passes, stop, context = 0, "done", []
-    while masked.any():
-        if passes % cfg.refresh_every == 0:
-            h, context = full_pass(model, ids, window)
-        else:
-            h = window_pass(model, ids, window, context)
-        conf, prob, best = score(restrict(model.lm_head(h[rows]).float(), masked, rules), cfg.confidence)
-        commit = select(cfg, conf, eligible(best, masked, rules), passes)
-        passes += 1
-        if deadline is not None and time.monotonic() >= deadline:
-            commit, stop = masked.clone(), "deadline"
-        hole = ids[0, span]
-        hole[commit] = best[commit]
-        committed_prob[commit] = prob[commit]
-        masked &= ~commit
-        close_tail(hole, masked, rules)
-    filled = committed_prob[committed_prob > 0]
-    return Decoded(ids[0, span].tolist(), float(filled.mean()) if len(filled) else 0.0, passes, stop)
+    """Decode one hole to the end: the same `step` the batched runner uses, with a batch of one."""
+    state = start(model, canvas, rules, cfg, deadline)
+    while not state.done:
+        step(model, [state])
+    return result(state)

@@ -10,11 +10,13 @@ from dataclasses import dataclass
 
 import torch
 
-from infill.canvas import fim_canvas
+from infill.canvas import Canvas, fim_canvas
 from infill.commit import DecoderConfig
-from infill.decode import Decoded, HoleRules, denoise
+from infill import decode
+from infill.decode import Decoded, DecodeState, HoleRules
 from infill.model import Transformer
 from infill.modes import resolve_mode
+from infill.repetition import cut_loop
 from infill.tokenizer import SPECIAL_TOKENS, CodeTokenizer
 
 HOLE_TOKENS = {"single_line": 32, "multi_line": 96}  # hole length L per mode, before the max_tokens cap
@@ -28,10 +30,13 @@ class Filled:
     decode_ms: float
 
 
-def hole_text(tok: CodeTokenizer, tokens: list[int], healed: str, single_line: bool) -> str:
-    """The middle's text: up to the first pad, healed prefix removed, cut after a newline in single-line mode."""
+def hole_text(tok: CodeTokenizer, tokens: list[int], healed: str, single_line: bool, cut_loops: bool = True) -> str:
+    """The middle's text: up to the first pad, a loop cut to its first copy, healed prefix removed,
+    cut after a newline in single-line mode."""
     if tok.pad_id in tokens:
         tokens = tokens[:tokens.index(tok.pad_id)]
+    if cut_loops:
+        tokens = cut_loop(tokens)
     text = tok.decode(tokens)[len(healed):]
     if single_line and "\n" in text:
         text = text[:text.index("\n") + 1]
@@ -47,20 +52,51 @@ def first_banned(tok: CodeTokenizer, prefix: str, single_line: bool) -> list[int
     return [tok.pad_id, tok.newline_id]
 
 
-def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
-         cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> Filled:
-    started = time.perf_counter()
-    mode = resolve_mode(mode, prefix)
-    hole_len = max(1, min(max_tokens, HOLE_TOKENS[mode]))
-    canvas = fim_canvas(tok, prefix, suffix, hole_len, model.cfg.max_position_embeddings)
+def hole_rules(tok: CodeTokenizer, canvas: Canvas, prefix: str, mode: str) -> HoleRules:
+    """What the hole may hold: no specials, a healed first token, no empty start, one line if asked."""
     specials = [tok.tok.token_to_id(t) for t in SPECIAL_TOKENS]
-    rules = HoleRules(
+    return HoleRules(
         pad_id=tok.pad_id, newline_id=tok.newline_id, banned_ids=[i for i in specials if i != tok.pad_id],
         first_allowed=tok.tokens_starting_with(canvas.healed) if canvas.healed else None,
         first_banned=first_banned(tok, prefix, mode == "single_line"), single_line=mode == "single_line",
     )
+
+
+def prepare(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str,
+            max_tokens: int, hole_len: int | None = None) -> tuple[Canvas, HoleRules]:
+    """The canvas and hole rules of one request: everything decoding needs besides the model.
+    The hole takes the mode's length (capped by `max_tokens`) unless `hole_len` is given."""
+    mode = resolve_mode(mode, prefix)
+    hole_len = hole_len or max(1, min(max_tokens, HOLE_TOKENS[mode]))
+    canvas = fim_canvas(tok, prefix, suffix, hole_len, model.cfg.max_position_embeddings)
+    return canvas, hole_rules(tok, canvas, prefix, mode)
+
+
+def hole_lengths(first: int, count: int) -> list[int]:
+    """`count` candidate hole lengths: `first`, then halves of it (duplicates dropped)."""
+    return sorted({max(1, first >> i) for i in range(count)}, reverse=True)
+
+
+def start_request(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
+                  cfg: DecoderConfig, deadline: float | None = None) -> tuple[list[DecodeState], str]:
+    """One request's decode states (one per candidate hole length; several only for multi-line
+    holes with `cfg.lengths` > 1) and the healed text its answer drops."""
+    canvas, rules = prepare(model, tok, prefix, suffix, mode, max_tokens)
+    lengths = hole_lengths(canvas.hole_len, 1 if rules.single_line else cfg.lengths)
+    layouts = [(canvas, rules)] + [prepare(model, tok, prefix, suffix, mode, max_tokens, n) for n in lengths[1:]]
+    states = [decode.start(model, c, r, cfg, deadline, grow_to=max_tokens) for c, r in layouts]
+    return states, canvas.healed
+
+
+def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
+         cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> Filled:
+    started = time.perf_counter()
+    states, healed = start_request(model, tok, prefix, suffix, mode, max_tokens, cfg, deadline)
     prepared = time.perf_counter()
     with torch.inference_mode():
-        decoded = denoise(model, canvas, rules, cfg, deadline)
-    text = hole_text(tok, decoded.tokens, canvas.healed, rules.single_line)
+        while unfinished := [state for state in states if not state.done]:
+            decode.step(model, unfinished)
+    chosen = decode.best(states)
+    decoded = decode.result(chosen)
+    text = hole_text(tok, decoded.tokens, healed, chosen.rules.single_line, cfg.cut_loops)
     return Filled(text, decoded, (prepared - started) * 1e3, (time.perf_counter() - prepared) * 1e3)

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
-BUNDLED_MODEL_NAME = "infill-py-3m"
+BUNDLED_MODEL_NAME = "infill-py-16m"
 
 
 def bundled_model_dir() -> Path:

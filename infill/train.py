@@ -227,7 +227,7 @@ def train(args) -> None:
         bar.update(1)
         record = {"step": step, "tokens": tokens, "loss": round(loss.item(), 4), "seconds": round(run_time, 1)}
         tokens_per_s = (step - first_step) * tokens_per_step / (time.monotonic() - started)
-        bar.set_postfix(loss=f"{record['loss']:.3f}", tok_s=f"{tokens_per_s:,.0f}")
+        bar.set_postfix(loss=f"{record['loss']:.3f}", tok_s=f"{tokens_per_s:,.0f}", refresh=False)
         if step % args.eval_every == 0 or step == total_steps:
             record |= evaluate(model, tok, val_data, fim_tasks, args, sp, amp)
         log.write(json.dumps(record) + "\n")

@@ -2,10 +2,12 @@
 
 `complete_at` gives each request an id (carried by every log line), makes it supersede the
 request of the same method still in flight for the same document (whose worker call is
-cancelled: it answers with nothing), and turns any failure into an empty answer. `_complete` runs the steps: cut the hole;
-answer from the typing-through cache if the user is typing a completion already shown; decide the
-mode (none ends here, before any context is built); build the context; send one request per
-candidate to the worker, concurrently, within what is left of the deadline; post-process and rank.
+cancelled: it answers with nothing; its worker requests carry the same session, so the worker
+drops them as the new ones arrive), and turns any failure into an empty answer. `_complete` runs
+the steps: cut the hole; answer from the typing-through cache if the user is typing a completion
+already shown; decide the mode (none ends here, before any context is built); build the context;
+send one request per candidate to the worker, concurrently, within what is left of the deadline;
+post-process and rank.
 The worker is awaited on the event loop, never blocked on.
 """
 from __future__ import annotations
@@ -39,7 +41,8 @@ async def complete_at(ls: InfillLanguageServer, method: str, uri: str, position:
     request_id = new_request_id()
     logs.request_id.set(request_id)
     started = time.monotonic()
-    task = asyncio.ensure_future(_complete(ls, uri, position, invoked, candidates, started))
+    session = f"{ls.client_id}:{method}:{uri}"  # the worker supersedes what this one replaces
+    task = asyncio.ensure_future(_complete(ls, uri, position, invoked, candidates, started, session))
     key = (method, uri)
     older, ls.in_flight[key] = ls.in_flight.get(key), task
     if older is not None and not older.done():
@@ -70,7 +73,7 @@ def _answer(uri: str, mode: str, texts: list[str], started: float, cache_hit: bo
 
 
 async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position, invoked: bool,
-                    candidates: int, started: float) -> Answer:
+                    candidates: int, started: float, session: str) -> Answer:
     hole = _hole(ls, uri, position)
     if hole is None:
         return _answer(uri, "", [], started, False)
@@ -94,7 +97,7 @@ async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position
     decoders = pipeline.INVOKED_DECODERS[:candidates] if invoked else pipeline.AUTOMATIC_DECODERS
     window = pipeline.context_for(hole, ls.settings, ls.documents)
     requests = pipeline.requests_for(hole, window, logs.request_id.get(), mode, ls.settings,
-                                     budget_ms, decoders)
+                                     budget_ms, decoders, session)
     results = await asyncio.gather(*(client.complete(r) for r in requests), return_exceptions=True)
     texts = pipeline.finish(hole, _answered(results), mode, ls.settings)
     ls.cache.put(uri, hole.prefix, hole.suffix, texts, mode, logs.request_id.get())

@@ -93,16 +93,18 @@ def _suffix_boundary(document: ParsedDocument, cursor: int, offset: int) -> int 
 
 
 def requests_for(hole: Hole, window: context.Context, request_id: str, mode: str,
-                 settings: Settings, budget_ms: int, decoders: Sequence[dict],
+                 settings: Settings, budget_ms: int, decoders: Sequence[dict], session: str = "",
                  ) -> list[CompleteRequest]:
-    """One request per decoder override; each candidate has its own id and document key, so the
-    worker neither confuses their replies nor lets one supersede another."""
+    """One request per decoder override; each candidate has its own id, document key and session
+    (from `session`), so the worker neither confuses their replies nor lets one supersede another,
+    while the next request of `session` supersedes each."""
     requests = []
     for index, overrides in enumerate(decoders):
         suffix_id = f"-{index}" if index else ""
+        candidate_session = session + suffix_id if session else ""
         requests.append(build_request(request_id + suffix_id, window.prefix, window.suffix, mode,
                                       settings.max_tokens, budget_ms, hole.uri + suffix_id,
-                                      overrides, window.snippets))
+                                      overrides, window.snippets, candidate_session))
     return requests
 
 

@@ -171,12 +171,14 @@ def new_request_id() -> str:
 
 def build_request(request_id: str, prefix: str, suffix: str, mode: str, max_tokens: int,
                   deadline_ms: int, document: str = "", decoder: dict | None = None,
-                  snippets: list[Snippet] | None = None) -> CompleteRequest:
-    """A fill-in-the-middle request with the context windows clipped next to the cursor."""
+                  snippets: list[Snippet] | None = None, session: str = "") -> CompleteRequest:
+    """A fill-in-the-middle request with the context windows clipped next to the cursor; a
+    newer request with the same non-empty `session` supersedes it at the worker."""
     return CompleteRequest(id=request_id, kind="fim", prefix=prefix[-MAX_PREFIX_CHARS:],
                            suffix=suffix[:MAX_SUFFIX_CHARS], snippets=list(snippets or []),
                            mode=mode, max_tokens=max_tokens, deadline_ms=deadline_ms,
-                           document=document[:MAX_PATH_CHARS], decoder=dict(decoder or {}))
+                           document=document[:MAX_PATH_CHARS], decoder=dict(decoder or {}),
+                           session=session[:MAX_PATH_CHARS])
 
 
 def postprocess(text: str, mode: str) -> str | None:

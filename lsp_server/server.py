@@ -14,9 +14,11 @@ items carry `data`; the notifications `infill/didShowCompletion`, `infill/accept
 Settings come from `initializationOptions` and `workspace/didChangeConfiguration`. Once the worker
 answers, the server tells the client its model with `infill/workerReady` (`{"model", "address"}`).
 
-The worker is the one named by the `workerAddress` setting (or `--worker`); without one the
-server starts a local worker on the bundled model in the background at `initialize` (requests
-wait for it within their deadline) and stops it at `shutdown`, `exit` or when the connection ends.
+The workers are those named by the `workerAddress` setting (or `--worker`), a comma-separated
+list of addresses over which requests are balanced (`engine.pool`; `--worker-keys` for remote
+workers started with CURVE keys). Without one the server starts a local worker on the bundled
+model in the background at `initialize` (requests wait for it within their deadline), restarts it
+if it dies, and stops it at `shutdown`, `exit` or when the connection ends.
 """
 from __future__ import annotations
 
@@ -26,7 +28,7 @@ import functools
 import logging
 import os
 import signal
-import subprocess
+import uuid
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
@@ -36,8 +38,10 @@ import zmq
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from engine.client import (AsyncWorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
-                           spawn_local_worker, stop_worker)
+from engine.client import WorkerError, WorkerStartError, WorkerTimeout
+from engine.keys import ClientKeys, load_client_keys
+from engine.pool import AsyncWorkerPool, WorkerUnavailable
+from engine.supervisor import WorkerGroup, start_local_workers
 from lsp_server import logs, pipeline
 from lsp_server.cache import CompletionCache
 from lsp_server.completer import complete_at
@@ -54,20 +58,23 @@ WORKER_READY = "infill/workerReady"  # to the client: the worker answered, with 
 
 class InfillLanguageServer(LanguageServer):
     """The server's state: settings, documents, the typing-through cache, the stats log, the
-    requests in flight, the worker client and the local worker process, if any."""
+    requests in flight, the workers' client and the local worker, if any."""
 
-    def __init__(self, worker_address: str | None = None) -> None:
+    def __init__(self, worker_address: str | None = None, worker_keys: ClientKeys | None = None,
+                 ) -> None:
         super().__init__("infill-lsp", version("infill"))
         self.default_worker_address = worker_address
+        self.worker_keys = worker_keys
         self.settings = Settings(worker_address=worker_address)
-        self.worker_process: subprocess.Popen | None = None
+        self.local_worker: WorkerGroup | None = None
         self.shutdown_requested = False
         self.documents = Documents()
         self.cache = CompletionCache()
         self.stats = StatsLog(default_stats_path())
         self.in_flight: dict[tuple[str, str], asyncio.Task[Answer]] = {}  # (method, uri) -> newest
+        self.client_id = uuid.uuid4().hex  # opens our worker sessions: no other client's share them
         self.index_task: asyncio.Future[None] | None = None  # the workspace's indexing
-        self._client_task: asyncio.Task[AsyncWorkerClient | None] | None = None
+        self._client_task: asyncio.Task[AsyncWorkerPool | None] | None = None
 
     def configure(self, options: Any, update: bool = False) -> None:
         """Take the settings from `initializationOptions`, or with `update` those a configuration
@@ -85,43 +92,44 @@ class InfillLanguageServer(LanguageServer):
         """Start connecting to (or spawning) the worker in the background."""
         self._client_task = asyncio.get_running_loop().create_task(self._connect())
 
-    async def _connect(self) -> AsyncWorkerClient | None:
+    async def _connect(self) -> AsyncWorkerPool | None:
         address = self.settings.worker_address
         try:
-            if address is None:
-                address = await asyncio.to_thread(self._spawn)
-            client = AsyncWorkerClient(address, timeout_s=REPLY_SLACK_S, client_name="infill-lsp")
+            addresses = (await asyncio.to_thread(self._spawn) if address is None
+                         else [a.strip() for a in address.split(",") if a.strip()])
+            client = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-lsp",
+                                     keys=self.worker_keys)
             model = await self._greet(client)
-        except (WorkerStartError, WorkerError, OSError, zmq.ZMQError) as exc:
+        except (WorkerStartError, WorkerError, OSError, ValueError, zmq.ZMQError) as exc:
             message = f"infill: no completions, the worker is unavailable: {exc}"
             logger.error("%s", message)
             self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
             return None
         if model is not None:
-            self.protocol.notify(WORKER_READY, {"model": model, "address": address})
+            self.protocol.notify(WORKER_READY, {"model": model, "address": client.address})
         return client
 
-    def _spawn(self) -> str:
-        """Runs in a thread: start a local worker and keep its process before anything can fail."""
+    def _spawn(self) -> list[str]:
+        """Runs in a thread: start a local worker (restarted if it dies) and keep it before
+        anything can fail."""
         logger.info("starting a local worker on the bundled model")
-        process, address = spawn_local_worker()
-        self.worker_process = process
-        return address
+        self.local_worker = start_local_workers()
+        return self.local_worker.addresses
 
     @staticmethod
-    async def _greet(client: AsyncWorkerClient) -> str | None:
+    async def _greet(client: AsyncWorkerPool) -> str | None:
         """Check the worker's protocol version and return its model's name; one that does not
         answer yet is used anyway (None)."""
         try:
             welcome = await client.hello()
-        except WorkerTimeout:
+        except (WorkerTimeout, WorkerUnavailable):
             logger.warning("the worker at %s does not answer yet; requests will try it anyway",
                            client.address)
             return None
         logger.info("worker at %s serves model %s", client.address, welcome.model)
         return welcome.model
 
-    async def worker_client(self, timeout_s: float) -> AsyncWorkerClient | None:
+    async def worker_client(self, timeout_s: float) -> AsyncWorkerPool | None:
         """The worker's client once it is ready, or None if it is not within `timeout_s`."""
         if self._client_task is None:
             return None
@@ -142,10 +150,9 @@ class InfillLanguageServer(LanguageServer):
 
     def stop_worker_process(self) -> None:
         """Stop the local worker, if this server started one; blocks up to a few seconds."""
-        process, self.worker_process = self.worker_process, None
-        if process is not None:
-            code = stop_worker(process)
-            logger.info("stopped the local worker (pid %d, exit code %d)", process.pid, code)
+        group, self.local_worker = self.local_worker, None
+        if group is not None:
+            group.stop()
 
 
 def _stats_path(setting: str | None) -> Path | None:
@@ -258,9 +265,10 @@ async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams
     return types.CompletionList(is_incomplete=True, items=items)  # ask again as the user types
 
 
-def build_server(worker_address: str | None = None) -> InfillLanguageServer:
+def build_server(worker_address: str | None = None,
+                 worker_keys: ClientKeys | None = None) -> InfillLanguageServer:
     """A server with every handler registered; `worker_address` is the `--worker` default."""
-    server = InfillLanguageServer(worker_address)
+    server = InfillLanguageServer(worker_address, worker_keys)
     server.feature(types.INITIALIZE)(on_initialize)
     server.feature(types.INITIALIZED)(on_initialized)
     server.feature(types.SHUTDOWN)(on_shutdown)
@@ -298,8 +306,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on with --tcp (default 127.0.0.1)")
     parser.add_argument("--worker", metavar="ADDRESS", default=None,
-                        help="use the running worker at ADDRESS (e.g. tcp://127.0.0.1:5555) "
-                             "instead of starting one; the workerAddress setting overrides it")
+                        help="use the running worker at ADDRESS (e.g. tcp://127.0.0.1:5555), or "
+                             "balance over several given as ADDRESS,ADDRESS,... instead of "
+                             "starting one; the workerAddress setting overrides it")
+    parser.add_argument("--worker-keys", metavar="DIR", type=Path, default=None,
+                        help="CURVE key folder (from `infill keys`) for workers started with --keys")
     parser.add_argument("--log-file", type=Path, metavar="PATH", default=None,
                         help="write the log to PATH instead of stderr")
     return parser
@@ -312,11 +323,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.tcp is not None and not 1 <= args.tcp <= 65535:
         parser.error(f"--tcp must be a port in 1..65535, got {args.tcp}")
     try:
+        keys = None if args.worker_keys is None else load_client_keys(args.worker_keys.expanduser())
+    except ValueError as exc:
+        parser.error(str(exc))
+    try:
         logs.configure_logging(args.log_file)
     except OSError as exc:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
-    server = build_server(args.worker)
+    server = build_server(args.worker, keys)
     previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, server, args.tcp is None))
     try:
         if args.tcp is None:

@@ -1,8 +1,8 @@
 """`infill run` (what `make run` starts): a worker, a self-check, and the language server on TCP.
 
-The worker runs as a child process on a private ipc:// socket; one completion of a bundled example
-file goes through it as a self-check (printed), then the language server listens on loopback TCP
-for editors until Ctrl-C, and the worker is stopped on the way out.
+The worker runs as a child process on a private ipc:// socket, restarted if it dies; one completion
+of a bundled example file goes through it as a self-check (printed), then the language server
+listens on loopback TCP for editors until Ctrl-C, and the worker is stopped on the way out.
 """
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.client import spawn_local_worker, stop_worker
+from engine.supervisor import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from lsp_server import oneshot, server
 
@@ -39,7 +39,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     model = args.model or bundled_model_dir()
     print(f"starting a worker on {model} ...", flush=True)
-    proc, address = spawn_local_worker(model, threads=args.threads)
+    worker = start_local_workers(model, threads=args.threads)
+    address = worker.addresses[0]
     try:
         print(f"worker ready on {address}", flush=True)
         if self_check(address) != 0:
@@ -50,5 +51,5 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
-        stop_worker(proc)
+        worker.stop()
         print("worker stopped", flush=True)

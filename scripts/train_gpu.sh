@@ -7,9 +7,9 @@
 # CORPUS holds what `infill corpus build` wrote (tokenizer.json, val.bin, val_files.jsonl) and
 # train.bin, or train.bin.xz when the token file had to travel compressed. RESULTS receives
 # NAME-ar.tar.part-*, NAME.tar.part-* (pieces of at most 15 MiB) and train.log. Sizes and budgets
-# come from the environment; the defaults are the GPU run (8 minutes of an H200 in all):
+# come from the environment; the defaults are the GPU run (7.6 minutes of an H200 in all):
 #   NAME=infill-py-16m HIDDEN=384 LAYERS=8 HEADS=6 KV_HEADS=2 FFN=1024 SEQ_LEN=1024 BATCH=64
-#   AR_MINUTES=3.4 DIFFUSION_MINUTES=3.0 THREADS=8 DEVICE=(cuda if present)
+#   AR_MINUTES=4.0 DIFFUSION_MINUTES=3.6 THREADS=8 DEVICE=(cuda if present)
 # The CPU test (tests/test_train.py) runs it end to end at a tiny size.
 set -euo pipefail
 
@@ -41,11 +41,11 @@ pack() {  # pack NAME RUN: the run's model bundled in fp16, and its log, in piec
 }
 
 "$python" -m infill.train --phase ar --out "$runs/ar" "${shape[@]}" "${common[@]}" \
-  --lr "${AR_LR:-2e-3}" --warmup 100 --minutes "${AR_MINUTES:-3.4}"
+  --lr "${AR_LR:-2e-3}" --warmup 100 --minutes "${AR_MINUTES:-4.0}"
 pack "$name-ar" "$runs/ar"
 
 "$python" -m infill.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
   --seq-len "${SEQ_LEN:-1024}" --batch "${BATCH:-64}" "${common[@]}" \
-  --lr "${DIFFUSION_LR:-1e-3}" --warmup 50 --minutes "${DIFFUSION_MINUTES:-3.0}"
+  --lr "${DIFFUSION_LR:-1e-3}" --warmup 50 --minutes "${DIFFUSION_MINUTES:-3.6}"
 pack "$name" "$runs/diffusion"
 echo "done: $(ls "$results")"

@@ -85,3 +85,14 @@ def run_nvim(tmp_path, model_env):
         return outcome
 
     return run
+
+
+@pytest.fixture
+def short_tmp():
+    """A fresh private folder with a short path (ipc:// socket paths are capped near 100 bytes)."""
+    import shutil
+    import tempfile
+
+    folder = Path(tempfile.mkdtemp(prefix="iw-"))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)

@@ -171,6 +171,18 @@ async def test_shutdown_and_exit_stop_the_local_worker(tmp_path, model_env):
     assert not is_running(workers[0]), f"worker pid {workers[0]} outlived the server"
 
 
+async def test_a_killed_local_worker_is_restarted(session):
+    assert await session.inline(CURSOR)
+    [first] = worker_pids(str(session.log))
+    os.kill(first, signal.SIGKILL)
+    deadline = time.monotonic() + 60  # a restart loads the model again
+    while not (worker_pids(str(session.log)) and await session.inline(CURSOR)):
+        assert time.monotonic() < deadline, "the worker was not restarted"
+        await asyncio.sleep(0.2)
+    [second] = worker_pids(str(session.log))
+    assert second != first and not is_running(first)
+
+
 @pytest.mark.parametrize("ending", ["stdin closed", "SIGTERM"])
 async def test_losing_the_client_without_shutdown_stops_the_local_worker(tmp_path, model_env, ending):
     session = await start_session(tmp_path, model_env)

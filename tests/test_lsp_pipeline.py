@@ -51,6 +51,16 @@ def test_one_request_per_candidate_each_with_its_own_id_and_document_key():
                             AUTOMATIC_DECODERS)) == 1
 
 
+def test_each_candidate_has_a_session_of_its_own():
+    hole = hole_at(SyntaxStore(), URI, "x = ", "\n")
+    window = Context("x = ", "\n", [])
+    requests = requests_for(hole, window, "abc", "single_line", Settings(), 700, INVOKED_DECODERS,
+                            "c1:inline:" + URI)
+    assert [r.session for r in requests] == ["c1:inline:" + URI, "c1:inline:" + URI + "-1"]
+    assert requests_for(hole, window, "abc", "single_line", Settings(), 700,
+                        AUTOMATIC_DECODERS)[0].session == ""
+
+
 def test_context_for_cuts_windows_at_statements_and_adds_definitions_edits_and_imports():
     body = "".join(f"    v{i} = helper_{i}(a)\n" for i in range(40))
     text = ("import os\n\n\ndef far_away(a, b):\n    \"\"\"Add two things.\"\"\"\n    return a\n\n\n"

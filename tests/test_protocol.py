@@ -16,7 +16,7 @@ from engine.protocol import (MAX_FRAME_BYTES, MAX_OVERRIDES, MAX_SNIPPETS, MAX_T
 REQUEST = CompleteRequest(
     id="req-1", kind="fim", prefix="def add(a, b):\n    ", suffix="\n", mode="single_line",
     snippets=[Snippet("def sub(a, b): ...", "util.py", 5)], max_tokens=32, deadline_ms=250,
-    document="file:///x.py", decoder={"threshold": 0.9, "steps": 4, "algo": "conf", "semi_ar": True})
+    document="file:///x.py", session="inline:file:///x.py", decoder={"threshold": 0.9, "steps": 4, "algo": "conf", "semi_ar": True})
 RESULT = Result("req-1", [Item("return a + b", 0.93, 3)], Timings(0.1, 4.0, 6.5, 11.0), "done")
 
 SAMPLES = [
@@ -25,12 +25,14 @@ SAMPLES = [
     InfoRequest(),
     Info("tiny", "infill", 8192, 1024, PROTOCOL_VERSION),
     Health(),
-    HealthOk(12.5, 2, 40),
+    HealthOk(12.5, 2, 40, 0.05),
     REQUEST,
     RESULT,
     Result("r", [], Timings(0, 0, 0, 0), "cancelled"),
     Cancel("req-1"),
     Error("req-1", ErrorCode.INTERNAL, "boom"),
+    Error("req-2", ErrorCode.OVERLOADED, "the worker holds 80 requests, its limit"),
+    HealthOk(3.0, 4, 9, 0.01, steps=20, forward_passes=26, step_requests=61),
     Error(None, ErrorCode.MALFORMED, "empty frame"),
 ]
 
@@ -93,6 +95,8 @@ BAD_REQUEST_FIELDS = [
     ("deadline_ms", None, "must be int"),
     ("document", 3, "must be str"),
     ("document", "d" * 4097, "characters"),
+    ("session", 7, "must be str"),
+    ("session", "s" * 4097, "characters"),
     ("decoder", [], "must be dict"),
     ("decoder", {"": 1}, "decoder key"),
     ("decoder", {"k": None}, "decoder.k' must be str or int or float or bool"),
@@ -133,9 +137,13 @@ BAD_OTHER_FIELDS = [
     (Welcome(1, "m", 8, 8), "model", None, "must be str"),
     (Info("m", "f", 8, 8, 1), "family", 1, "must be str"),
     (Info("m", "f", 8, 8, 1), "max_context", -5, "max_context"),
-    (HealthOk(1.0, 0, 0), "uptime_s", -1.0, "uptime_s"),
-    (HealthOk(1.0, 0, 0), "uptime_s", math.inf, "finite"),
-    (HealthOk(1.0, 0, 0), "served", 0.5, "must be int"),
+    (HealthOk(1.0, 0, 0, 0.0), "uptime_s", -1.0, "uptime_s"),
+    (HealthOk(1.0, 0, 0, 0.0), "uptime_s", math.inf, "finite"),
+    (HealthOk(1.0, 0, 0, 0.0), "served", 0.5, "must be int"),
+    (HealthOk(1.0, 0, 0, 0.0), "loop_age_s", -0.5, "loop_age_s"),
+    (HealthOk(1.0, 0, 0, 0.0), "steps", -1, "steps"),
+    (HealthOk(1.0, 0, 0, 0.0), "forward_passes", 1.5, "must be int"),
+    (HealthOk(1.0, 0, 0, 0.0), "step_requests", None, "must be int"),
     (RESULT, "stop_reason", "timeout", "done, deadline, cancelled"),
     (RESULT, "items", {"text": "x"}, "must be list"),
     (RESULT, "items", [{"text": "x", "confidence": 1.5, "forward_passes": 1}], "items[0].confidence"),

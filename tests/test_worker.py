@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import shutil
 import sys
@@ -17,8 +18,9 @@ import zmq
 
 from engine.client import (AsyncWorkerClient, WorkerClient, WorkerError, WorkerStartError,
                            WorkerTimeout, spawn_local_worker, start_worker_process, stop_worker)
-from engine.protocol import (MAX_FRAME_BYTES, Cancel, CompleteRequest, Error, ErrorCode, Hello,
-                             MsgType, Result, decode, encode)
+from engine.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
+                             HealthOk, Hello, MsgType, Result, decode, encode)
+from engine.scheduler import SchedulerConfig
 from engine.worker import Worker, check_bind_address, main
 
 pytestmark = pytest.mark.timeout(20)
@@ -36,23 +38,53 @@ class FakeCompletion:
     stop_reason: str
 
 
+@dataclass(slots=True, eq=False)
+class FakeDecoding:
+    prefix: str
+    suffix: str
+    steps_left: int
+    step_s: float  # how long a step that holds it sleeps
+    passes: int = 0
+    stop_reason: str = "done"
+    step_tokens: int = 4
+
+    @property
+    def done(self) -> bool:
+        return self.steps_left == 0
+
+
 class FakeRunner:
-    """Echoes the hole's context; a prefix "boom" raises, "sleep:S" sleeps S seconds first."""
+    """Echoes the hole's context after 3 steps. Prefixes: "boom" fails every step it is in,
+    "sleep:S" takes 10 steps of S/10 seconds, "hold" never finishes before its deadline."""
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
+        self.batches: list[int] = []  # the size of each step's batch
 
     def info(self) -> dict:
         return dict(INFO)
 
-    def complete(self, prefix, suffix, mode, max_tokens, deadline, overrides) -> FakeCompletion:
+    def start(self, prefix, suffix, mode, max_tokens, deadline, overrides) -> FakeDecoding:
         self.calls.append(dict(prefix=prefix, suffix=suffix, mode=mode, max_tokens=max_tokens,
                                deadline=deadline, overrides=overrides))
-        if prefix == "boom":
-            raise RuntimeError("the fake model exploded")
         if prefix.startswith("sleep:"):
-            time.sleep(float(prefix.split(":")[1]))
-        return FakeCompletion(f"{prefix}|{suffix}", 0.75, 3, 1.5, 2.5, "done")
+            return FakeDecoding(prefix, suffix, 10, float(prefix.split(":")[1]) / 10)
+        return FakeDecoding(prefix, suffix, 10**9 if prefix == "hold" else 3, 0.0)
+
+    def step(self, decodings: list[FakeDecoding]) -> int:
+        self.batches.append(len(decodings))
+        if any(d.prefix == "boom" for d in decodings):
+            raise RuntimeError("the fake model exploded")
+        time.sleep(max(d.step_s for d in decodings))
+        for d in decodings:
+            d.steps_left, d.passes = d.steps_left - 1, d.passes + 1
+        return 1
+
+    def finish(self, decoding: FakeDecoding) -> None:
+        decoding.steps_left, decoding.stop_reason = 0, "deadline"
+
+    def completion(self, d: FakeDecoding) -> FakeCompletion:
+        return FakeCompletion(f"{d.prefix}|{d.suffix}", 0.75, d.passes, 1.5, 2.5, d.stop_reason)
 
 
 def request(rid: str, prefix: str = "x = ", deadline_ms: int = 2000, **fields) -> CompleteRequest:
@@ -67,17 +99,26 @@ def ipc_address():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+@contextlib.contextmanager
+def serving(runner, address: str, scheduler: SchedulerConfig | None = None):
+    """A worker serving `runner` on `address` in a thread; yields its address."""
+    worker = Worker(runner, address, scheduler=scheduler)
+    thread = threading.Thread(target=worker.serve, name="test-worker")
+    thread.start()
+    try:
+        yield worker.address
+    finally:
+        worker.stop()
+        thread.join(timeout=5)
+    assert not thread.is_alive()
+
+
 @pytest.fixture
 def served(ipc_address):
     """A worker serving a FakeRunner on a private ipc:// socket, in a thread."""
     runner = FakeRunner()
-    worker = Worker(runner, ipc_address)
-    thread = threading.Thread(target=worker.serve, name="test-worker")
-    thread.start()
-    yield worker.address, runner
-    worker.stop()
-    thread.join(timeout=5)
-    assert not thread.is_alive()
+    with serving(runner, ipc_address) as address:
+        yield address, runner
 
 
 class RawPeer:
@@ -120,10 +161,10 @@ def client(served):
 
 def test_hello_info_health(client):
     welcome = client.hello()
-    assert (welcome.version, welcome.model) == (1, "fake-tiny")
+    assert (welcome.version, welcome.model) == (PROTOCOL_VERSION, "fake-tiny")
     assert (welcome.vocab_size, welcome.max_context) == (256, 512)
     info = client.info()
-    assert (info.model, info.family, info.protocol_version) == ("fake-tiny", "fake", 1)
+    assert (info.model, info.family, info.protocol_version) == ("fake-tiny", "fake", PROTOCOL_VERSION)
     health = client.health()
     assert health.uptime_s >= 0 and health.live_requests == 0 and health.served == 0
 
@@ -176,6 +217,15 @@ def test_runner_exception_fails_that_request_alone(client):
     assert client.complete(request("r-after")).items[0].text == "x = |\n"
 
 
+def test_a_model_error_in_a_shared_step_fails_its_request_alone(served, raw):
+    raw.send(encode(request("slow", prefix="sleep:0.3")))
+    raw.send(encode(request("bad", prefix="boom")))
+    replies = {r.id: r for r in (raw.recv(), raw.recv())}
+    assert replies["bad"].code == ErrorCode.INTERNAL and "exploded" in replies["bad"].message
+    assert replies["slow"].stop_reason == "done" and replies["slow"].items[0].forward_passes == 10
+    assert not raw.sock.poll(100)
+
+
 def test_edit_kind_is_unsupported_for_now(client):
     with pytest.raises(WorkerError) as info:
         client.complete(CompleteRequest("e1", "edit", "a", "b"))
@@ -190,26 +240,79 @@ def test_duplicate_id_in_flight(raw):
     assert isinstance(second, Result) and second.items[0].text == "sleep:0.3|\n"
 
 
-def test_cancel_answers_a_queued_request_at_once(served, raw):
+def test_cancel_answers_a_live_request_between_steps(served, raw):
     raw.send(encode(request("slow", prefix="sleep:0.5")))
-    raw.send(encode(request("queued")))
-    raw.send(encode(Cancel("queued")))
+    raw.send(encode(request("held", prefix="hold")))  # never finishes on its own
+    raw.send(encode(Cancel("held")))
     raw.send(encode(Cancel("never-sent")))  # unknown ids are ignored
     cancelled = raw.recv()
-    assert (cancelled.id, cancelled.stop_reason, cancelled.items) == ("queued", "cancelled", [])
-    assert cancelled.timings.total_ms < 400  # not held behind the slow request
+    assert (cancelled.id, cancelled.stop_reason, cancelled.items) == ("held", "cancelled", [])
     assert raw.recv().id == "slow"
     assert not raw.sock.poll(200)  # one reply per request
-    assert [c["prefix"] for c in served[1].calls] == ["sleep:0.5"]
 
 
-def test_expired_requests_are_dropped_not_run(served, raw):
-    raw.send(encode(request("slow", prefix="sleep:0.3")))
-    raw.send(encode(request("late", deadline_ms=50)))
-    replies = {r.id: r for r in (raw.recv(), raw.recv())}
-    assert replies["late"].stop_reason == "deadline" and replies["late"].items == []
-    assert replies["slow"].stop_reason == "done"
-    assert [c["prefix"] for c in served[1].calls] == ["sleep:0.3"]
+def test_expired_work_is_dropped_if_it_never_ran_else_answered_anytime(ipc_address):
+    runner = FakeRunner()
+    with serving(runner, ipc_address, SchedulerConfig(max_live=1)) as address:
+        peer = RawPeer(address)
+        peer.send(encode(request("running", prefix="hold", deadline_ms=300)))
+        peer.send(encode(request("waiting", deadline_ms=50)))  # no room beside "running"
+        replies = {r.id: r for r in (peer.recv(), peer.recv())}
+        assert not peer.sock.poll(200)
+        peer.close()
+    assert (replies["waiting"].stop_reason, replies["waiting"].items) == ("deadline", [])
+    late = replies["running"]
+    assert late.stop_reason == "deadline" and late.items[0].text == "hold|\n"
+    assert late.items[0].forward_passes >= 1
+    assert set(runner.batches) == {1}
+
+
+def test_requests_in_flight_together_share_steps(served, raw, client):
+    for i in range(4):
+        raw.send(encode(request(f"r{i}", prefix="sleep:0.2")))
+    replies = [raw.recv() for _ in range(4)]
+    assert not raw.sock.poll(100)
+    assert sorted(r.id for r in replies) == ["r0", "r1", "r2", "r3"]
+    assert all(r.stop_reason == "done" and r.items[0].forward_passes == 10 for r in replies)
+    health = client.health()
+    assert health.step_requests == 40 and health.forward_passes == health.steps < 40
+    assert max(served[1].batches) > 1
+
+
+def test_a_newer_request_of_the_session_supersedes_the_older(served, raw):
+    other = RawPeer(served[0])  # a client sends each call in flight on a socket of its own
+    try:
+        other.send(encode(request("old", prefix="hold", session="doc")))
+        other.send(encode(Health()))  # answered once "old" is on its way to the main loop
+        assert isinstance(other.recv(), HealthOk)
+        raw.send(encode(request("elsewhere", prefix="hold", session="other-doc")))
+        raw.send(encode(request("new", session="doc")))
+        superseded, answered = other.recv(), raw.recv()
+        assert (superseded.id, superseded.stop_reason, superseded.items) == ("old", "cancelled", [])
+        assert (answered.id, answered.stop_reason) == ("new", "done")
+        raw.send(encode(Cancel("elsewhere")))
+        assert raw.recv().id == "elsewhere"
+        assert not raw.sock.poll(100) and not other.sock.poll(100)
+    finally:
+        other.close()
+
+
+def test_beyond_its_bounds_the_worker_answers_overloaded(ipc_address):
+    with serving(FakeRunner(), ipc_address, SchedulerConfig(max_live=1, max_waiting=1)) as address:
+        peer = RawPeer(address)
+        peer.send(encode(request("a", prefix="hold")))
+        peer.send(encode(request("b", prefix="hold", session="s")))
+        peer.send(encode(request("c")))
+        refused = peer.recv()
+        assert (refused.id, refused.code) == ("c", ErrorCode.OVERLOADED) and "retry" in refused.message
+        peer.send(encode(request("d", session="s", deadline_ms=100)))  # supersedes "b": room for it
+        superseded, waited = peer.recv(), peer.recv()
+        assert (superseded.id, superseded.stop_reason) == ("b", "cancelled")
+        assert (waited.id, waited.stop_reason, waited.items) == ("d", "deadline", [])  # "a" holds the batch
+        peer.send(encode(Cancel("a")))
+        assert peer.recv().stop_reason == "cancelled"
+        assert not peer.sock.poll(100)
+        peer.close()
 
 
 def test_multipart_messages_are_malformed(raw):
@@ -239,15 +342,15 @@ def wait_for_live_requests(client: WorkerClient, expected: int, within_s: float 
 
 
 def test_client_timeout_cancels_the_request(served, raw, client):
-    raw.send(encode(request("slow", prefix="sleep:0.6")))
+    raw.send(encode(request("slow", prefix="sleep:3")))  # steps of 0.3 s: the worker answers late
     assert wait_for_live_requests(client, 1) == 1  # "slow" is in before "queued"
     client.timeout_s = 0.05
     with pytest.raises(WorkerTimeout):
-        client.complete(request("queued", deadline_ms=1))
+        client.complete(request("queued", prefix="hold", deadline_ms=1))
     client.timeout_s = 2.0
-    assert wait_for_live_requests(client, 1) == 1  # the Cancel took "queued" off at once
+    assert wait_for_live_requests(client, 1, within_s=1.0) == 1  # the Cancel took "queued" off
     assert client.complete(request("next")).id == "next"
-    assert [c["prefix"] for c in served[1].calls] == ["sleep:0.6", "x = "]
+    assert [c["prefix"] for c in served[1].calls] == ["sleep:3", "hold", "x = "]
 
 
 async def test_async_client(served):
@@ -270,14 +373,14 @@ async def test_cancelling_an_async_call_cancels_the_request(served, client):
     try:
         slow = asyncio.create_task(async_client.complete(request("slow", prefix="sleep:0.6")))
         assert await live(1) == 1
-        queued = asyncio.create_task(async_client.complete(request("queued")))
+        queued = asyncio.create_task(async_client.complete(request("queued", prefix="hold")))
         assert await live(2) == 2
         queued.cancel()
         with pytest.raises(asyncio.CancelledError):
             await queued
         assert await live(1) == 1  # "queued" is gone while "slow" still runs
         assert (await slow).id == "slow"
-        assert [c["prefix"] for c in served[1].calls] == ["sleep:0.6"]
+        assert [c["prefix"] for c in served[1].calls] == ["sleep:0.6", "hold"]
     finally:
         async_client.close()
 

@@ -22,7 +22,7 @@ const SERVER = path.join(REPO, ".venv", "bin", "infill");
 const TIMEOUT_MS = 60_000;
 const SOURCE = "import os\n\n\ndef add(a, b):\n    return a + b\n\n\ndef read_lines(path):\n    with open(path) as handle:\n        return \n";
 
-const BUNDLED_MODEL = path.join(REPO, "models", "infill-py-3m", "config.json");
+const BUNDLED_MODEL = path.join(REPO, "models", "infill-py-16m", "config.json");
 
 let connection: ProtocolConnection;
 let server: ChildProcessWithoutNullStreams;

@@ -11,8 +11,8 @@ test("the text shows on/off, the server state and the last latency", () => {
 });
 
 test("the tooltip names the model and the latency", () => {
-  const tooltip = statusTooltip({ enabled: true, server: "running", model: "infill-py-3m", lastLatencyMs: 95 });
-  assert.match(tooltip, /model: infill-py-3m/);
+  const tooltip = statusTooltip({ enabled: true, server: "running", model: "infill-py-16m", lastLatencyMs: 95 });
+  assert.match(tooltip, /model: infill-py-16m/);
   assert.match(tooltip, /last answer: 95 ms/);
   assert.match(statusTooltip({ enabled: true, server: "starting" }), /model: not known yet/);
 });

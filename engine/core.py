@@ -1,0 +1,155 @@
+"""The engine core: jobs in, replies out, one decoding step at a time (no sockets here).
+
+The worker's main loop hands each validated request (`add`) and each cancel (`cancel`) to the
+core and calls `step` in between; every call returns the replies that are ready, as (job, message)
+pairs. One step reads as three calls: the scheduler picks the batch, the runner advances it by one
+shared forward pass, the scheduler lets the finished ones go. Every request gets exactly one final
+reply: a Result (stop reason done, deadline or cancelled) or an Error (overloaded, internal).
+
+The runner is any object with `start(prefix, suffix, mode, max_tokens, deadline, overrides)`
+returning a decoding with `done` and `step_tokens` (positions its next step encodes), `step(decodings) -> forward passes`,
+`finish(decoding)` and `completion(decoding)` (see `engine.runner.ModelRunner`).
+"""
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from engine.protocol import MAX_ERROR_CHARS, Error, ErrorCode, Item, Message, Result, Timings
+from engine.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
+
+logger = logging.getLogger(__name__)
+
+Reply = tuple[Any, Message]  # (the worker's job, its one final reply)
+
+
+@dataclass(slots=True)
+class EngineStats:
+    """Counters since start; the mean batch size over any interval is Δstep_requests / Δsteps."""
+
+    steps: int = 0  # decoding steps run
+    forward_passes: int = 0  # model forward calls (a step runs one for all cached windows, plus refreshes)
+    step_requests: int = 0  # requests advanced, summed over steps
+
+
+def elapsed_ms(since: float, until: float) -> float:
+    return max(0.0, (until - since) * 1000.0)
+
+
+def internal_error(request_id: str | None, exc: Exception) -> Error:
+    message = f"the worker failed on this request: {type(exc).__name__}: {exc}"
+    return Error(request_id, ErrorCode.INTERNAL, message[:MAX_ERROR_CHARS])
+
+
+def empty_result(job: Any, stop_reason: str) -> Result:
+    """The answer to a request that leaves without text (cancelled, or expired before it ran)."""
+    waited = elapsed_ms(job.arrival, time.monotonic())
+    return Result(job.request.id, [], Timings(waited, 0.0, 0.0, waited), stop_reason)
+
+
+class EngineCore:
+    def __init__(self, runner: Any, cfg: SchedulerConfig = SchedulerConfig()) -> None:
+        self.runner = runner
+        self.scheduler = Scheduler(cfg)
+        self.stats = EngineStats()
+
+    @property
+    def is_idle(self) -> bool:
+        return self.scheduler.is_idle
+
+    def add(self, job: Any) -> list[Reply]:
+        """A new request (a job with `peer`, `request`, `arrival` and `deadline`)."""
+        req = job.request
+        try:
+            decoding = self.runner.start(req.prefix, req.suffix, req.mode, req.max_tokens, job.deadline,
+                                         dict(req.decoder))
+        except Exception as exc:  # a request the runner cannot lay out fails alone
+            logger.exception("request %s failed to start", req.id)
+            return [(job, internal_error(req.id, exc))]
+        seq = Sequence(key=(job.peer, req.id), session=req.session or None,
+                       arrival=job.arrival, deadline=job.deadline, step_tokens=decoding.step_tokens,
+                       payload=(job, decoding))
+        return self._replies(self.scheduler.add(seq))
+
+    def cancel(self, peer: bytes, request_id: str) -> list[Reply]:
+        return self._replies(self.scheduler.cancel((peer, request_id)))
+
+    def step(self) -> list[Reply]:
+        """Expire, admit, and run one step over the live batch (if any)."""
+        batch, finals = self.scheduler.schedule(time.monotonic())
+        replies = self._replies(finals)
+        if batch:
+            replies += self._run(batch)
+        return replies
+
+    def _run(self, batch: list[Sequence]) -> list[Reply]:
+        decodings = [seq.payload[1] for seq in batch]
+        try:
+            forwards = self.runner.step(decodings)
+        except Exception:
+            logger.exception("a batched step failed; retrying its %d requests one by one", len(batch))
+            return self._run_alone(batch)
+        self._count(len(batch), forwards)
+        for seq, decoding in zip(batch, decodings):
+            seq.step_tokens = decoding.step_tokens  # the next step may be a refresh, dearer than this one
+        return self._replies(self.scheduler.postprocess(batch, [d.done for d in decodings]))
+
+    def _run_alone(self, batch: list[Sequence]) -> list[Reply]:
+        """After a failed batch: step each request alone, so a model error fails its request only."""
+        return [reply for seq in batch for reply in self._step_alone(seq)]
+
+    def _step_alone(self, seq: Sequence) -> list[Reply]:
+        job, decoding = seq.payload
+        try:
+            if not decoding.done:  # the failed batch may have finished it before the error
+                self._count(1, self.runner.step([decoding]))
+        except Exception as exc:
+            logger.exception("request %s failed in a step", job.request.id)
+            self.scheduler.remove(seq)
+            return [(job, internal_error(job.request.id, exc))]
+        return self._replies(self.scheduler.postprocess([seq], [decoding.done]))
+
+    def _count(self, batch_size: int, forwards: int) -> None:
+        self.stats.steps += 1
+        self.stats.forward_passes += forwards
+        self.stats.step_requests += batch_size
+
+    def _replies(self, finals: list[Final]) -> list[Reply]:
+        replies = []
+        for final in finals:
+            job = final.seq.payload[0]
+            try:
+                replies.append((job, self._reply(final)))
+            except Exception as exc:  # a failure while answering fails this request alone
+                logger.exception("request %s failed while answering", job.request.id)
+                replies.append((job, internal_error(job.request.id, exc)))
+        return replies
+
+    def _reply(self, final: Final) -> Message:
+        seq, outcome = final.seq, final.outcome
+        job, decoding = seq.payload
+        if outcome is Outcome.OVERLOADED:
+            return Error(job.request.id, ErrorCode.OVERLOADED,
+                         f"the worker holds {self.scheduler.num_live} requests, its limit; retry later "
+                         "or on another worker")
+        if outcome is Outcome.CANCELLED:
+            return empty_result(job, "cancelled")
+        if outcome is Outcome.EXPIRED:
+            if seq.steps == 0:
+                return empty_result(job, "deadline")
+            if not decoding.done:
+                self.runner.finish(decoding)
+        return self._result(seq)
+
+    def _result(self, seq: Sequence) -> Result:
+        job, decoding = seq.payload
+        completion = self.runner.completion(decoding)
+        now = time.monotonic()
+        queued_until = seq.admitted_at if seq.admitted_at is not None else now
+        timings = Timings(elapsed_ms(job.arrival, queued_until), completion.prefill_ms, completion.decode_ms,
+                          elapsed_ms(job.arrival, now))
+        item = Item(completion.text, completion.confidence, completion.forward_passes)
+        logger.debug("request %s: %s in %.1f ms", job.request.id, completion.stop_reason, timings.total_ms)
+        return Result(job.request.id, [item], timings, completion.stop_reason)

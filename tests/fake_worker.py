@@ -1,0 +1,89 @@
+"""A worker process on a fake model, for tests that need real processes: `python tests/fake_worker.py
+ADDRESS [KEYS_DIR]`.
+
+Its completion is `PID:prefix`. A prefix may act in the request's decoding step: "sleep:S" sleeps
+S seconds (the main loop does not tick meanwhile), "boom" raises, and "once:PATH:ACTION" runs ACTION ("die" is a SIGKILL of this
+process, "hang" a 30 s sleep) the first time any worker sees PATH, creating it, then answers
+normally: a request retried on a second worker is answered there.
+"""
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from engine.keys import load_server_keys  # noqa: E402
+from engine.worker import Worker, serve_until_signal  # noqa: E402
+
+
+@dataclass(slots=True)
+class Completion:
+    text: str
+    confidence: float = 0.5
+    forward_passes: int = 1
+    prefill_ms: float = 0.0
+    decode_ms: float = 0.0
+    stop_reason: str = "done"
+
+
+@dataclass(slots=True, eq=False)
+class Decoding:
+    prefix: str
+    done: bool = False
+    step_tokens: int = 1
+
+
+def act(prefix: str) -> None:
+    """What a request's prefix asks its (one) decoding step to do."""
+    if prefix == "boom":
+        raise RuntimeError("the fake model exploded")
+    if prefix.startswith("sleep:"):
+        time.sleep(float(prefix.split(":")[1]))
+    if prefix.startswith("once:"):
+        _, path, action = prefix.split(":")
+        try:
+            os.close(os.open(path, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return
+        if action == "die":
+            os.kill(os.getpid(), signal.SIGKILL)
+        time.sleep(30)
+
+
+def argv(address: str, keys_dir: Path | None = None) -> list[str]:
+    """The command line of a fake worker process on `address`."""
+    return [sys.executable, __file__, address] + ([str(keys_dir)] if keys_dir else [])
+
+
+class FakeRunner:
+    """The step-wise runner interface of `engine.core`; every request takes one step."""
+
+    def info(self) -> dict:
+        return {"model": "fake", "family": "fake", "vocab_size": 8, "max_context": 8}
+
+    def start(self, prefix, suffix, mode, max_tokens, deadline, overrides) -> Decoding:
+        return Decoding(prefix)
+
+    def step(self, decodings: list[Decoding]) -> int:
+        for decoding in decodings:
+            act(decoding.prefix)
+            decoding.done = True
+        return 1
+
+    def finish(self, decoding: Decoding) -> None:
+        decoding.done = True
+
+    def completion(self, decoding: Decoding) -> Completion:
+        return Completion(f"{os.getpid()}:{decoding.prefix}")
+
+
+if __name__ == "__main__":
+    keys = load_server_keys(Path(sys.argv[2])) if len(sys.argv) > 2 else None
+    worker = Worker(FakeRunner(), sys.argv[1], keys)
+    sys.stderr.write(f"fake worker ready on {worker.address}\n")
+    serve_until_signal(worker)

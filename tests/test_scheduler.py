@@ -1,0 +1,124 @@
+"""Tests of engine.scheduler: admission, deadlines, cancel, supersession, overload (pure, no clock)."""
+from __future__ import annotations
+
+import pytest
+
+from engine.scheduler import Outcome, Scheduler, SchedulerConfig, Sequence
+
+
+def seq(key: str, arrival: float = 0.0, deadline: float = 10.0, tokens: int = 10,
+        session: str | None = None) -> Sequence:
+    return Sequence(key=key, session=session, arrival=arrival, deadline=deadline, step_tokens=tokens)
+
+
+def outcomes(finals) -> list[tuple[str, str]]:
+    return [(f.seq.key, str(f.outcome)) for f in finals]
+
+
+def run_step(sched: Scheduler, now: float, done: set[str] = frozenset()):
+    """One engine step: schedule, pretend to run, postprocess; returns (batch keys, finals)."""
+    batch, finals = sched.schedule(now)
+    finals += sched.postprocess(batch, [s.key in done for s in batch])
+    return [s.key for s in batch], finals
+
+
+def test_requests_join_the_running_batch_between_steps():
+    sched = Scheduler()
+    sched.add(seq("a"))
+    assert run_step(sched, 1.0) == (["a"], [])
+    sched.add(seq("b", arrival=1.5))
+    batch, finals = run_step(sched, 2.0, done={"a"})
+    assert batch == ["a", "b"] and outcomes(finals) == [("a", "finished")]
+    assert run_step(sched, 3.0, done={"b"})[0] == ["b"]
+    assert sched.is_idle
+
+
+def test_admission_respects_live_and_token_bounds_in_arrival_order():
+    sched = Scheduler(SchedulerConfig(max_live=3, max_step_tokens=25))
+    for key, tokens in (("a", 10), ("b", 10), ("c", 10), ("d", 1)):
+        sched.add(seq(key, tokens=tokens))
+    assert run_step(sched, 1.0)[0] == ["a", "b"]  # "c" would pass 25 tokens; "d" waits its turn
+    assert run_step(sched, 2.0, done={"a", "b"})[0] == ["a", "b"]
+    assert run_step(sched, 3.0)[0] == ["c", "d"]
+
+
+def test_one_request_over_the_token_bound_still_runs_alone():
+    sched = Scheduler(SchedulerConfig(max_step_tokens=5))
+    sched.add(seq("big", tokens=50))
+    sched.add(seq("small", tokens=1))
+    assert run_step(sched, 1.0, done={"big"})[0] == ["big"]
+    assert run_step(sched, 2.0)[0] == ["small"]
+
+
+def test_expired_work_leaves_between_steps_running_or_not():
+    sched = Scheduler(SchedulerConfig(max_live=1))
+    sched.add(seq("ran", deadline=2.0))
+    sched.add(seq("never-ran", deadline=1.5))
+    assert run_step(sched, 1.0)[0] == ["ran"]
+    batch, finals = sched.schedule(2.0)
+    assert batch == [] and sorted(outcomes(finals)) == [("never-ran", "expired"), ("ran", "expired")]
+    assert {f.seq.key: f.seq.steps for f in finals} == {"ran": 1, "never-ran": 0}
+    assert sched.is_idle
+
+
+def test_cancel_removes_a_live_request_once():
+    sched = Scheduler()
+    sched.add(seq("a"))
+    sched.add(seq("b"))
+    run_step(sched, 1.0)
+    assert outcomes(sched.cancel("a")) == [("a", "cancelled")]
+    assert sched.cancel("a") == [] and sched.cancel("unknown") == []
+    assert run_step(sched, 2.0)[0] == ["b"]
+
+
+def test_a_newer_request_of_a_session_cancels_the_older():
+    sched = Scheduler()
+    assert sched.add(seq("old", session="doc")) == []
+    sched.add(seq("other", session="other-doc"))
+    run_step(sched, 1.0)
+    assert outcomes(sched.add(seq("new", session="doc"))) == [("old", "cancelled")]
+    assert run_step(sched, 2.0)[0] == ["other", "new"]
+    assert sched.add(seq("unrelated")) == []  # no session: supersedes nothing
+
+
+def test_a_finished_request_is_not_superseded_later():
+    sched = Scheduler()
+    sched.add(seq("first", session="doc"))
+    run_step(sched, 1.0, done={"first"})
+    assert sched.add(seq("second", session="doc")) == []
+
+
+def test_beyond_the_bounds_newcomers_are_refused_but_superseding_ones_fit():
+    sched = Scheduler(SchedulerConfig(max_live=1, max_waiting=1))
+    sched.add(seq("a"))
+    sched.add(seq("b", session="doc"))
+    assert outcomes(sched.add(seq("c"))) == [("c", "overloaded")]
+    assert outcomes(sched.add(seq("d", session="doc"))) == [("b", "cancelled")]  # stale work goes first
+    assert sched.num_live == 2
+    assert run_step(sched, 1.0, done={"a"})[0] == ["a"]
+    assert run_step(sched, 2.0)[0] == ["d"]
+
+
+def test_every_request_leaves_exactly_once():
+    sched = Scheduler(SchedulerConfig(max_live=2, max_waiting=2))
+    seen: list[str] = []
+    for i in range(8):
+        seen += [k for k, _ in outcomes(sched.add(seq(f"r{i}", arrival=i, deadline=i + 3, session=f"s{i % 3}")))]
+        _, finals = run_step(sched, float(i), done={f"r{i - 2}"})
+        seen += [k for k, _ in outcomes(finals)]
+    _, finals = run_step(sched, 100.0)
+    seen += [k for k, _ in outcomes(finals)]
+    assert sorted(seen) == sorted(f"r{i}" for i in range(8)) and sched.is_idle
+
+
+def test_duplicate_keys_and_bad_bounds_are_refused():
+    sched = Scheduler()
+    sched.add(seq("a"))
+    with pytest.raises(ValueError, match="already live"):
+        sched.add(seq("a"))
+    with pytest.raises(ValueError, match="max_live"):
+        SchedulerConfig(max_live=0)
+
+
+def test_outcomes_are_the_reply_vocabulary():
+    assert {str(o) for o in Outcome} == {"finished", "expired", "cancelled", "overloaded"}

@@ -1,0 +1,133 @@
+"""CURVE keys and authentication: `infill keys`, a worker that admits only listed clients, and
+the loopback-only default."""
+from __future__ import annotations
+
+import asyncio
+import shutil
+import stat
+
+import pytest
+import zmq
+
+import fake_worker
+from engine import keys
+from engine.client import WorkerClient, WorkerTimeout, start_worker_process, stop_worker
+from engine.pool import AsyncWorkerPool
+from engine.protocol import CompleteRequest
+from engine.supervisor import WorkerGroup, connect_address, worker_addresses
+from engine.worker import check_bind_address, main
+from lsp_server.server import main as lsp_main
+
+pytestmark = pytest.mark.timeout(30)
+
+
+@pytest.fixture
+def key_dir(tmp_path):
+    assert keys.main(["--dir", str(tmp_path / "keys")]) == 0
+    return tmp_path / "keys"
+
+
+@pytest.fixture
+def remote_worker(key_dir):
+    """A fake worker process with CURVE keys on every interface (tcp://*), reached over loopback."""
+    port = free_port()
+    proc = start_worker_process(fake_worker.argv(f"tcp://*:{port}", key_dir),
+                                f"tcp://127.0.0.1:{port}", timeout_s=20,
+                                keys=keys.load_client_keys(key_dir))
+    yield f"tcp://127.0.0.1:{port}"
+    stop_worker(proc, timeout_s=2)
+
+
+def free_port() -> int:
+    ctx = zmq.Context()
+    sock = ctx.socket(zmq.ROUTER)
+    port = sock.bind_to_random_port("tcp://127.0.0.1")
+    sock.close(linger=0)
+    ctx.term()
+    return port
+
+
+def test_keys_writes_two_pairs_and_an_allow_list(key_dir, capsys):
+    names = {p.relative_to(key_dir).as_posix() for p in key_dir.rglob("*") if p.is_file()}
+    assert names == {"server.public", "server.secret", "client.public", "client.secret",
+                     "authorized/client.public"}
+    for name in ("server.secret", "client.secret"):
+        assert stat.S_IMODE((key_dir / name).stat().st_mode) == 0o600
+    client = keys.load_client_keys(key_dir)
+    assert keys.authorized_keys(key_dir / "authorized") == {client.public}
+    assert keys.main(["--dir", str(key_dir)]) == 1  # never overwrites
+    assert "already holds" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_an_authenticated_client_is_answered(remote_worker, key_dir):
+    with WorkerClient(remote_worker, timeout_s=2.0, keys=keys.load_client_keys(key_dir)) as client:
+        assert client.hello().model == "fake"
+        assert client.health().loop_age_s < 5.0
+
+
+@pytest.mark.slow
+def test_a_peer_without_keys_is_refused(remote_worker):
+    with WorkerClient(remote_worker, timeout_s=1.0) as client, pytest.raises(WorkerTimeout):
+        client.hello()
+
+
+@pytest.mark.slow
+def test_an_unlisted_client_is_refused_until_its_key_is_listed(remote_worker, key_dir, tmp_path):
+    assert keys.main(["--dir", str(tmp_path / "other")]) == 0
+    other = keys.load_client_keys(tmp_path / "other")
+    stranger = keys.ClientKeys(other.public, other.secret, keys.load_client_keys(key_dir).server_public)
+    with WorkerClient(remote_worker, timeout_s=1.0, keys=stranger) as client:
+        with pytest.raises(WorkerTimeout):
+            client.hello()
+    shutil.copy(tmp_path / "other" / "client.public", key_dir / "authorized" / "other.public")
+    with WorkerClient(remote_worker, timeout_s=2.0, keys=stranger) as client:
+        assert client.hello().model == "fake"  # admitted without a restart
+
+
+@pytest.mark.parametrize("address", ["tcp://0.0.0.0:5555", "tcp://*:5555", "tcp://10.0.0.2:5555"])
+def test_a_non_loopback_bind_needs_keys(address):
+    with pytest.raises(ValueError, match="infill keys"):
+        check_bind_address(address)
+    assert check_bind_address(address, curve=True) == address
+
+
+def test_serve_refuses_a_public_bind_without_keys_and_missing_keys(capsys, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        main(["--bind", "tcp://*:5555"])
+    assert info.value.code == 2 and "--keys DIR" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as info:
+        main(["--bind", "tcp://*:5555", "--keys", str(tmp_path / "none")])
+    assert info.value.code == 2 and "infill keys --dir" in capsys.readouterr().err
+
+
+def test_a_malformed_key_file_is_reported(key_dir):
+    (key_dir / "server.secret").write_text("not a key\n")
+    with pytest.raises(ValueError, match="server.secret does not hold a Z85 CURVE key"):
+        keys.load_server_keys(key_dir)
+
+
+@pytest.mark.slow
+async def test_a_group_of_keyed_workers_on_every_interface(key_dir):
+    port = free_port()
+    first = f"tcp://*:{port}"
+    group = WorkerGroup(lambda address: fake_worker.argv(address, key_dir),
+                        worker_addresses(first, 2), keys.load_client_keys(key_dir), startup_timeout_s=20)
+    group.start()
+    pool = AsyncWorkerPool([connect_address(a) for a in group.addresses], timeout_s=2.0,
+                           keys=keys.load_client_keys(key_dir))
+    try:
+        assert [connect_address(a) for a in group.addresses] == [
+            f"tcp://127.0.0.1:{port}", f"tcp://127.0.0.1:{port + 1}"]
+        results = await asyncio.gather(*(pool.complete(CompleteRequest(f"r{i}", "fim", "x", ""))
+                                         for i in range(6)))
+        assert len({r.items[0].text for r in results}) == 2  # both workers answered
+    finally:
+        pool.close()
+        group.stop()
+
+
+def test_the_language_server_needs_readable_worker_keys(capsys, tmp_path):
+    with pytest.raises(SystemExit) as info:
+        lsp_main(["--worker-keys", str(tmp_path)])
+    assert info.value.code == 2 and "infill keys --dir" in capsys.readouterr().err
