@@ -7,6 +7,7 @@ prefix token into the hole (token healing).
 """
 from __future__ import annotations
 
+import bisect
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -101,8 +102,20 @@ class CodeTokenizer:
         return Healed(ids[:-1], self.token_texts[ids[-1]])
 
     def tokens_starting_with(self, text: str) -> list[int]:
-        """Ids whose text starts with `text` (the allowed first tokens after healing)."""
-        return [i for i, t in enumerate(self.token_texts) if t and t.startswith(text)]
+        """Ids whose text starts with `text` (the allowed first tokens after healing), ascending.
+
+        Two binary searches in the texts sorted once: every healed request asks, and a scan of
+        the vocabulary cost about 1 ms each time."""
+        texts, ids = self._by_text
+        lo = bisect.bisect_left(texts, text)
+        hi = bisect.bisect_left(texts, text + "\U0010ffff", lo)
+        return sorted(ids[lo:hi])
+
+    @cached_property
+    def _by_text(self) -> tuple[list[str], list[int]]:
+        """The non-empty token texts in sorted order, and their ids."""
+        pairs = sorted((t, i) for i, t in enumerate(self.token_texts) if t)
+        return [t for t, _ in pairs], [i for _, i in pairs]
 
     @cached_property
     def blank_ids(self) -> list[int]:

@@ -53,3 +53,10 @@ def test_unknown_word_falls_back_to_last_token(tiny_tokenizer):
 
 def test_empty_prefix(tiny_tokenizer):
     assert tiny_tokenizer.heal("").ids == []
+
+
+def test_tokens_starting_with_matches_a_scan_of_the_vocabulary(tiny_tokenizer):
+    texts = tiny_tokenizer.token_texts
+    for prefix in ["se", " s", "\n", "    ", "re", "", "zzq", "("]:
+        scan = [i for i, t in enumerate(texts) if t and t.startswith(prefix)]
+        assert tiny_tokenizer.tokens_starting_with(prefix) == scan
