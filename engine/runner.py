@@ -51,7 +51,7 @@ class Decoding:
     def step_tokens(self) -> int:
         """Positions its next step encodes: the whole canvas for a full pass (the first step and
         each cache refresh), else the hole's window."""
-        return sum(state.ids.shape[1] if state.needs_full_pass else state.window.stop - state.window.start
+        return sum(state.ids.shape[1] if state.needs_full_pass else len(state.positions)
                    for state in self.unfinished)
 
 

@@ -5,6 +5,10 @@
 Context is cut to a token budget keeping the tokens nearest the hole: the end of the prefix and
 the start of the suffix. The prefix's last piece is re-opened into the hole (token healing) and the
 hole's first token is then restricted to tokens that start with it.
+
+A multi-region canvas lays out several holes between text pieces the same way
+(`[<|file|>] piece0 [<|mask|> x L0] piece1 [<|mask|> x L1] ... pieceH`), each hole healed into
+the piece before it, and cut to the budget keeping the tokens nearest any hole.
 """
 from __future__ import annotations
 
@@ -47,3 +51,57 @@ def fim_canvas(tok: CodeTokenizer, prefix: str, suffix: str, hole_len: int, max_
     head = [tok.file_id] + snippet_ids + prefix_ids
     ids = head + [tok.mask_id] * hole_len + suffix_ids[:n_suffix]
     return Canvas(ids=ids, hole_start=len(head), hole_len=hole_len, healed=healed.text)
+
+
+@dataclass(frozen=True, slots=True)
+class RegionsCanvas:
+    """Several holes in one canvas: `[<|file|>] piece0 [MASK x L0] piece1 [MASK x L1] ... pieceH`."""
+
+    ids: list[int]  # the whole canvas, holes filled with the mask id
+    hole_starts: list[int]  # index of each hole's first position, left to right
+    hole_lens: list[int]  # number of positions of each hole
+    healed: list[str]  # per hole: text its first token must start with (removed from the piece before it)
+
+    @property
+    def spans(self) -> list[slice]:
+        return [slice(start, start + n) for start, n in zip(self.hole_starts, self.hole_lens)]
+
+
+def kept_ends(lengths: list[int], reach: int) -> list[tuple[int, int]]:
+    """Per piece, tokens kept at its start (after a hole) and at its end (before a hole), `reach`
+    tokens after each hole and three times as many before it (the prefix's 3/4, as in `budget_split`)."""
+    kept = []
+    for i, n in enumerate(lengths):
+        head = min(n, reach) if i > 0 else 0
+        tail = min(n - head, 3 * reach) if i < len(lengths) - 1 else 0
+        kept.append((head, tail))
+    return kept
+
+
+def widest_reach(lengths: list[int], room: int) -> int:
+    """The largest reach whose kept tokens fit in `room` (binary search: kept grows with reach)."""
+    lo, hi = 0, max(lengths, default=0)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if sum(head + tail for head, tail in kept_ends(lengths, mid)) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def regions_canvas(tok: CodeTokenizer, pieces: list[str], hole_lens: list[int], max_context: int) -> RegionsCanvas:
+    """Lay out text pieces around holes (len(pieces) == len(hole_lens) + 1), each piece before a hole
+    healed into it; context is cut to the budget keeping the tokens nearest the holes."""
+    assert len(pieces) == len(hole_lens) + 1, "one more text piece than holes: text, hole, text, ..., text"
+    healed = [tok.heal(text) for text in pieces[:-1]]
+    piece_ids = [h.ids for h in healed] + [tok.encode(pieces[-1])]
+    room = max(0, max_context - 1 - sum(hole_lens))
+    kept = kept_ends([len(ids) for ids in piece_ids], widest_reach([len(ids) for ids in piece_ids], room))
+    ids, starts = [tok.file_id], []
+    for i, (piece, (head, tail)) in enumerate(zip(piece_ids, kept)):
+        ids += piece[:head] + piece[len(piece) - tail:]
+        if i < len(hole_lens):
+            starts.append(len(ids))
+            ids += [tok.mask_id] * hole_lens[i]
+    return RegionsCanvas(ids=ids, hole_starts=starts, hole_lens=list(hole_lens), healed=[h.text for h in healed])

@@ -9,6 +9,9 @@ any is masked, so decoding always ends.
 - `fixed`: ceil(remaining / steps_left) most confident positions, for a fixed number of steps.
 - `left_to_right`: the leftmost masked position only: the autoregressive yardstick.
 Semi-autoregressive blocks restrict any rule to the leftmost block that still has masks.
+
+A canvas with several holes passes each hole's slice of the (L,) vectors: blocks and the leftmost
+position are then per hole, while the confidence ranking of the other rules spans all holes.
 """
 from __future__ import annotations
 
@@ -70,15 +73,23 @@ def factor_count(sorted_conf: torch.Tensor, factor: float) -> int:
     return int(torch.nonzero(ok).max()) + 1 if ok.any() else 1
 
 
-def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_done: int) -> torch.Tensor:
-    """Positions (L,) bool to commit this step."""
-    candidates = block_candidates(masked, cfg.block)
+def leftmost(candidates: torch.Tensor) -> torch.Tensor:
+    """The first candidate (L,) only (none when there is none)."""
+    chosen = torch.zeros_like(candidates)
+    if candidates.any():
+        chosen[int(torch.nonzero(candidates)[0])] = True
+    return chosen
+
+
+def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_done: int,
+           holes: list[slice] | None = None) -> torch.Tensor:
+    """Positions (L,) bool to commit this step; `holes` splits (L,) into holes (default: one hole)."""
+    holes = holes or [slice(0, len(masked))]
+    candidates = torch.cat([block_candidates(masked[hole], cfg.block) for hole in holes])  # (L,)
     if not candidates.any():
         return candidates
     if cfg.rule == "left_to_right":
-        chosen = torch.zeros_like(candidates)
-        chosen[int(torch.nonzero(candidates)[0])] = True
-        return chosen
+        return torch.cat([leftmost(candidates[hole]) for hole in holes])
     if cfg.rule == "fixed":
         steps_left = max(1, cfg.steps - steps_done)
         return top_n(conf, candidates, math.ceil(int(masked.sum()) / steps_left))

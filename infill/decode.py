@@ -17,9 +17,15 @@ Context cache: a full pass over the canvas stores the keys and values of every p
 the active window (the hole, plus the position before it when logits are shifted); the steps in
 between run the window alone against them, all cached windows of a step batched in one forward
 (`infill.batch`). `refresh_every=1` is a full pass every step.
+
+Several holes in one canvas (`start_regions`) decode jointly: the window is the union of the holes'
+windows (gathered positions, not one slice), each pass scores all holes, each hole keeps its own
+rules (first token, end tokens, tail), and one commit rule ranks the confidences of all holes
+(blocks and the left-to-right rule act per hole: `infill.commit.select`). Such a state never grows.
 """
 from __future__ import annotations
 
+import itertools
 import time
 from dataclasses import dataclass, field
 
@@ -27,7 +33,7 @@ import torch
 
 from engine.kernels import row_stats
 from infill.batch import batch_window_pass
-from infill.canvas import Canvas
+from infill.canvas import Canvas, RegionsCanvas
 from infill.commit import DecoderConfig, select
 from infill.model import KV, Transformer
 
@@ -86,11 +92,15 @@ def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torc
     if rules.single_line:
         ends |= best == rules.newline_id
     leftmost = torch.zeros_like(masked)
-    leftmost[int(torch.nonzero(masked)[0])] = True
+    if masked.any():  # a finished hole of a multi-hole canvas has none
+        leftmost[int(torch.nonzero(masked)[0])] = True
     return masked & (~ends | leftmost)
 
 
-def full_pass(model: Transformer, ids: torch.Tensor, window: slice) -> tuple[torch.Tensor, list[KV]]:
+Window = slice | torch.Tensor  # canvas positions: a slice, or ascending indices (W,)
+
+
+def full_pass(model: Transformer, ids: torch.Tensor, window: Window) -> tuple[torch.Tensor, list[KV]]:
     """Hidden states of the window (W, d) and the keys/values of every position outside it."""
     h, kv = model.hidden(ids)
     outside = torch.ones(ids.shape[1], dtype=torch.bool)
@@ -98,9 +108,9 @@ def full_pass(model: Transformer, ids: torch.Tensor, window: slice) -> tuple[tor
     return h[0, window], [(k[:, :, outside], v[:, :, outside]) for k, v in kv]
 
 
-def window_pass(model: Transformer, ids: torch.Tensor, window: slice, context: list[KV]) -> torch.Tensor:
+def window_pass(model: Transformer, ids: torch.Tensor, window: Window, context: list[KV]) -> torch.Tensor:
     """Hidden states of the window (W, d), attending to the cached context and to itself."""
-    positions = torch.arange(window.start, window.stop)[None]  # (1, W)
+    positions = torch.arange(ids.shape[1])[window][None]  # (1, W)
     h, _ = model.hidden(ids[:, window], positions=positions, cache=context)
     return h[0]
 
@@ -119,13 +129,13 @@ def score(logits: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, 
 @dataclass(slots=True, eq=False)
 class DecodeState:
     """One request's denoising in progress: its canvas, which hole positions are still masked, and
-    the cached keys/values of its context."""
+    the cached keys/values of its context. The (L,) vectors run over all its holes, left to right."""
 
     ids: torch.Tensor  # (1, N) the canvas; hole positions are overwritten as they commit
-    span: slice  # the hole's positions in `ids`
-    window: slice  # the positions a cached step runs: the hole, plus the one before it when shifted
+    spans: list[slice]  # each hole's positions in `ids`, left to right; L counts them all, in this order
+    positions: torch.Tensor  # (W,) sorted window of a cached step: each hole, and (if shifted) the position before it
     rows: torch.Tensor  # (L,) the window row whose output predicts each hole position
-    rules: HoleRules
+    hole_rules: list[HoleRules]  # per hole
     cfg: DecoderConfig
     deadline: float | None  # time.monotonic() after which the next pass is the last
     masked: torch.Tensor  # (L,) bool, True while a hole position is undecided
@@ -137,6 +147,29 @@ class DecodeState:
     stop_reason: str = "done"  # "done" or "deadline"
     grow_to: int = 0  # the hole may grow up to this many positions (multi-line, no pad yet)
     max_context: int = 0  # the model's context: a grown canvas must fit it
+
+    @property
+    def span(self) -> slice:
+        """The hole of a one-hole canvas."""
+        assert len(self.spans) == 1, "a multi-hole state has `spans`, not one span"
+        return self.spans[0]
+
+    @property
+    def window(self) -> slice:
+        """The window of a one-hole canvas, as a slice (it is contiguous)."""
+        return slice(int(self.positions[0]), self.span.stop)
+
+    @property
+    def rules(self) -> HoleRules:
+        """The rules of a one-hole canvas."""
+        assert len(self.hole_rules) == 1, "a multi-hole state has `hole_rules`, one per hole"
+        return self.hole_rules[0]
+
+    @property
+    def parts(self) -> list[slice]:
+        """Each hole's slice of the (L,) vectors (`masked`, `rows`, `committed_prob`)."""
+        bounds = [0, *itertools.accumulate(span.stop - span.start for span in self.spans)]
+        return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
     @property
     def done(self) -> bool:
@@ -154,30 +187,44 @@ class DecodeState:
         return float(filled.log().mean()) if len(filled) else float("-inf")
 
 
-def layout(hole_start: int, hole_len: int, shifted: bool) -> tuple[slice, slice, torch.Tensor]:
-    """The hole's span, the window a cached step runs, and the window row predicting each hole position."""
-    span = slice(hole_start, hole_start + hole_len)
-    predictors = torch.arange(span.start, span.stop) - (1 if shifted else 0)
-    predictors = predictors.clamp(min=0)  # (L,)
-    window = slice(int(predictors.min()), span.stop)
-    return span, window, predictors - window.start
+def layout(spans: list[slice], shifted: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The positions a cached step runs (W,), and the row of them predicting each hole position (L,)."""
+    holes = torch.cat([torch.arange(span.start, span.stop) for span in spans])  # (L,)
+    predictors = (holes - 1 if shifted else holes).clamp(min=0)  # (L,)
+    positions = torch.unique(torch.cat([predictors, holes]))  # (W,) sorted
+    return positions, torch.searchsorted(positions, predictors)
+
+
+def new_state(model: Transformer, ids: list[int], spans: list[slice], rules: list[HoleRules], cfg: DecoderConfig,
+              deadline: float | None, grow_to: int) -> DecodeState:
+    """A canvas with its holes all masked, laid out for decoding; no forward pass runs yet."""
+    positions, rows = layout(spans, model.cfg.logits_shift)
+    return DecodeState(
+        ids=torch.tensor(ids, dtype=torch.long)[None], spans=spans, positions=positions, rows=rows,
+        hole_rules=rules, cfg=cfg, deadline=deadline, masked=torch.ones(len(rows), dtype=torch.bool),
+        committed_prob=torch.zeros(len(rows)), grow_to=grow_to, max_context=model.cfg.max_position_embeddings,
+    )
 
 
 def start(model: Transformer, canvas: Canvas, rules: HoleRules, cfg: DecoderConfig,
           deadline: float | None = None, grow_to: int = 0) -> DecodeState:
     """Lay one canvas out for decoding; no forward pass runs yet."""
-    ids = torch.tensor(canvas.ids, dtype=torch.long)[None]
-    span, window, rows = layout(canvas.hole_start, canvas.hole_len, model.cfg.logits_shift)
-    return DecodeState(
-        ids=ids, span=span, window=window, rows=rows, rules=rules, cfg=cfg, deadline=deadline,
-        masked=torch.ones(canvas.hole_len, dtype=torch.bool), committed_prob=torch.zeros(canvas.hole_len),
-        grow_to=grow_to if cfg.grow and not rules.single_line else 0,
-        max_context=model.cfg.max_position_embeddings,
-    )
+    span = slice(canvas.hole_start, canvas.hole_start + canvas.hole_len)
+    grow_to = grow_to if cfg.grow and not rules.single_line else 0
+    return new_state(model, canvas.ids, [span], [rules], cfg, deadline, grow_to)
+
+
+def start_regions(model: Transformer, canvas: RegionsCanvas, rules: list[HoleRules], cfg: DecoderConfig,
+                  deadline: float | None = None) -> DecodeState:
+    """Lay a multi-hole canvas out for joint decoding (one rules per hole); its holes never grow."""
+    assert len(rules) == len(canvas.hole_lens), "one HoleRules per hole"
+    return new_state(model, canvas.ids, canvas.spans, rules, cfg, deadline, grow_to=0)
 
 
 def room_to_grow(state: DecodeState) -> int:
     """Masks a finished hole may add: none unless it filled to its end with no pad and may grow."""
+    if not state.grow_to:
+        return 0
     hole = state.ids[0, state.span]
     length = len(hole)
     if state.stop_reason != "done" or length >= state.grow_to or bool((hole == state.rules.pad_id).any()):
@@ -197,9 +244,9 @@ def grow(state: DecodeState, mask_id: int) -> bool:
     keep = min(len(suffix), state.max_context - state.span.stop - extra)
     masks = torch.full((extra,), mask_id, dtype=ids.dtype)
     state.ids = torch.cat([ids[:state.span.stop], masks, suffix[:keep]])[None]
-    length = state.span.stop - state.span.start + extra
     shifted = state.window.start < state.span.start  # the window holds the position before the hole
-    state.span, state.window, state.rows = layout(state.span.start, length, shifted)
+    state.spans = [slice(state.span.start, state.span.stop + extra)]
+    state.positions, state.rows = layout(state.spans, shifted)
     state.masked = torch.cat([state.masked, torch.ones(extra, dtype=torch.bool)])
     state.committed_prob = torch.cat([state.committed_prob, torch.zeros(extra)])
     state.context = []  # the canvas changed: the next pass re-encodes it
@@ -207,23 +254,28 @@ def grow(state: DecodeState, mask_id: int) -> bool:
 
 
 def commit_positions(state: DecodeState, commit: torch.Tensor) -> None:
-    """Freeze the hole positions `commit` (L,) bool to the last pass's guesses."""
-    hole = state.ids[0, state.span]  # (L,) a view: writes land in the canvas
-    hole[commit] = state.last_best[commit]
+    """Freeze the hole positions `commit` (L,) bool to the last pass's guesses; close each hole's tail."""
     state.committed_prob[commit] = state.last_prob[commit]
-    state.masked &= ~commit
-    close_tail(hole, state.masked, state.rules)
+    for span, part, rules in zip(state.spans, state.parts, state.hole_rules):
+        hole, masked = state.ids[0, span], state.masked[part]  # (L_h,) views: writes land in the state
+        hole[commit[part]] = state.last_best[part][commit[part]]
+        masked &= ~commit[part]
+        close_tail(hole, masked, rules)
 
 
 def advance(state: DecodeState, logits: torch.Tensor, expired: bool) -> None:
-    """Commit from one pass's logits (L, V) for the hole; when `expired`, commit everything left."""
-    conf, prob, best = score(restrict(logits, state.masked, state.rules), state.cfg.confidence)
+    """Commit from one pass's logits (L, V) for the holes; when `expired`, commit everything left."""
+    for part, rules in zip(state.parts, state.hole_rules):
+        restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
+    conf, prob, best = score(logits, state.cfg.confidence)
     state.last_best, state.last_prob = best, prob
     steps_done, state.passes = state.passes, state.passes + 1
     if expired:
         finish(state)
         return
-    commit_positions(state, select(state.cfg, conf, eligible(best, state.masked, state.rules), steps_done))
+    may_commit = torch.cat([eligible(best[part], state.masked[part], rules)
+                            for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
+    commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts))
 
 
 def finish(state: DecodeState) -> None:
@@ -239,12 +291,12 @@ def window_hidden(model: Transformer, states: list[DecodeState]) -> list[torch.T
     cached = []
     for i, state in enumerate(states):
         if state.needs_full_pass:
-            hidden[i], state.context = full_pass(model, state.ids, state.window)
+            hidden[i], state.context = full_pass(model, state.ids, state.positions)
         else:
             cached.append(i)
     if cached:
-        windows = [states[i].ids[0, states[i].window] for i in cached]  # (W_i,) each
-        positions = [torch.arange(states[i].window.start, states[i].window.stop) for i in cached]
+        windows = [states[i].ids[0, states[i].positions] for i in cached]  # (W_i,) each
+        positions = [states[i].positions for i in cached]
         batched = batch_window_pass(model, windows, positions, [states[i].context for i in cached])
         hidden.update(zip(cached, batched))
     return [hidden[i] for i in range(len(states))]
@@ -274,6 +326,11 @@ def step(model: Transformer, states: list[DecodeState]) -> int:
 def best(states: list[DecodeState]) -> DecodeState:
     """Of one request's candidate holes (several lengths), the one the model finds likeliest."""
     return max(states, key=lambda state: state.mean_log_prob)
+
+
+def hole_tokens(state: DecodeState) -> list[list[int]]:
+    """Each hole's tokens, pad included, left to right."""
+    return [state.ids[0, span].tolist() for span in state.spans]
 
 
 def result(state: DecodeState) -> Decoded:

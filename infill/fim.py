@@ -1,7 +1,8 @@
 """Fill-in-the-middle on one model: from prefix and suffix text to the middle's text.
 
 Shared by the worker's model runner, the training script's quick FIM check and benchmarks, so
-that every caller decodes with the same rules.
+that every caller decodes with the same rules. `fill_regions` fills several holes of one canvas,
+decoded jointly.
 """
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from dataclasses import dataclass
 
 import torch
 
-from infill.canvas import Canvas, fim_canvas
+from infill.canvas import Canvas, RegionsCanvas, fim_canvas, regions_canvas
 from infill.commit import DecoderConfig
 from infill import decode
 from infill.decode import Decoded, DecodeState, HoleRules
@@ -52,12 +53,13 @@ def first_banned(tok: CodeTokenizer, prefix: str, single_line: bool) -> list[int
     return [tok.pad_id, tok.newline_id]
 
 
-def hole_rules(tok: CodeTokenizer, canvas: Canvas, prefix: str, mode: str) -> HoleRules:
-    """What the hole may hold: no specials, a healed first token, no empty start, one line if asked."""
+def hole_rules(tok: CodeTokenizer, healed: str, prefix: str, mode: str) -> HoleRules:
+    """What the hole may hold: no specials, a first token starting with `healed`, no empty start,
+    one line if asked."""
     specials = [tok.tok.token_to_id(t) for t in SPECIAL_TOKENS]
     return HoleRules(
         pad_id=tok.pad_id, newline_id=tok.newline_id, banned_ids=[i for i in specials if i != tok.pad_id],
-        first_allowed=tok.tokens_starting_with(canvas.healed) if canvas.healed else None,
+        first_allowed=tok.tokens_starting_with(healed) if healed else None,
         first_banned=first_banned(tok, prefix, mode == "single_line"), single_line=mode == "single_line",
     )
 
@@ -69,7 +71,17 @@ def prepare(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mo
     mode = resolve_mode(mode, prefix)
     hole_len = hole_len or max(1, min(max_tokens, HOLE_TOKENS[mode]))
     canvas = fim_canvas(tok, prefix, suffix, hole_len, model.cfg.max_position_embeddings)
-    return canvas, hole_rules(tok, canvas, prefix, mode)
+    return canvas, hole_rules(tok, canvas.healed, prefix, mode)
+
+
+def prepare_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], mode: str,
+                    max_tokens: int) -> tuple[RegionsCanvas, list[HoleRules]]:
+    """The canvas and per-hole rules of holes between text `pieces`; each hole's mode resolves from
+    the piece before it and takes that mode's length (capped by `max_tokens`)."""
+    modes = [resolve_mode(mode, piece) for piece in pieces[:-1]]
+    lengths = [max(1, min(max_tokens, HOLE_TOKENS[m])) for m in modes]
+    canvas = regions_canvas(tok, pieces, lengths, model.cfg.max_position_embeddings)
+    return canvas, [hole_rules(tok, h, piece, m) for h, piece, m in zip(canvas.healed, pieces, modes)]
 
 
 def hole_lengths(first: int, count: int) -> list[int]:
@@ -100,3 +112,16 @@ def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode:
     decoded = decode.result(chosen)
     text = hole_text(tok, decoded.tokens, healed, chosen.rules.single_line, cfg.cut_loops)
     return Filled(text, decoded, (prepared - started) * 1e3, (time.perf_counter() - prepared) * 1e3)
+
+
+def fill_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], mode: str, max_tokens: int,
+                 cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> list[str]:
+    """Each hole's text, for the holes between text `pieces` (one fewer hole than pieces), all
+    decoded jointly in one canvas; each text postprocessed as `hole_text` does."""
+    canvas, rules = prepare_regions(model, tok, pieces, mode, max_tokens)
+    state = decode.start_regions(model, canvas, rules, cfg, deadline)
+    with torch.inference_mode():
+        while not state.done:
+            decode.step(model, [state])
+    holes = zip(decode.hole_tokens(state), canvas.healed, rules)
+    return [hole_text(tok, tokens, healed, r.single_line, cfg.cut_loops) for tokens, healed, r in holes]

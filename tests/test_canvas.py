@@ -1,5 +1,5 @@
 """Canvas layout: budgets, healing, nearest context kept."""
-from infill.canvas import budget_split, fim_canvas
+from infill.canvas import budget_split, fim_canvas, kept_ends, regions_canvas, widest_reach
 
 
 def test_budget_prefers_prefix_but_keeps_suffix():
@@ -34,3 +34,41 @@ def test_long_context_keeps_tokens_nearest_the_hole(tiny_tokenizer):
 def test_empty_document(tiny_tokenizer):
     canvas = fim_canvas(tiny_tokenizer, "", "", hole_len=4, max_context=64)
     assert canvas.ids == [tiny_tokenizer.file_id] + [tiny_tokenizer.mask_id] * 4
+
+
+def test_regions_canvas_layout(tiny_tokenizer):
+    tok = tiny_tokenizer
+    pieces = ["def f(x):\n    return sel", "\n\ndef g(y):\n    ", "\n\nprint(f(1))\n"]
+    canvas = regions_canvas(tok, pieces, hole_lens=[6, 4], max_context=128)
+    assert canvas.ids[0] == tok.file_id and canvas.hole_lens == [6, 4]
+    first, second = canvas.spans
+    assert canvas.ids[first] == [tok.mask_id] * 6 and canvas.ids[second] == [tok.mask_id] * 4
+    assert canvas.healed == [" sel", ""]  # an indentation run ends a piece: nothing to heal
+    assert tok.decode(canvas.ids[1:first.start]) == "def f(x):\n    return"
+    assert tok.decode(canvas.ids[first.stop:second.start]) == "\n\ndef g(y):\n    "
+    assert tok.decode(canvas.ids[second.stop:]) == "\n\nprint(f(1))\n"
+
+
+def test_regions_canvas_keeps_the_text_nearest_each_hole(tiny_tokenizer):
+    tok = tiny_tokenizer
+    lines = lambda name: "".join(f"{name}{i} = {i}\n" for i in range(200))  # noqa: E731
+    canvas = regions_canvas(tok, [lines("x"), lines("y"), lines("z")], hole_lens=[8, 8], max_context=200)
+    assert len(canvas.ids) <= 200
+    first, second = canvas.spans
+    before, between, after = (tok.decode(canvas.ids[1:first.start]), tok.decode(canvas.ids[first.stop:second.start]),
+                              tok.decode(canvas.ids[second.stop:]))
+    assert before.endswith("x199 = 199\n") and after.startswith("z0 = 0\n")
+    assert between.startswith("y0 = 0\n") and between.endswith("y199 = 199\n") and "y100 = 100" not in between
+    assert len(canvas.ids) > 190  # the budget is used, not wasted
+
+
+def test_regions_canvas_with_no_room_keeps_only_the_holes(tiny_tokenizer):
+    tok = tiny_tokenizer
+    canvas = regions_canvas(tok, ["a = 1\n", "b = 2\n", "c"], hole_lens=[3, 3], max_context=7)
+    assert canvas.ids == [tok.file_id] + [tok.mask_id] * 6 and canvas.hole_starts == [1, 4]
+
+
+def test_kept_ends_favour_the_text_before_a_hole():
+    assert kept_ends([100, 100, 100], 5) == [(0, 15), (5, 15), (5, 0)]
+    assert kept_ends([100, 12, 100], 5) == [(0, 15), (5, 7), (5, 0)]  # a short middle piece is kept whole
+    assert widest_reach([100, 100], 40) == 10 and widest_reach([3, 3], 1000) == 3

@@ -54,3 +54,24 @@ def test_only_masked_positions_are_committed():
 def test_bad_settings_are_refused(bad):
     with pytest.raises(ValueError):
         DecoderConfig(**bad)
+
+
+HOLES = [slice(0, 3), slice(3, 6)]  # CONF as two holes of three positions
+
+
+def test_one_ranking_spans_all_holes():
+    cfg = DecoderConfig(threshold=0.9)
+    assert torch.nonzero(select(cfg, CONF, ALL, 0, HOLES)).flatten().tolist() == [0, 2, 4]
+    cfg = DecoderConfig(threshold=0.999)  # at least one commit per step, not one per hole
+    assert torch.nonzero(select(cfg, CONF, ALL, 0, HOLES)).flatten().tolist() == [4]
+
+
+def test_left_to_right_and_blocks_act_per_hole():
+    masked = torch.tensor([False, True, True, True, True, True])
+    got = select(DecoderConfig(rule="left_to_right"), CONF, masked, 0, HOLES)
+    assert torch.nonzero(got).flatten().tolist() == [1, 3]
+    masked = torch.tensor([False, False, False, True, True, True])  # the first hole is finished
+    got = select(DecoderConfig(rule="left_to_right"), CONF, masked, 0, HOLES)
+    assert torch.nonzero(got).flatten().tolist() == [3]
+    got = select(DecoderConfig(threshold=0.5, block=2), CONF, ALL, 0, HOLES)  # blocks [0, 1] and [3, 4]
+    assert torch.nonzero(got).flatten().tolist() == [0, 3, 4]
