@@ -12,6 +12,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from engine.prefix_cache import PrefixCache
 from infill import decode
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
@@ -76,6 +77,7 @@ class ModelRunner:
         self.model = load_model(self.model_dir, device=device)
         self.tok = CodeTokenizer(self.model_dir / "tokenizer.json")
         self.decoder_defaults = model_decoder_defaults(self.model_dir)
+        self.prefixes = PrefixCache()
         decoder_config(self.decoder_defaults, {})  # a bad decoder.json fails at start, not per request
         self.complete("def f(x):\n    return x", "\n", "single_line", 4, None, {})  # warm-up: kernel JIT, lazy tables
 
@@ -90,12 +92,20 @@ class ModelRunner:
         started = time.perf_counter()
         cfg = decoder_config(self.decoder_defaults, overrides)
         states, healed = start_request(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
+        if cfg.reuse_prefix:
+            for state in states:  # up to the window: the positions a step runs are never reused
+                state.prefix = self.prefixes.lookup(state.ids[0], limit=int(state.positions[0]))
         return Decoding(states, healed, (time.perf_counter() - started) * 1e3)
 
     def step(self, decodings: list[Decoding]) -> int:
         """Advance each unfinished decoding by one pass, sharing the forward; returns forward passes run."""
         started = time.perf_counter()
-        forwards = decode.step(self.model, [state for d in decodings for state in d.unfinished])
+        states = [state for d in decodings for state in d.unfinished]
+        forwards = decode.step(self.model, states)
+        for state in states:
+            if state.encoded is not None:  # its first full pass: keep it for the next keystrokes
+                self.prefixes.store(*state.encoded)
+                state.encoded = None
         elapsed_ms = (time.perf_counter() - started) * 1e3
         for d in decodings:
             d.decode_ms += elapsed_ms

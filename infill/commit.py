@@ -35,6 +35,7 @@ class DecoderConfig:
     lengths: int = 1  # hole lengths tried side by side (halving from the mode's length); the likeliest is kept
     grow: bool = True  # a multi-line hole that fills with no pad grows (up to the request's max_tokens)
     cut_loops: bool = True  # cut a middle that starts repeating itself back to its first copy
+    reuse_prefix: bool = True  # the worker reuses a recent canvas's keys/values for a shared start
 
     def __post_init__(self):
         if self.rule not in RULES:

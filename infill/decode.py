@@ -102,10 +102,23 @@ Window = slice | torch.Tensor  # canvas positions: a slice, or ascending indices
 
 def full_pass(model: Transformer, ids: torch.Tensor, window: Window) -> tuple[torch.Tensor, list[KV]]:
     """Hidden states of the window (W, d) and the keys/values of every position outside it."""
-    h, kv = model.hidden(ids)
+    h, context, _ = encode(model, ids, window)
+    return h, context
+
+
+def encode(model: Transformer, ids: torch.Tensor, window: Window,
+           prefix: list[KV] | None = None) -> tuple[torch.Tensor, list[KV], list[KV]]:
+    """A full pass: hidden states of the window (W, d), the keys/values outside it, and those of
+    the whole canvas. With `prefix` (keys/values of the first P positions, P at most the window's
+    first position) only positions P.. run, attending to it: the cross-keystroke reuse."""
+    skip = 0 if prefix is None else prefix[0][0].shape[2]
+    h, kv = model.hidden(ids[:, skip:], cache=prefix)  # positions skip.. by default
+    if prefix is not None:
+        kv = [(torch.cat([pk, k], dim=2), torch.cat([pv, v], dim=2)) for (pk, pv), (k, v) in zip(prefix, kv)]
     outside = torch.ones(ids.shape[1], dtype=torch.bool)
     outside[window] = False
-    return h[0, window], [(k[:, :, outside], v[:, :, outside]) for k, v in kv]
+    inside = torch.arange(ids.shape[1])[window] - skip
+    return h[0, inside], [(k[:, :, outside], v[:, :, outside]) for k, v in kv], kv
 
 
 def window_pass(model: Transformer, ids: torch.Tensor, window: Window, context: list[KV]) -> torch.Tensor:
@@ -147,6 +160,10 @@ class DecodeState:
     stop_reason: str = "done"  # "done" or "deadline"
     grow_to: int = 0  # the hole may grow up to this many positions (multi-line, no pad yet)
     max_context: int = 0  # the model's context: a grown canvas must fit it
+    prefix: list[KV] | None = None  # per layer (1, nkv, P, hd): an earlier request's keys/values of
+    #   this canvas's first P tokens, which the first full pass reuses instead of encoding them
+    encoded: tuple[torch.Tensor, list[KV]] | None = None  # (canvas (N,), keys/values (1, nkv, N, hd)
+    #   per layer) as the first full pass saw them, until the runner keeps them for later requests
 
     @property
     def span(self) -> slice:
@@ -290,7 +307,11 @@ def window_hidden(model: Transformer, states: list[DecodeState]) -> list[torch.T
     hidden: dict[int, torch.Tensor] = {}
     cached = []
     for i, state in enumerate(states):
-        if state.needs_full_pass:
+        if state.needs_full_pass and state.passes == 0:
+            canvas = state.ids[0].clone()
+            hidden[i], state.context, whole = encode(model, state.ids, state.positions, state.prefix)
+            state.prefix, state.encoded = None, (canvas, whole)
+        elif state.needs_full_pass:
             hidden[i], state.context = full_pass(model, state.ids, state.positions)
         else:
             cached.append(i)
