@@ -40,7 +40,7 @@ CONFIGS = {
     "l2r-no-refresh": DecoderConfig(rule="left_to_right", refresh_every=NEVER),
     "threshold-0.9-no-refresh": DecoderConfig(rule="threshold", threshold=0.9, refresh_every=NEVER),
     "l2r-2-lengths": DecoderConfig(rule="left_to_right", lengths=2),  # multi-line: L and L/2, likeliest kept
-    "l2r-no-grow": DecoderConfig(rule="left_to_right", grow=False),
+    "l2r-grow": DecoderConfig(rule="left_to_right", grow=True),
     "l2r-no-loop-cut": DecoderConfig(rule="left_to_right", cut_loops=False),
 }
 def worker_default(model_dir: Path) -> str:

@@ -24,7 +24,7 @@ def no_pad(runner: ModelRunner, rules: HoleRules) -> HoleRules:
 
 def test_a_full_hole_grows_to_the_requested_length(runner):
     canvas, rules = prepare(runner.model, runner.tok, "x = 1\n", "\ny = 2\n", "multi_line", 40, hole_len=10)
-    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5), grow_to=40)
+    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True), grow_to=40)
     suffix = canvas.ids[canvas.hole_start + 10:]
     while not state.done:
         decode.step(runner.model, [state])
@@ -35,7 +35,7 @@ def test_a_full_hole_grows_to_the_requested_length(runner):
 
 
 def test_growth_is_off_for_single_lines_and_when_asked(runner):
-    for mode, cfg in (("single_line", DecoderConfig()), ("multi_line", DecoderConfig(grow=False))):
+    for mode, cfg in (("single_line", DecoderConfig(grow=True)), ("multi_line", DecoderConfig())):
         canvas, rules = prepare(runner.model, runner.tok, "x = ", "\n", mode, 40, hole_len=6)
         state = decode.start(runner.model, canvas, no_pad(runner, rules), cfg, grow_to=40)
         while not state.done:
@@ -47,7 +47,7 @@ def test_a_grown_canvas_stays_inside_the_context(runner):
     limit = runner.model.cfg.max_position_embeddings
     suffix = "y = 2\n" * 400  # far more than the context holds
     canvas, rules = prepare(runner.model, runner.tok, "x = 1\n", suffix, "multi_line", 200, hole_len=32)
-    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5), grow_to=200)
+    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True), grow_to=200)
     while not state.done:
         decode.step(runner.model, [state])
     assert state.ids.shape[1] <= limit and state.span.stop - state.span.start == 200
