@@ -8,7 +8,7 @@ remaining masks are filled greedily from the last pass (`finish`): the anytime a
 
 Decoding is step-wise so that many requests share each forward pass: `start` lays one request out
 as a `DecodeState`, `step` advances any number of states by one pass each, `result` reads one back.
-`denoise` is the one-request loop over the same `step`.
+`infill.fim.fill` is the one-request loop over the same `step`.
 
 A multi-line hole that fills to its end with no pad wanted more room: it grows in place (more
 masks after the committed tokens, the context re-encoded) up to its `grow_to` length.
@@ -198,9 +198,13 @@ class DecodeState:
         return not self.context or self.passes % self.cfg.refresh_every == 0
 
     @property
+    def filled_probs(self) -> torch.Tensor:
+        """Top-1 probability of each token it committed (positions closed as pad excluded)."""
+        return self.committed_prob[self.committed_prob > 0]
+
+    @property
     def mean_log_prob(self) -> float:
-        """Mean log probability of the tokens it committed (positions closed as pad excluded)."""
-        filled = self.committed_prob[self.committed_prob > 0]
+        filled = self.filled_probs
         return float(filled.log().mean()) if len(filled) else float("-inf")
 
 
@@ -355,15 +359,6 @@ def hole_tokens(state: DecodeState) -> list[list[int]]:
 
 
 def result(state: DecodeState) -> Decoded:
-    filled = state.committed_prob[state.committed_prob > 0]
+    filled = state.filled_probs
     confidence = float(filled.mean()) if len(filled) else 0.0
     return Decoded(state.ids[0, state.span].tolist(), confidence, state.passes, state.stop_reason)
-
-
-def denoise(model: Transformer, canvas: Canvas, rules: HoleRules, cfg: DecoderConfig = DecoderConfig(),
-            deadline: float | None = None) -> Decoded:
-    """Decode one hole to the end: the same `step` the batched runner uses, with a batch of one."""
-    state = start(model, canvas, rules, cfg, deadline)
-    while not state.done:
-        step(model, [state])
-    return result(state)

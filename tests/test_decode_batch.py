@@ -6,7 +6,7 @@ from engine.runner import ModelRunner
 from infill import decode
 from infill.batch import batch_window_pass
 from infill.decode import full_pass, window_pass
-from infill.fim import prepare
+from infill.fim import fill
 
 REQUESTS = [  # (prefix, suffix, mode, max_tokens): different canvases, holes and modes
     ("def read(path):\n    return ", "\n", "single_line", 8),
@@ -47,8 +47,8 @@ def test_a_batch_decodes_as_each_request_alone(runner, overrides, stagger):
         assert decoded.confidence == pytest.approx(one.confidence, abs=1e-5)
 
 
-def test_batched_tokens_match_denoise_alone(runner):
-    alone = [decode.denoise(runner.model, *prepare(runner.model, runner.tok, *r)).tokens for r in REQUESTS]
+def test_batched_tokens_match_fill_alone(runner):
+    alone = [fill(runner.model, runner.tok, *r).decoded.tokens for r in REQUESTS]
     together = [decoded.tokens for decoded, _ in decode_together(runner, {}, stagger=True)]
     assert together == alone
 
