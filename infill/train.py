@@ -106,13 +106,25 @@ class Prefetcher(threading.Thread):
     def __init__(self, make, rng: np.random.Generator, depth: int = 4):
         super().__init__(daemon=True)
         self.make, self.rng, self.ready = make, rng, queue.Queue(maxsize=depth)
+        self.stopped = threading.Event()
 
     def run(self) -> None:
-        while True:
-            self.ready.put(self.make(self.rng))
+        while not self.stopped.is_set():
+            batch = self.make(self.rng)
+            while not self.stopped.is_set():
+                try:
+                    self.ready.put(batch, timeout=0.1)
+                    break
+                except queue.Full:
+                    continue
 
     def next(self) -> tuple[np.ndarray, ...]:
         return self.ready.get()
+
+    def stop(self) -> None:
+        """End the thread (the run is over), so the generator's state no longer moves."""
+        self.stopped.set()
+        self.join()
 
 
 def batch_loss(model: Transformer, arrays: tuple[np.ndarray, ...], phase: str, device) -> torch.Tensor:
@@ -234,6 +246,7 @@ def train(args) -> None:
         if step % args.save_every == 0 or step == total_steps:
             save_state(state_path, model, opt, step, tokens, rng, run_time)
             log.flush()
+    batches.stop()
     if "val_loss" not in record:  # stopped by the time budget between evaluations
         log.write(json.dumps(record | evaluate(model, tok, val_data, fim_tasks, args, sp, amp)) + "\n")
     log.close()
