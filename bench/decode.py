@@ -26,6 +26,7 @@ from infill.commit import DecoderConfig
 from infill.decode import encode, full_pass, window_pass
 from infill.fim import fill
 from infill.paths import bundled_model_dir
+from infill.quantize import WEIGHTS, for_inference
 from infill.tokenizer import CodeTokenizer
 
 NEVER = 1 << 16  # a refresh interval no hole reaches: the context is encoded once per request
@@ -39,6 +40,9 @@ CONFIGS = {
     "block-8-0.7": DecoderConfig(rule="threshold", threshold=0.7, block=8),
     "l2r-no-refresh": DecoderConfig(rule="left_to_right", refresh_every=NEVER),
     "threshold-0.9-no-refresh": DecoderConfig(rule="threshold", threshold=0.9, refresh_every=NEVER),
+    "run-0.9-no-refresh": DecoderConfig(rule="left_run", threshold=0.9, refresh_every=NEVER),
+    "run-0.7-no-refresh": DecoderConfig(rule="left_run", threshold=0.7, refresh_every=NEVER),
+    "run-0.5-no-refresh": DecoderConfig(rule="left_run", threshold=0.5, refresh_every=NEVER),
     "l2r-2-lengths": DecoderConfig(rule="left_to_right", lengths=2),  # multi-line: L and L/2, likeliest kept
     "l2r-grow": DecoderConfig(rule="left_to_right", grow=True),
     "l2r-no-loop-cut": DecoderConfig(rule="left_to_right", cut_loops=False),
@@ -140,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated names from {', '.join(CONFIGS)}")
     p.add_argument("--cache", action="store_true", help="also time one step with and without the context cache")
     p.add_argument("--threads", type=int, default=2, help="torch threads")
+    p.add_argument("--weights", default="fp32", choices=WEIGHTS, help="the model's linear layers: fp32, or int8 (CPU)")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     return p
 
@@ -148,7 +153,8 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(args.threads)
     model_dir = args.model or bundled_model_dir()
-    model, tok = load_model(model_dir), CodeTokenizer(model_dir / "tokenizer.json")
+    model = for_inference(load_model(model_dir), args.weights)
+    tok = CodeTokenizer(model_dir / "tokenizer.json")
     tasks = select_tasks(load_tasks(args.tasks), args.limit, args.sample, args.seed)
     tested = any(has_tests(t) for t in tasks)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]
@@ -165,7 +171,8 @@ def main(argv: list[str] | None = None) -> int:
     print(format_table(baseline, configs, cache))
     if args.json:
         print(json.dumps({"baseline": baseline, "configs": configs, "default": worker_default(model_dir), "cache": cache,
-                          "tasks_path": str(args.tasks), "model": model_dir.name, "mode": args.mode}))
+                          "tasks_path": str(args.tasks), "model": model_dir.name, "mode": args.mode,
+                          "weights": args.weights}))
     return 0
 
 

@@ -309,6 +309,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--worker", default=None,
                         help="address of a running worker (e.g. ipc:///tmp/w.sock); default: spawn one")
     parser.add_argument("--threads", type=int, default=None, help="torch threads of a spawned worker")
+    parser.add_argument("--weights", default=None, choices=("fp32", "int8"),
+                        help="linear-layer weights of a spawned worker (default: the worker's)")
     parser.add_argument("--mode", choices=MODES, default="auto", help="completion mode (default auto)")
     parser.add_argument("--max-tokens", type=int, default=64, help="tokens per completion (default 64)")
     parser.add_argument("--deadline-ms", type=int, default=30000,
@@ -364,12 +366,12 @@ def token_counter(model_dir: Path | None) -> TokenCounter | None:
 
 
 @contextlib.contextmanager
-def connect(address: str | None, model_dir: Path | None,
-            threads: int | None) -> Iterator[tuple[WorkerClient, subprocess.Popen | None]]:
+def connect(address: str | None, model_dir: Path | None, threads: int | None,
+            weights: str | None = None) -> Iterator[tuple[WorkerClient, subprocess.Popen | None]]:
     """A client of the worker at `address`, or of one spawned on `model_dir` and stopped after."""
     worker = None
     if address is None:
-        worker, address = spawn_local_worker(model_dir, threads=threads)
+        worker, address = spawn_local_worker(model_dir, threads=threads, weights=weights)
     try:
         with WorkerClient(address, client_name="bench.quality") as client:
             yield client, worker
@@ -398,7 +400,7 @@ def main(argv: list[str] | None = None) -> int:
     if not tasks:
         parser.error(f"--tasks {args.tasks} holds no tasks")
     judge = Judge(args.time_limit_s, args.memory_mb << 20, args.jobs)
-    with connect(args.worker, model_dir, args.threads) as (client, worker):
+    with connect(args.worker, model_dir, args.threads, args.weights) as (client, worker):
         model = client.info().model
         records = run_tasks(client, tasks, settings, judge, token_counter(model_dir), worker)
     meta = {"set": set_name(args.tasks), "tasks_path": str(args.tasks), "model": model,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -328,26 +329,28 @@ def start_worker_process(argv: Sequence[str], address: str,
 
 
 def worker_argv(address: str, model_dir: str | Path | None = None, threads: int | None = None,
-                keys_dir: str | Path | None = None) -> list[str]:
+                keys_dir: str | Path | None = None, weights: str | None = None) -> list[str]:
     """The command line of one `python -m engine` worker process on `address`."""
-    argv = [sys.executable, "-m", "engine", "--bind", address]
+    argv = [sys.executable, "-m", "engine", "--bind", address, "--parent-pid", str(os.getpid())]
     if model_dir is not None:
         argv += ["--model", str(model_dir)]
     if threads is not None:
         argv += ["--threads", str(threads)]
     if keys_dir is not None:
         argv += ["--keys", str(keys_dir)]
+    if weights is not None:
+        argv += ["--weights", weights]
     return argv
 
 
 def spawn_local_worker(model_dir: str | Path | None = None, threads: int | None = None,
-                       startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
+                       startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S, weights: str | None = None,
                        ) -> tuple[subprocess.Popen, str]:
     """Start `python -m engine` on a private ipc:// socket; returns the process and its address."""
     folder = tempfile.mkdtemp(prefix="infill-worker-")
     address = f"ipc://{folder}/worker.sock"
     try:
-        proc = start_worker_process(worker_argv(address, model_dir, threads), address,
+        proc = start_worker_process(worker_argv(address, model_dir, threads, weights=weights), address,
                                     startup_timeout_s)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)

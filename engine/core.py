@@ -131,9 +131,11 @@ class EngineCore:
         seq, outcome = final.seq, final.outcome
         job, decoding = seq.payload
         if outcome is Outcome.OVERLOADED:
+            cfg, waited_ms = self.scheduler.cfg, elapsed_ms(job.arrival, time.monotonic())
             return Error(job.request.id, ErrorCode.OVERLOADED,
-                         f"the worker holds {self.scheduler.num_live} requests, its limit; retry later "
-                         "or on another worker")
+                         f"the worker is over capacity: {self.scheduler.num_live} requests live (limit "
+                         f"{cfg.max_live + cfg.max_waiting}), this one waited {waited_ms:.0f} ms for room "
+                         f"(limit {cfg.max_wait_s}s); retry later or on another worker")
         if outcome is Outcome.CANCELLED:
             return empty_result(job, "cancelled")
         if outcome is Outcome.EXPIRED:

@@ -17,6 +17,7 @@ from infill import decode
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.fim import hole_text, start_request
+from infill.quantize import for_inference
 from infill.tokenizer import CodeTokenizer
 
 
@@ -50,10 +51,9 @@ class Decoding:
 
     @property
     def step_tokens(self) -> int:
-        """Positions its next step encodes: the whole canvas for a full pass (the first step and
-        each cache refresh), else the hole's window."""
-        return sum(state.ids.shape[1] if state.needs_full_pass else len(state.positions)
-                   for state in self.unfinished)
+        """Positions its next step encodes: the canvas (less what it reuses from an earlier
+        request) for a full pass, the first step and each cache refresh; else the hole's window."""
+        return sum(state.step_tokens for state in self.unfinished)
 
 
 def decoder_config(defaults: dict, overrides: dict) -> DecoderConfig:
@@ -72,9 +72,9 @@ def model_decoder_defaults(model_dir: Path) -> dict:
 
 
 class ModelRunner:
-    def __init__(self, model_dir: str | Path, device: str = "cpu"):
+    def __init__(self, model_dir: str | Path, device: str = "cpu", weights: str = "fp32"):
         self.model_dir = Path(model_dir)
-        self.model = load_model(self.model_dir, device=device)
+        self.model = for_inference(load_model(self.model_dir, device=device), weights)
         self.tok = CodeTokenizer(self.model_dir / "tokenizer.json")
         self.decoder_defaults = model_decoder_defaults(self.model_dir)
         self.prefixes = PrefixCache()
@@ -93,8 +93,12 @@ class ModelRunner:
         cfg = decoder_config(self.decoder_defaults, overrides)
         states, healed = start_request(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
         if cfg.reuse_prefix:
-            for state in states:  # up to the window: the positions a step runs are never reused
+            for state in states:  # outside the window: the positions a step runs are never reused
                 state.prefix = self.prefixes.lookup(state.ids[0], limit=int(state.positions[0]))
+                end = self.prefixes.lookup_end(state.ids[0], start=int(state.positions[-1]) + 1)
+                if end is not None:
+                    first, kv, moved = end
+                    state.suffix = (first, self.model.moved(kv, moved))
         return Decoding(states, healed, (time.perf_counter() - started) * 1e3)
 
     def step(self, decodings: list[Decoding]) -> int:

@@ -10,12 +10,18 @@ every step until the decoder is done, and leaves with exactly one `Final`:
 - `cancelled`: by its client, or superseded: a newer request of the same session cancels the
   older one the moment it arrives, before admission is checked, so stale work is always the
   first to go;
-- `overloaded`: it arrived when the worker already held `max_live + max_waiting` requests.
+- `overloaded`: it arrived when the worker already held `max_live + max_waiting` requests, or it
+  waited longer than `max_wait_s` for room in the running batch.
 
 Admission control bounds the running batch by `max_live` requests and `max_step_tokens` positions
 encoded per step (one request too large for the token bound still runs, alone). A request's first
 step encodes its whole context, so on a CPU only a few newcomers join each step: a step stays short,
-and the cancels and deadlines answered between steps go out on time. Time is passed in
+and the cancels and deadlines answered between steps go out on time.
+
+The wait bound sheds load the way a latency-bound service must (CoDel's idea, per request): on a
+worker that cannot keep up, a keystroke's completion that has waited long for room would come
+after the user typed on, so it is refused at once (`overloaded`: the client may try another
+worker) instead of making every later request wait behind it. Time is passed in
 (`now`), so every rule is tested without a clock. The scheduler never looks inside a sequence's
 `payload` (the worker's job and the runner's decoding state).
 """
@@ -33,11 +39,13 @@ class SchedulerConfig:
     max_live: int = 16  # requests decoding in one step: the batch size bound
     max_step_tokens: int = 2048  # positions one step may encode: ~2 first steps (whole canvases) or ~16 hole windows
     max_waiting: int = 64  # requests waiting for room; one more is refused as overloaded
+    max_wait_s: float | None = 0.25  # a request still waiting for room this long is refused as overloaded; None: no bound
 
     def __post_init__(self) -> None:
-        if self.max_live < 1 or self.max_step_tokens < 1 or self.max_waiting < 0:
+        if (self.max_live < 1 or self.max_step_tokens < 1 or self.max_waiting < 0
+                or (self.max_wait_s is not None and self.max_wait_s <= 0)):
             raise ValueError(f"scheduler bounds out of range: {self}; max_live and max_step_tokens "
-                             "must be at least 1, max_waiting at least 0")
+                             "must be at least 1, max_waiting at least 0, max_wait_s positive or None")
 
 
 class Outcome(StrEnum):
@@ -105,10 +113,10 @@ class Scheduler:
         return [Final(seq, Outcome.CANCELLED)]
 
     def schedule(self, now: float) -> tuple[list[Sequence], list[Final]]:
-        """The batch for the next step, and the sequences that expired before it."""
+        """The batch for the next step, and the sequences that expired or waited too long before it."""
         finals = self._expire(now)
         self._admit(now)
-        return list(self.running), finals
+        return list(self.running), finals + self._shed(now)
 
     def postprocess(self, batch: list[Sequence], finished: list[bool]) -> list[Final]:
         """After a step over `batch`: count it, and let the sequences the decoder finished leave."""
@@ -142,6 +150,15 @@ class Scheduler:
         for seq in late:
             self.remove(seq)
         return [Final(seq, Outcome.EXPIRED) for seq in late]
+
+    def _shed(self, now: float) -> list[Final]:
+        """Refuse the requests still waiting after this step's admission that waited past the bound."""
+        if self.cfg.max_wait_s is None:
+            return []
+        stale = [seq for seq in self.waiting if now - seq.arrival >= self.cfg.max_wait_s]
+        for seq in stale:
+            self.remove(seq)
+        return [Final(seq, Outcome.OVERLOADED) for seq in stale]
 
     def _admit(self, now: float) -> None:
         tokens = sum(seq.step_tokens for seq in self.running)

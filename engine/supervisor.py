@@ -157,7 +157,7 @@ def start_local_workers(model_dir: str | Path | None = None, threads: int | None
 
 
 def serve_workers(first: str, count: int, model_dir: Path | None, threads: int | None,
-                  keys_dir: Path | None) -> int:
+                  keys_dir: Path | None, weights: str | None = None) -> int:
     """`infill serve --workers N`: run the group until SIGTERM or SIGINT; 1 if it cannot start."""
     keys_dir = None if keys_dir is None else keys_dir.expanduser()
     try:
@@ -166,7 +166,7 @@ def serve_workers(first: str, count: int, model_dir: Path | None, threads: int |
     except ValueError as exc:
         logger.error("%s", exc)
         return 1
-    group = WorkerGroup(lambda address: worker_argv(address, model_dir, threads, keys_dir),
+    group = WorkerGroup(lambda address: worker_argv(address, model_dir, threads, keys_dir, weights),
                         addresses, keys)
     signals: list[int] = []  # the handlers only append: nothing they could deadlock on
     previous = {sig: signal.signal(sig, lambda signum, frame: signals.append(signum))

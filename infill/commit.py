@@ -8,6 +8,8 @@ any is masked, so decoding always ends.
 - `factor`: the largest n such that the n-th most confident c_n >= 1 - f / (n + 1).
 - `fixed`: ceil(remaining / steps_left) most confident positions, for a fixed number of steps.
 - `left_to_right`: the leftmost masked position only: the autoregressive yardstick.
+- `left_run`: the leftmost masked position and the masked positions right after it, without a gap,
+  while their confidence is >= tau: parallel commits that keep the left-to-right order.
 Semi-autoregressive blocks restrict any rule to the leftmost block that still has masks.
 
 A canvas with several holes passes each hole's slice of the (L,) vectors: blocks and the leftmost
@@ -20,13 +22,13 @@ from dataclasses import dataclass
 
 import torch
 
-RULES = ("threshold", "factor", "fixed", "left_to_right")
+RULES = ("threshold", "factor", "fixed", "left_to_right", "left_run")
 
 
 @dataclass(frozen=True, slots=True)
 class DecoderConfig:
     rule: str = "threshold"
-    threshold: float = 0.9  # `threshold` rule: commit at or above this confidence
+    threshold: float = 0.9  # `threshold` and `left_run` rules: commit at or above this confidence
     factor: float = 1.0  # `factor` rule's f
     steps: int = 8  # `fixed` rule: passes to fill the hole
     block: int = 0  # semi-autoregressive block length (0: the whole hole is one block)
@@ -82,6 +84,19 @@ def leftmost(candidates: torch.Tensor) -> torch.Tensor:
     return chosen
 
 
+def left_run(candidates: torch.Tensor, conf: torch.Tensor, threshold: float) -> torch.Tensor:
+    """The first candidate (L,), then each next position while it is a candidate as sure as `threshold`."""
+    chosen = leftmost(candidates)
+    if not chosen.any():
+        return chosen
+    sure = candidates & (conf >= threshold)
+    index = int(torch.nonzero(chosen)[0]) + 1
+    while index < len(sure) and sure[index]:
+        chosen[index] = True
+        index += 1
+    return chosen
+
+
 def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_done: int,
            holes: list[slice] | None = None) -> torch.Tensor:
     """Positions (L,) bool to commit this step; `holes` splits (L,) into holes (default: one hole)."""
@@ -91,6 +106,8 @@ def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_d
         return candidates
     if cfg.rule == "left_to_right":
         return torch.cat([leftmost(candidates[hole]) for hole in holes])
+    if cfg.rule == "left_run":
+        return torch.cat([left_run(candidates[hole], conf[hole], cfg.threshold) for hole in holes])
     if cfg.rule == "fixed":
         steps_left = max(1, cfg.steps - steps_done)
         return top_n(conf, candidates, math.ceil(int(masked.sum()) / steps_left))

@@ -98,6 +98,7 @@ def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torc
 
 
 Window = slice | torch.Tensor  # canvas positions: a slice, or ascending indices (W,)
+Reused = tuple[int, list[KV]]  # (first position S, keys/values per layer (1, nkv, N - S, hd) of positions S..N-1)
 
 
 def full_pass(model: Transformer, ids: torch.Tensor, window: Window) -> tuple[torch.Tensor, list[KV]]:
@@ -106,15 +107,26 @@ def full_pass(model: Transformer, ids: torch.Tensor, window: Window) -> tuple[to
     return h, context
 
 
-def encode(model: Transformer, ids: torch.Tensor, window: Window,
-           prefix: list[KV] | None = None) -> tuple[torch.Tensor, list[KV], list[KV]]:
+def joined(*parts: list[KV] | None) -> list[KV] | None:
+    """Per layer, the keys/values of the given parts laid end to end (None parts skipped)."""
+    given = [part for part in parts if part is not None]
+    if len(given) < 2:
+        return given[0] if given else None
+    return [(torch.cat([k for k, _ in layer], dim=2), torch.cat([v for _, v in layer], dim=2))
+            for layer in zip(*given)]
+
+
+def encode(model: Transformer, ids: torch.Tensor, window: Window, prefix: list[KV] | None = None,
+           suffix: Reused | None = None) -> tuple[torch.Tensor, list[KV], list[KV]]:
     """A full pass: hidden states of the window (W, d), the keys/values outside it, and those of
     the whole canvas. With `prefix` (keys/values of the first P positions, P at most the window's
-    first position) only positions P.. run, attending to it: the cross-keystroke reuse."""
+    first position) and `suffix` (from position S past the window to the end) only positions P..S
+    run, attending to both: the cross-keystroke reuse."""
     skip = 0 if prefix is None else prefix[0][0].shape[2]
-    h, kv = model.hidden(ids[:, skip:], cache=prefix)  # positions skip.. by default
-    if prefix is not None:
-        kv = [(torch.cat([pk, k], dim=2), torch.cat([pv, v], dim=2)) for (pk, pv), (k, v) in zip(prefix, kv)]
+    stop, end = (ids.shape[1], None) if suffix is None else suffix
+    positions = torch.arange(skip, stop)[None]  # (1, S - P)
+    h, kv = model.hidden(ids[:, skip:stop], positions=positions, cache=joined(prefix, end))
+    kv = joined(prefix, kv, end)
     outside = torch.ones(ids.shape[1], dtype=torch.bool)
     outside[window] = False
     inside = torch.arange(ids.shape[1])[window] - skip
@@ -162,6 +174,7 @@ class DecodeState:
     max_context: int = 0  # the model's context: a grown canvas must fit it
     prefix: list[KV] | None = None  # per layer (1, nkv, P, hd): an earlier request's keys/values of
     #   this canvas's first P tokens, which the first full pass reuses instead of encoding them
+    suffix: Reused | None = None  # an earlier request's keys/values of this canvas's end, moved to its positions
     encoded: tuple[torch.Tensor, list[KV]] | None = None  # (canvas (N,), keys/values (1, nkv, N, hd)
     #   per layer) as the first full pass saw them, until the runner keeps them for later requests
 
@@ -196,6 +209,16 @@ class DecodeState:
     def needs_full_pass(self) -> bool:
         """A full pass encodes the context first and refreshes it every `refresh_every` steps."""
         return not self.context or self.passes % self.cfg.refresh_every == 0
+
+    @property
+    def step_tokens(self) -> int:
+        """Positions its next step runs: for a full pass the canvas less the start and end it
+        reuses, else the window."""
+        if not self.needs_full_pass:
+            return len(self.positions)
+        start = 0 if self.prefix is None else self.prefix[0][0].shape[2]
+        stop = self.ids.shape[1] if self.suffix is None else self.suffix[0]
+        return stop - start
 
     @property
     def filled_probs(self) -> torch.Tensor:
@@ -313,8 +336,8 @@ def window_hidden(model: Transformer, states: list[DecodeState]) -> list[torch.T
     for i, state in enumerate(states):
         if state.needs_full_pass and state.passes == 0:
             canvas = state.ids[0].clone()
-            hidden[i], state.context, whole = encode(model, state.ids, state.positions, state.prefix)
-            state.prefix, state.encoded = None, (canvas, whole)
+            hidden[i], state.context, whole = encode(model, state.ids, state.positions, state.prefix, state.suffix)
+            state.prefix, state.suffix, state.encoded = None, None, (canvas, whole)
         elif state.needs_full_pass:
             hidden[i], state.context = full_pass(model, state.ids, state.positions)
         else:

@@ -204,6 +204,14 @@ class Transformer(nn.Module):
         h, new_cache = self.hidden(input_ids, positions, cache, mask)
         return self.lm_head(h), new_cache
 
+    def moved(self, kv: list[KV], delta: int) -> list[KV]:
+        """Keys/values per layer (B, nkv, S, hd) encoded at positions p, moved to p + delta: rotary
+        keys turn by delta's angles (rotations compose); values carry no position."""
+        if delta == 0:
+            return kv
+        cos, sin = rotary(torch.tensor([[delta]], device=kv[0][0].device), self.cfg.head_dim, self.cfg.rope_theta)
+        return [(apply_rotary(k, cos, sin), v) for k, v in kv]
+
     def token_logits(self, logits: torch.Tensor) -> torch.Tensor:
         """Logits that predict each position's own token (B, T, V), undoing the shift if any."""
         if not self.cfg.logits_shift:

@@ -25,6 +25,14 @@ def test_left_to_right_is_one_leftmost_position():
     assert chosen(DecoderConfig(rule="left_to_right"), masked=masked) == [1]
 
 
+def test_left_run_commits_the_sure_positions_right_after_the_leftmost():
+    run = DecoderConfig(rule="left_run", threshold=0.9)
+    conf = torch.tensor([0.10, 0.95, 0.93, 0.50, 0.99, 0.99])
+    assert chosen(run, conf=conf) == [0, 1, 2]  # the leftmost always; 4 and 5 lie past a gap
+    masked = torch.tensor([False, False, True, True, True, True])
+    assert chosen(run, conf=conf, masked=masked) == [2]  # 3 is not sure, so the run stops
+
+
 def test_fixed_schedule_spreads_over_steps():
     assert len(chosen(DecoderConfig(rule="fixed", steps=3))) == 2
     assert len(chosen(DecoderConfig(rule="fixed", steps=3), steps_done=2)) == 6  # last step takes the rest

@@ -2,12 +2,13 @@
 import pytest
 import torch
 
-from engine.prefix_cache import MIN_REUSE_TOKENS, PrefixCache, shared_start
+from engine.prefix_cache import MIN_REUSE_TOKENS, PrefixCache, shared_end, shared_start
 from engine.runner import ModelRunner
 from infill.decode import encode, full_pass
 from infill.fim import prepare
 
 PREFIX = "import os\n\n\ndef read_config(path, default=None):\n    if not os.path.exists(path):\n" * 3
+SUFFIX = "\n    with open(path) as handle:\n        return json.load(handle)\n" * 3
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +22,37 @@ def test_shared_start():
     assert shared_start(a, torch.tensor([1, 2, 9, 4])) == 2
     assert shared_start(a, torch.tensor([1, 2])) == 2
     assert shared_start(a, torch.tensor([7])) == 0
+
+
+def test_shared_end():
+    a = torch.tensor([1, 2, 3, 4])
+    assert shared_end(a, torch.tensor([9, 2, 3, 4])) == 3
+    assert shared_end(a, torch.tensor([3, 4])) == 2
+    assert shared_end(a, torch.tensor([7])) == 0
+
+
+def test_moved_keys_are_the_keys_encoded_at_the_new_positions(runner):
+    ids = torch.randint(4, runner.model.cfg.vocab_size, (1, 24))
+    with torch.no_grad():
+        _, here = runner.model.hidden(ids)
+        _, there = runner.model.hidden(ids, positions=torch.arange(5, 29)[None])  # same text, 5 further on
+    for (k, v), (k5, v5) in zip(runner.model.moved(here, 5), there):
+        assert torch.allclose(k, k5, atol=1e-4) and torch.allclose(v, v5, atol=1e-4)
+
+
+def test_a_reused_start_and_end_of_the_same_canvas_change_nothing(runner):
+    canvas, _ = prepare(runner.model, runner.tok, PREFIX + "        return ", SUFFIX, "single_line", 8)
+    ids = torch.tensor(canvas.ids)[None]
+    end = canvas.hole_start + canvas.hole_len
+    window = slice(canvas.hole_start - 1, end)
+    with torch.no_grad():
+        h, context, whole = encode(runner.model, ids, window)
+        start = [(k[:, :, :canvas.hole_start - 1], v[:, :, :canvas.hole_start - 1]) for k, v in whole]
+        finish = (end, [(k[:, :, end:], v[:, :, end:]) for k, v in whole])
+        h2, context2, whole2 = encode(runner.model, ids, window, prefix=start, suffix=finish)
+    assert torch.allclose(h, h2, atol=1e-5)
+    assert all(torch.allclose(a[0], b[0], atol=1e-5) for a, b in zip(context, context2))
+    assert all(a[0].shape == b[0].shape for a, b in zip(whole, whole2))
 
 
 def test_a_reused_start_of_the_same_canvas_changes_nothing(runner):
@@ -47,6 +79,20 @@ def test_the_next_keystroke_reuses_the_shared_start(runner):
     assert MIN_REUSE_TOKENS <= reused <= int(d.states[0].positions[0])
     runner.start(PREFIX + "        return d", "\n", "single_line", 8, None, {"reuse_prefix": False})
     assert runner.prefixes.hits == 2  # asked not to, it did not look
+
+
+def test_the_next_keystroke_reuses_the_shared_end_moved_to_its_place(runner):
+    runner.prefixes = PrefixCache()
+    runner.complete(PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
+    d = runner.start(PREFIX + "        return default", SUFFIX, "single_line", 8, None, {})
+    state = d.states[0]
+    first, kv = state.suffix
+    assert first > int(state.positions[-1]) and kv[0][0].shape[2] == state.ids.shape[1] - first
+    assert kv[0][0].shape[2] >= MIN_REUSE_TOKENS
+    assert d.step_tokens == first - state.prefix[0][0].shape[2]  # the first pass runs only what lies between
+    while not d.done:
+        runner.step([d])
+    assert state.suffix is None and runner.completion(d).text is not None
 
 
 def test_the_cache_keeps_the_newest_canvases():

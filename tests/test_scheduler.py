@@ -11,6 +11,11 @@ def seq(key: str, arrival: float = 0.0, deadline: float = 10.0, tokens: int = 10
     return Sequence(key=key, session=session, arrival=arrival, deadline=deadline, step_tokens=tokens)
 
 
+def scheduler(**bounds) -> Scheduler:
+    """A scheduler whose clock ticks in whole seconds: no wait bound unless given (it has tests of its own)."""
+    return Scheduler(SchedulerConfig(**{"max_wait_s": None, **bounds}))
+
+
 def outcomes(finals) -> list[tuple[str, str]]:
     return [(f.seq.key, str(f.outcome)) for f in finals]
 
@@ -23,7 +28,7 @@ def run_step(sched: Scheduler, now: float, done: set[str] = frozenset()):
 
 
 def test_requests_join_the_running_batch_between_steps():
-    sched = Scheduler()
+    sched = scheduler()
     sched.add(seq("a"))
     assert run_step(sched, 1.0) == (["a"], [])
     sched.add(seq("b", arrival=1.5))
@@ -34,7 +39,7 @@ def test_requests_join_the_running_batch_between_steps():
 
 
 def test_admission_respects_live_and_token_bounds_in_arrival_order():
-    sched = Scheduler(SchedulerConfig(max_live=3, max_step_tokens=25))
+    sched = scheduler(max_live=3, max_step_tokens=25)
     for key, tokens in (("a", 10), ("b", 10), ("c", 10), ("d", 1)):
         sched.add(seq(key, tokens=tokens))
     assert run_step(sched, 1.0)[0] == ["a", "b"]  # "c" would pass 25 tokens; "d" waits its turn
@@ -43,7 +48,7 @@ def test_admission_respects_live_and_token_bounds_in_arrival_order():
 
 
 def test_one_request_over_the_token_bound_still_runs_alone():
-    sched = Scheduler(SchedulerConfig(max_step_tokens=5))
+    sched = scheduler(max_step_tokens=5)
     sched.add(seq("big", tokens=50))
     sched.add(seq("small", tokens=1))
     assert run_step(sched, 1.0, done={"big"})[0] == ["big"]
@@ -51,7 +56,7 @@ def test_one_request_over_the_token_bound_still_runs_alone():
 
 
 def test_expired_work_leaves_between_steps_running_or_not():
-    sched = Scheduler(SchedulerConfig(max_live=1))
+    sched = scheduler(max_live=1)
     sched.add(seq("ran", deadline=2.0))
     sched.add(seq("never-ran", deadline=1.5))
     assert run_step(sched, 1.0)[0] == ["ran"]
@@ -62,7 +67,7 @@ def test_expired_work_leaves_between_steps_running_or_not():
 
 
 def test_cancel_removes_a_live_request_once():
-    sched = Scheduler()
+    sched = scheduler()
     sched.add(seq("a"))
     sched.add(seq("b"))
     run_step(sched, 1.0)
@@ -72,7 +77,7 @@ def test_cancel_removes_a_live_request_once():
 
 
 def test_a_newer_request_of_a_session_cancels_the_older():
-    sched = Scheduler()
+    sched = scheduler()
     assert sched.add(seq("old", session="doc")) == []
     sched.add(seq("other", session="other-doc"))
     run_step(sched, 1.0)
@@ -82,14 +87,14 @@ def test_a_newer_request_of_a_session_cancels_the_older():
 
 
 def test_a_finished_request_is_not_superseded_later():
-    sched = Scheduler()
+    sched = scheduler()
     sched.add(seq("first", session="doc"))
     run_step(sched, 1.0, done={"first"})
     assert sched.add(seq("second", session="doc")) == []
 
 
 def test_beyond_the_bounds_newcomers_are_refused_but_superseding_ones_fit():
-    sched = Scheduler(SchedulerConfig(max_live=1, max_waiting=1))
+    sched = scheduler(max_live=1, max_waiting=1)
     sched.add(seq("a"))
     sched.add(seq("b", session="doc"))
     assert outcomes(sched.add(seq("c"))) == [("c", "overloaded")]
@@ -100,7 +105,7 @@ def test_beyond_the_bounds_newcomers_are_refused_but_superseding_ones_fit():
 
 
 def test_every_request_leaves_exactly_once():
-    sched = Scheduler(SchedulerConfig(max_live=2, max_waiting=2))
+    sched = scheduler(max_live=2, max_waiting=2)
     seen: list[str] = []
     for i in range(8):
         seen += [k for k, _ in outcomes(sched.add(seq(f"r{i}", arrival=i, deadline=i + 3, session=f"s{i % 3}")))]
@@ -112,7 +117,7 @@ def test_every_request_leaves_exactly_once():
 
 
 def test_duplicate_keys_and_bad_bounds_are_refused():
-    sched = Scheduler()
+    sched = scheduler()
     sched.add(seq("a"))
     with pytest.raises(ValueError, match="already live"):
         sched.add(seq("a"))
@@ -122,3 +127,22 @@ def test_duplicate_keys_and_bad_bounds_are_refused():
 
 def test_outcomes_are_the_reply_vocabulary():
     assert {str(o) for o in Outcome} == {"finished", "expired", "cancelled", "overloaded"}
+
+
+def test_a_request_waiting_past_the_bound_is_refused_at_once():
+    sched = scheduler(max_live=1, max_wait_s=0.25)
+    sched.add(seq("running", arrival=0.0))
+    sched.add(seq("old", arrival=0.0))
+    sched.add(seq("new", arrival=0.2))
+    assert run_step(sched, 0.1) == (["running"], [])  # both wait within the bound
+    batch, finals = run_step(sched, 0.3)
+    assert batch == ["running"] and outcomes(finals) == [("old", "overloaded")]
+    batch, finals = run_step(sched, 0.4, done={"running"})
+    assert batch == ["running"] and finals[0].seq.key == "running"
+    assert run_step(sched, 0.44)[0] == ["new"]  # admitted before its wait reached the bound
+
+
+def test_admission_comes_before_the_wait_bound():
+    sched = scheduler(max_wait_s=0.25)
+    sched.add(seq("late", arrival=0.0))
+    assert run_step(sched, 5.0) == (["late"], [])  # room at once: it runs, however long it waited

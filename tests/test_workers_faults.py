@@ -119,6 +119,38 @@ def test_serve_workers_stops_its_children_on_sigterm(short_tmp, tiny_model_dir):
         stop_worker(supervisor, timeout_s=2)
 
 
+def running(pid: int) -> bool:
+    """Whether `pid` is a process that has not exited (a zombie has)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_workers_exit_when_their_supervisor_is_killed(short_tmp, tiny_model_dir):
+    first = f"ipc://{short_tmp}/w.sock"
+    supervisor = subprocess.Popen(
+        [sys.executable, "-m", "engine", "--workers", "2", "--bind", first, "--threads", "1",
+         "--model", str(tiny_model_dir)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+    children: list[int] = []
+    try:
+        assert any("workers ready" in line for line in iter(supervisor.stderr.readline, ""))
+        children = children_of(supervisor.pid)
+        assert len(children) == 2
+        supervisor.kill()  # SIGKILL: it cannot stop its children itself
+        supervisor.wait(timeout=5)
+        until = time.monotonic() + 10
+        while any(running(pid) for pid in children) and time.monotonic() < until:
+            time.sleep(0.1)
+        assert not [pid for pid in children if running(pid)]
+    finally:
+        stop_worker(supervisor, timeout_s=2)
+        for pid in children:  # orphans left by a failure here
+            if running(pid):
+                os.kill(pid, signal.SIGKILL)
+
+
 async def test_a_group_restarts_a_hung_worker(short_tmp):
     address = f"ipc://{short_tmp}/w.sock"
     group = WorkerGroup(fake_worker.argv, [address], startup_timeout_s=20, hung_kill_s=1.0)

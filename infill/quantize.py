@@ -1,0 +1,32 @@
+"""The weights a CPU worker computes with: fp32, or int8 linear layers (dynamic quantization).
+
+On the CPU the model is small enough that its matrix products, not memory, set the time of a
+decoding step, and int8 products (fbgemm, through torch's dynamic quantization: weights int8 per
+output channel, activations quantized per call) run them faster. Embeddings, norms and attention
+stay fp32. Measured on two CPU cores with the bundled 16M model (`bench.decode --weights`): see
+`models/infill-py-16m/MODEL_CARD.md` for the speed and the quality on the same tasks.
+"""
+from __future__ import annotations
+
+import warnings
+
+import torch
+from torch import nn
+
+from infill.model import Transformer
+
+WEIGHTS = ("fp32", "int8")
+
+
+def for_inference(model: Transformer, weights: str) -> Transformer:
+    """`model` (fp32, CPU, eval) computing with `weights`; int8 returns a quantized copy."""
+    if weights not in WEIGHTS:
+        raise ValueError(f"unknown weights {weights!r}; choose one of {', '.join(WEIGHTS)}")
+    if weights == "fp32":
+        return model
+    if next(model.parameters()).device.type != "cpu":
+        raise ValueError("int8 weights are a CPU path; on a GPU use fp32 (or the GPU's own half precision)")
+    with warnings.catch_warnings():  # torch's notices that this API moves to torchao one day
+        warnings.filterwarnings("ignore", message=".*torchao.*")
+        warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
+        return torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=False)
