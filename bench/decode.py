@@ -43,13 +43,14 @@ CONFIGS = {
     "run-0.9-no-refresh": DecoderConfig(rule="left_run", threshold=0.9, refresh_every=NEVER),
     "run-0.7-no-refresh": DecoderConfig(rule="left_run", threshold=0.7, refresh_every=NEVER),
     "run-0.5-no-refresh": DecoderConfig(rule="left_run", threshold=0.5, refresh_every=NEVER),
+    "run-0.3-no-refresh": DecoderConfig(rule="left_run", threshold=0.3, refresh_every=NEVER),
     "l2r-2-lengths": DecoderConfig(rule="left_to_right", lengths=2),  # multi-line: L and L/2, likeliest kept
     "l2r-grow": DecoderConfig(rule="left_to_right", grow=True),
     "l2r-no-loop-cut": DecoderConfig(rule="left_to_right", cut_loops=False),
 }
-def worker_default(model_dir: Path) -> str:
-    """The name of the configuration the worker uses for this model unless told otherwise."""
-    cfg = decoder_config(model_decoder_defaults(model_dir), {})
+def worker_default(model_dir: Path, mode: str) -> str:
+    """The name of the configuration the worker uses for this model and mode unless told otherwise."""
+    cfg = decoder_config(model_decoder_defaults(model_dir), {}, mode)
     named = {BASELINE[0]: BASELINE[1], **CONFIGS}
     return next((name for name, c in named.items() if c == cfg), str(cfg))
 
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
     cache = cache_costs(model) if args.cache else []
     print(format_table(baseline, configs, cache))
     if args.json:
-        print(json.dumps({"baseline": baseline, "configs": configs, "default": worker_default(model_dir), "cache": cache,
+        print(json.dumps({"baseline": baseline, "configs": configs, "default": worker_default(model_dir, args.mode), "cache": cache,
                           "tasks_path": str(args.tasks), "model": model_dir.name, "mode": args.mode,
                           "weights": args.weights}))
     return 0

@@ -86,12 +86,14 @@ class EngineCore:
 
     def _run(self, batch: list[Sequence]) -> list[Reply]:
         decodings = [seq.payload[1] for seq in batch]
+        tokens, started = sum(seq.step_tokens for seq in batch), time.perf_counter()
         try:
             forwards = self.runner.step(decodings)
         except Exception:
             logger.exception("a batched step failed; retrying its %d requests one by one", len(batch))
             return self._run_alone(batch)
         self._count(len(batch), forwards)
+        self.scheduler.observe(tokens, time.perf_counter() - started)
         for seq, decoding in zip(batch, decodings):
             seq.step_tokens = decoding.step_tokens  # the next step may be a refresh, dearer than this one
         return self._replies(self.scheduler.postprocess(batch, [d.done for d in decodings]))

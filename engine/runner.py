@@ -17,6 +17,7 @@ from infill import decode
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.fim import hole_text, start_request
+from infill.modes import resolve_mode
 from infill.quantize import for_inference
 from infill.tokenizer import CodeTokenizer
 
@@ -56,9 +57,14 @@ class Decoding:
         return sum(state.step_tokens for state in self.unfinished)
 
 
-def decoder_config(defaults: dict, overrides: dict) -> DecoderConfig:
-    """The request's decoder overrides on top of the model's defaults; unknown keys or bad values raise ValueError."""
-    settings = {**defaults, **overrides}
+PER_MODE = "per_mode"  # decoder.json: {mode: settings} that apply on top of its shared ones
+
+
+def decoder_config(defaults: dict, overrides: dict, mode: str | None = None) -> DecoderConfig:
+    """The request's decoder overrides on top of the model's defaults for `mode` (decoder.json's
+    shared settings, then its `per_mode` entry); unknown keys or bad values raise ValueError."""
+    shared = {key: value for key, value in defaults.items() if key != PER_MODE}
+    settings = {**shared, **defaults.get(PER_MODE, {}).get(mode, {}), **overrides}
     unknown = set(settings) - set(DecoderConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(f"unknown decoder settings {sorted(unknown)}; known: {sorted(DecoderConfig.__dataclass_fields__)}")
@@ -78,7 +84,8 @@ class ModelRunner:
         self.tok = CodeTokenizer(self.model_dir / "tokenizer.json")
         self.decoder_defaults = model_decoder_defaults(self.model_dir)
         self.prefixes = PrefixCache()
-        decoder_config(self.decoder_defaults, {})  # a bad decoder.json fails at start, not per request
+        for mode in (None, *self.decoder_defaults.get(PER_MODE, {})):  # a bad decoder.json fails at start, not per request
+            decoder_config(self.decoder_defaults, {}, mode)
         self.complete("def f(x):\n    return x", "\n", "single_line", 4, None, {})  # warm-up: kernel JIT, lazy tables
 
     def info(self) -> dict:
@@ -90,7 +97,7 @@ class ModelRunner:
               overrides: dict) -> Decoding:
         """Lay a request out for decoding (no forward pass); bad decoder overrides raise ValueError."""
         started = time.perf_counter()
-        cfg = decoder_config(self.decoder_defaults, overrides)
+        cfg = decoder_config(self.decoder_defaults, overrides, resolve_mode(mode, prefix))
         states, healed = start_request(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
         if cfg.reuse_prefix:
             for state in states:  # outside the window: the positions a step runs are never reused

@@ -13,8 +13,11 @@ every step until the decoder is done, and leaves with exactly one `Final`:
 - `overloaded`: it arrived when the worker already held `max_live + max_waiting` requests, or it
   waited longer than `max_wait_s` for room in the running batch.
 
-Admission control bounds the running batch by `max_live` requests and `max_step_tokens` positions
-encoded per step (one request too large for the token bound still runs, alone). A request's first
+Admission control bounds the running batch by `max_live` requests, by `max_step_tokens` positions
+encoded per step, and by `max_step_s`: the step time it predicts from the seconds per encoded
+position of the steps run so far (a moving average the caller feeds with `observe`). On a CPU a
+step costs about its positions, so a bigger batch only makes every request in it slower; on a
+GPU the time bound seldom binds. One request over a bound still runs, alone. A request's first
 step encodes its whole context, so on a CPU only a few newcomers join each step: a step stays short,
 and the cancels and deadlines answered between steps go out on time.
 
@@ -40,12 +43,17 @@ class SchedulerConfig:
     max_step_tokens: int = 2048  # positions one step may encode: ~2 first steps (whole canvases) or ~16 hole windows
     max_waiting: int = 64  # requests waiting for room; one more is refused as overloaded
     max_wait_s: float | None = 0.25  # a request still waiting for room this long is refused as overloaded; None: no bound
+    max_step_s: float | None = 0.06  # predicted step time the batch may reach; None: no bound
 
     def __post_init__(self) -> None:
         if (self.max_live < 1 or self.max_step_tokens < 1 or self.max_waiting < 0
-                or (self.max_wait_s is not None and self.max_wait_s <= 0)):
+                or any(bound is not None and bound <= 0 for bound in (self.max_wait_s, self.max_step_s))):
             raise ValueError(f"scheduler bounds out of range: {self}; max_live and max_step_tokens "
-                             "must be at least 1, max_waiting at least 0, max_wait_s positive or None")
+                             "must be at least 1, max_waiting at least 0, max_wait_s and max_step_s "
+                             "positive or None")
+
+
+COST_SMOOTHING = 0.2  # weight of the newest step in the moving average of seconds per position
 
 
 class Outcome(StrEnum):
@@ -82,6 +90,7 @@ class Scheduler:
         self.running: list[Sequence] = []
         self._live: dict[Hashable, Sequence] = {}
         self._latest: dict[Hashable, Sequence] = {}  # per session, its newest live sequence
+        self.seconds_per_token: float | None = None  # moving average over the steps run; None before the first
 
     @property
     def num_live(self) -> int:
@@ -128,6 +137,14 @@ class Scheduler:
                 finals.append(Final(seq, Outcome.FINISHED))
         return finals
 
+    def observe(self, tokens: int, seconds: float) -> None:
+        """A step that encoded `tokens` positions took `seconds`: update the cost estimate."""
+        if tokens < 1:
+            return
+        cost = seconds / tokens
+        old = self.seconds_per_token
+        self.seconds_per_token = cost if old is None else old + COST_SMOOTHING * (cost - old)
+
     def remove(self, seq: Sequence) -> None:
         """Take a live sequence out wherever it is (also used when the runner fails on it)."""
         del self._live[seq.key]
@@ -160,11 +177,18 @@ class Scheduler:
             self.remove(seq)
         return [Final(seq, Outcome.OVERLOADED) for seq in stale]
 
+    def _fits(self, tokens: int) -> bool:
+        """Whether a step encoding `tokens` positions stays within the token and time bounds."""
+        if tokens > self.cfg.max_step_tokens:
+            return False
+        cost, limit = self.seconds_per_token, self.cfg.max_step_s
+        return cost is None or limit is None or tokens * cost <= limit
+
     def _admit(self, now: float) -> None:
         tokens = sum(seq.step_tokens for seq in self.running)
         while self.waiting and len(self.running) < self.cfg.max_live:
             seq = self.waiting[0]
-            if self.running and tokens + seq.step_tokens > self.cfg.max_step_tokens:
+            if self.running and not self._fits(tokens + seq.step_tokens):
                 break
             self.running.append(self.waiting.popleft())
             seq.admitted_at = now

@@ -1,4 +1,4 @@
-"""Single-line FIM tasks cut from the corpus's held-out files (never trained on).
+"""FIM tasks cut from the corpus's held-out files (never trained on): one whole line, or several.
 
 Used by the training script's quick FIM exact-match check, and written as a FIM task file
 (`python -m infill.heldout --out FILE`) for `bench.quality`.
@@ -17,15 +17,17 @@ SUFFIX_CHARS = 600
 MIN_LINE_CHARS = 12  # a line worth predicting: at least this many non-blank characters
 
 
-def line_holes(val_files: Path, count: int, seed: int = 0) -> list[dict]:
-    """`count` tasks, each hiding one whole line (indentation and newline included) of a held-out file."""
+def line_holes(val_files: Path, count: int, seed: int = 0, lines_per_hole: int = 1) -> list[dict]:
+    """`count` tasks, each hiding `lines_per_hole` whole lines (indentation and newlines included)
+    of a held-out file, the first of them worth predicting."""
     files = [json.loads(line) for line in val_files.read_text().splitlines()]
     rng = random.Random(seed)
     tasks = []
     while len(tasks) < count and files:
         entry = rng.choice(files)
         lines = entry["text"].splitlines(keepends=True)
-        candidates = [i for i, line in enumerate(lines) if len(line.strip()) >= MIN_LINE_CHARS and line.endswith("\n")]
+        candidates = [i for i, line in enumerate(lines[:len(lines) - lines_per_hole + 1])
+                      if len(line.strip()) >= MIN_LINE_CHARS and lines[i + lines_per_hole - 1].endswith("\n")]
         if not candidates:
             continue
         i = rng.choice(candidates)
@@ -33,8 +35,8 @@ def line_holes(val_files: Path, count: int, seed: int = 0) -> list[dict]:
             "task_id": f"heldout/{len(tasks)}",
             "path": entry["path"],
             "prompt": "".join(lines[:i])[-PREFIX_CHARS:],
-            "canonical_solution": lines[i],
-            "suffix": "".join(lines[i + 1:])[:SUFFIX_CHARS],
+            "canonical_solution": "".join(lines[i:i + lines_per_hole]),
+            "suffix": "".join(lines[i + lines_per_hole:])[:SUFFIX_CHARS],
         })
     return tasks
 
@@ -45,9 +47,12 @@ def main(argv: list[str] | None = None) -> None:
                    help="held-out files written by `infill corpus build`")
     p.add_argument("--count", type=int, default=200, help="number of tasks")
     p.add_argument("--seed", type=int, default=0, help="seed of the file and line choice")
+    p.add_argument("--lines", type=int, default=1, help="whole lines each hole hides (default 1)")
     p.add_argument("--out", type=Path, required=True, help="FIM task file (.jsonl) to write")
     args = p.parse_args(argv)
-    tasks = line_holes(args.val_files, args.count, args.seed)
+    if args.lines < 1:
+        p.error(f"--lines must be at least 1, got {args.lines}")
+    tasks = line_holes(args.val_files, args.count, args.seed, args.lines)
     args.out.write_text("".join(json.dumps(t) + "\n" for t in tasks))
     print(f"wrote {len(tasks)} tasks to {args.out}")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from engine.keys import load_server_keys  # noqa: E402
+from engine.scheduler import SchedulerConfig  # noqa: E402
 from engine.worker import Worker, serve_until_signal  # noqa: E402
 
 
@@ -84,6 +85,7 @@ class FakeRunner:
 
 if __name__ == "__main__":
     keys = load_server_keys(Path(sys.argv[2])) if len(sys.argv) > 2 else None
-    worker = Worker(FakeRunner(), sys.argv[1], keys)
+    # its steps take what a test asks, so the load-shedding bounds are off (tests/test_scheduler.py)
+    worker = Worker(FakeRunner(), sys.argv[1], keys, SchedulerConfig(max_wait_s=None, max_step_s=None))
     sys.stderr.write(f"fake worker ready on {worker.address}\n")
     serve_until_signal(worker)

@@ -1,9 +1,11 @@
 """The simple denoising decoder: hole rules (pure) and a full decode on a tiny random model."""
 import time
 
+import pytest
 import torch
 
 from engine.runner import ModelRunner
+from infill.commit import DecoderConfig
 from infill.fim import first_banned, hole_text
 from infill.decode import HoleRules, close_tail, restrict
 
@@ -122,3 +124,24 @@ def test_model_folder_sets_the_default_decoder(tiny_model_dir, tmp_path):
     runner = ModelRunner(folder)
     assert runner.complete("x = 1\n", "", "multi_line", 12, None, {}).forward_passes <= 2
     assert runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3}).forward_passes <= 3
+
+
+def test_decoder_json_settings_per_mode_apply_on_top_of_the_shared_ones():
+    from engine.runner import decoder_config
+
+    defaults = {"rule": "left_run", "threshold": 0.7, "per_mode": {"multi_line": {"threshold": 0.5}}}
+    assert decoder_config(defaults, {}, "single_line") == DecoderConfig(rule="left_run", threshold=0.7)
+    assert decoder_config(defaults, {}, "multi_line") == DecoderConfig(rule="left_run", threshold=0.5)
+    assert decoder_config(defaults, {"threshold": 0.9}, "multi_line").threshold == 0.9  # the request's word is last
+    with pytest.raises(ValueError, match="unknown decoder settings"):
+        decoder_config({"per_mode": {"multi_line": {"treshold": 0.5}}}, {}, "multi_line")
+
+
+def test_a_bad_per_mode_setting_fails_at_start(tiny_model_dir, tmp_path):
+    import shutil
+
+    folder = tmp_path / "bad-defaults"
+    shutil.copytree(tiny_model_dir, folder)
+    (folder / "decoder.json").write_text('{"per_mode": {"multi_line": {"threshold": 2.0}}}')
+    with pytest.raises(ValueError, match="out of range"):
+        ModelRunner(folder)

@@ -146,3 +146,23 @@ def test_admission_comes_before_the_wait_bound():
     sched = scheduler(max_wait_s=0.25)
     sched.add(seq("late", arrival=0.0))
     assert run_step(sched, 5.0) == (["late"], [])  # room at once: it runs, however long it waited
+
+
+def test_admission_keeps_the_predicted_step_time_within_its_bound():
+    sched = scheduler(max_step_s=0.1)
+    for key in "abc":
+        sched.add(seq(key, tokens=10))
+    assert run_step(sched, 1.0)[0] == ["a", "b", "c"]  # no cost known yet: the token bound alone
+    sched.observe(tokens=30, seconds=0.15)  # 5 ms a position: a step of 20 positions takes 0.1 s
+    sched.add(seq("d", tokens=10))
+    assert run_step(sched, 2.0, done={"a", "b"})[0] == ["a", "b", "c"]  # 40 positions would take 0.2 s
+    assert run_step(sched, 3.0)[0] == ["c", "d"]
+    sched.observe(tokens=20, seconds=0.01)  # cheaper steps lower the moving average
+    assert 0.001 < sched.seconds_per_token < 0.005
+
+
+def test_one_request_over_the_time_bound_still_runs_alone():
+    sched = scheduler(max_step_s=0.01)
+    sched.observe(tokens=10, seconds=1.0)
+    sched.add(seq("slow", tokens=10))
+    assert run_step(sched, 1.0)[0] == ["slow"]

@@ -99,8 +99,13 @@ def ipc_address():
     shutil.rmtree(folder, ignore_errors=True)
 
 
+# The fake runner's steps take what a test says, so the load-shedding bounds (time per step, wait
+# for room) stay off unless a test sets them: they have tests of their own.
+NO_SHEDDING = SchedulerConfig(max_wait_s=None, max_step_s=None)
+
+
 @contextlib.contextmanager
-def serving(runner, address: str, scheduler: SchedulerConfig | None = None):
+def serving(runner, address: str, scheduler: SchedulerConfig = NO_SHEDDING):
     """A worker serving `runner` on `address` in a thread; yields its address."""
     worker = Worker(runner, address, scheduler=scheduler)
     thread = threading.Thread(target=worker.serve, name="test-worker")
@@ -297,8 +302,20 @@ def test_a_newer_request_of_the_session_supersedes_the_older(served, raw):
         other.close()
 
 
+def test_a_request_that_waits_too_long_for_room_is_refused_at_once(ipc_address):
+    with serving(FakeRunner(), ipc_address, SchedulerConfig(max_live=1, max_wait_s=0.2)) as address:
+        peer = RawPeer(address)
+        peer.send(encode(request("a", prefix="hold")))
+        peer.send(encode(request("b", deadline_ms=5000)))
+        refused = peer.recv()
+        assert (refused.id, refused.code) == ("b", ErrorCode.OVERLOADED) and "waited" in refused.message
+        peer.send(encode(Cancel("a")))
+        assert peer.recv().stop_reason == "cancelled"
+        peer.close()
+
+
 def test_beyond_its_bounds_the_worker_answers_overloaded(ipc_address):
-    with serving(FakeRunner(), ipc_address, SchedulerConfig(max_live=1, max_waiting=1)) as address:
+    with serving(FakeRunner(), ipc_address, SchedulerConfig(max_live=1, max_waiting=1, max_wait_s=None)) as address:
         peer = RawPeer(address)
         peer.send(encode(request("a", prefix="hold")))
         peer.send(encode(request("b", prefix="hold", session="s")))
