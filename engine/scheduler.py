@@ -14,10 +14,12 @@ every step until the decoder is done, and leaves with exactly one `Final`:
   waited longer than `max_wait_s` for room in the running batch.
 
 Admission control bounds the running batch by `max_live` requests, by `max_step_tokens` positions
-encoded per step, and by `max_step_s`: the step time it predicts from the seconds per encoded
-position of the steps run so far (a moving average the caller feeds with `observe`). On a CPU a
-step costs about its positions, so a bigger batch only makes every request in it slower; on a
-GPU the time bound seldom binds. One request over a bound still runs, alone. A request's first
+encoded per step, and by `max_slowdown`: no request may see its step take more than that many
+times what it would alone. Step times are predicted by a fixed cost plus a cost per encoded
+position, fitted to the steps run so far (`StepCost`; the caller feeds it with `observe`). On a
+GPU the fixed cost dominates and batches grow freely; on a CPU a step costs about its positions,
+so a bigger batch only makes every request in it slower, and the bound keeps batches small. One
+request over a bound still runs, alone. A request's first
 step encodes its whole context, so on a CPU only a few newcomers join each step: a step stays short,
 and the cancels and deadlines answered between steps go out on time.
 
@@ -42,18 +44,51 @@ class SchedulerConfig:
     max_live: int = 16  # requests decoding in one step: the batch size bound
     max_step_tokens: int = 2048  # positions one step may encode: ~2 first steps (whole canvases) or ~16 hole windows
     max_waiting: int = 64  # requests waiting for room; one more is refused as overloaded
-    max_wait_s: float | None = 0.25  # a request still waiting for room this long is refused as overloaded; None: no bound
-    max_step_s: float | None = 0.06  # predicted step time the batch may reach; None: no bound
+    max_wait_s: float | None = 0.15  # a request still waiting for room this long is refused as overloaded; None: no bound
+    max_slowdown: float | None = 2.0  # a step may take this many times a member's lone step; None: no bound
 
     def __post_init__(self) -> None:
         if (self.max_live < 1 or self.max_step_tokens < 1 or self.max_waiting < 0
-                or any(bound is not None and bound <= 0 for bound in (self.max_wait_s, self.max_step_s))):
+                or (self.max_wait_s is not None and self.max_wait_s <= 0)
+                or (self.max_slowdown is not None and self.max_slowdown < 1)):
             raise ValueError(f"scheduler bounds out of range: {self}; max_live and max_step_tokens "
-                             "must be at least 1, max_waiting at least 0, max_wait_s and max_step_s "
-                             "positive or None")
+                             "must be at least 1, max_waiting at least 0, max_wait_s positive or None, "
+                             "max_slowdown at least 1 or None")
 
 
-COST_SMOOTHING = 0.2  # weight of the newest step in the moving average of seconds per position
+@dataclass(slots=True)
+class StepCost:
+    """Seconds per step as `fixed + per_position * positions`, a least-squares fit over the steps
+    observed, the older ones weighing less (each step multiplies the old weights by 1 - FORGET)."""
+
+    weight: float = 0.0  # the (forgetting) sums over steps of 1, x, y, x*x and x*y; x positions, y seconds
+    x: float = 0.0
+    y: float = 0.0
+    xx: float = 0.0
+    xy: float = 0.0
+
+    FORGET = 0.1
+
+    def observe(self, positions: int, seconds: float) -> None:
+        keep = 1.0 - self.FORGET
+        self.weight, self.x, self.y = keep * self.weight + 1, keep * self.x + positions, keep * self.y + seconds
+        self.xx, self.xy = keep * self.xx + positions * positions, keep * self.xy + positions * seconds
+
+    def fit(self) -> tuple[float, float] | None:
+        """(fixed seconds, seconds per position), or None before any step. Steps all of one size
+        cannot tell the two apart: the whole cost is then taken as per position (a CPU's case)."""
+        if self.weight == 0:
+            return None
+        mx, my = self.x / self.weight, self.y / self.weight
+        var = self.xx / self.weight - mx * mx
+        if var <= 1e-6 * max(1.0, mx * mx):
+            return 0.0, my / max(mx, 1.0)
+        slope = max(0.0, (self.xy / self.weight - mx * my) / var)
+        return max(0.0, my - slope * mx), slope
+
+    def predict(self, positions: int) -> float | None:
+        fitted = self.fit()
+        return None if fitted is None else fitted[0] + fitted[1] * positions
 
 
 class Outcome(StrEnum):
@@ -90,7 +125,7 @@ class Scheduler:
         self.running: list[Sequence] = []
         self._live: dict[Hashable, Sequence] = {}
         self._latest: dict[Hashable, Sequence] = {}  # per session, its newest live sequence
-        self.seconds_per_token: float | None = None  # moving average over the steps run; None before the first
+        self.cost = StepCost()
 
     @property
     def num_live(self) -> int:
@@ -138,12 +173,8 @@ class Scheduler:
         return finals
 
     def observe(self, tokens: int, seconds: float) -> None:
-        """A step that encoded `tokens` positions took `seconds`: update the cost estimate."""
-        if tokens < 1:
-            return
-        cost = seconds / tokens
-        old = self.seconds_per_token
-        self.seconds_per_token = cost if old is None else old + COST_SMOOTHING * (cost - old)
+        """A step that encoded `tokens` positions took `seconds`: update the cost fit."""
+        self.cost.observe(tokens, seconds)
 
     def remove(self, seq: Sequence) -> None:
         """Take a live sequence out wherever it is (also used when the runner fails on it)."""
@@ -177,18 +208,23 @@ class Scheduler:
             self.remove(seq)
         return [Final(seq, Outcome.OVERLOADED) for seq in stale]
 
-    def _fits(self, tokens: int) -> bool:
-        """Whether a step encoding `tokens` positions stays within the token and time bounds."""
+    def _fits(self, tokens: int, smallest: int) -> bool:
+        """Whether a step of `tokens` positions, whose smallest member alone would encode
+        `smallest`, stays within the token bound and the slowdown bound."""
         if tokens > self.cfg.max_step_tokens:
             return False
-        cost, limit = self.seconds_per_token, self.cfg.max_step_s
-        return cost is None or limit is None or tokens * cost <= limit
+        together, alone = self.cost.predict(tokens), self.cost.predict(smallest)
+        if together is None or self.cfg.max_slowdown is None or alone <= 0:
+            return True
+        return together <= self.cfg.max_slowdown * alone
 
     def _admit(self, now: float) -> None:
         tokens = sum(seq.step_tokens for seq in self.running)
+        smallest = min((seq.step_tokens for seq in self.running), default=self.cfg.max_step_tokens)
         while self.waiting and len(self.running) < self.cfg.max_live:
             seq = self.waiting[0]
-            if self.running and not self._fits(tokens + seq.step_tokens):
+            smallest = min(smallest, seq.step_tokens)
+            if self.running and not self._fits(tokens + seq.step_tokens, smallest):
                 break
             self.running.append(self.waiting.popleft())
             seq.admitted_at = now

@@ -86,6 +86,6 @@ class FakeRunner:
 if __name__ == "__main__":
     keys = load_server_keys(Path(sys.argv[2])) if len(sys.argv) > 2 else None
     # its steps take what a test asks, so the load-shedding bounds are off (tests/test_scheduler.py)
-    worker = Worker(FakeRunner(), sys.argv[1], keys, SchedulerConfig(max_wait_s=None, max_step_s=None))
+    worker = Worker(FakeRunner(), sys.argv[1], keys, SchedulerConfig(max_wait_s=None, max_slowdown=None))
     sys.stderr.write(f"fake worker ready on {worker.address}\n")
     serve_until_signal(worker)

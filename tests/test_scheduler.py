@@ -148,21 +148,42 @@ def test_admission_comes_before_the_wait_bound():
     assert run_step(sched, 5.0) == (["late"], [])  # room at once: it runs, however long it waited
 
 
-def test_admission_keeps_the_predicted_step_time_within_its_bound():
-    sched = scheduler(max_step_s=0.1)
-    for key in "abc":
-        sched.add(seq(key, tokens=10))
+def test_on_a_cpu_admission_keeps_every_request_within_twice_its_lone_step():
+    sched = scheduler(max_slowdown=2.0)
+    for key, tokens in (("a", 10), ("b", 10), ("c", 10)):
+        sched.add(seq(key, tokens=tokens))
     assert run_step(sched, 1.0)[0] == ["a", "b", "c"]  # no cost known yet: the token bound alone
-    sched.observe(tokens=30, seconds=0.15)  # 5 ms a position: a step of 20 positions takes 0.1 s
+    for positions in (10, 30, 60):
+        sched.observe(positions, 0.001 * positions)  # a CPU: 1 ms a position, no fixed cost
     sched.add(seq("d", tokens=10))
-    assert run_step(sched, 2.0, done={"a", "b"})[0] == ["a", "b", "c"]  # 40 positions would take 0.2 s
-    assert run_step(sched, 3.0)[0] == ["c", "d"]
-    sched.observe(tokens=20, seconds=0.01)  # cheaper steps lower the moving average
-    assert 0.001 < sched.seconds_per_token < 0.005
+    assert run_step(sched, 2.0, done={"a", "b", "c"})[0] == ["a", "b", "c"]
+    assert run_step(sched, 3.0)[0] == ["d"]
+    sched.add(seq("e", tokens=10))
+    sched.add(seq("f", tokens=10))
+    assert run_step(sched, 4.0)[0] == ["d", "e"]  # 20 positions: twice a lone step of 10; "f" waits
 
 
-def test_one_request_over_the_time_bound_still_runs_alone():
-    sched = scheduler(max_step_s=0.01)
-    sched.observe(tokens=10, seconds=1.0)
+def test_on_a_gpu_the_fixed_cost_lets_batches_grow():
+    sched = scheduler(max_slowdown=2.0)
+    for positions in (10, 100, 1000):
+        sched.observe(positions, 0.020 + 0.000001 * positions)  # 20 ms a step, whatever its size
+    fixed, per_position = sched.cost.fit()
+    assert abs(fixed - 0.020) < 1e-4 and abs(per_position - 1e-6) < 1e-7
+    for key in "abcdef":
+        sched.add(seq(key, tokens=100))
+    assert run_step(sched, 1.0)[0] == list("abcdef")
+
+
+def test_steps_of_one_size_are_taken_as_cost_per_position():
+    sched = scheduler()
+    sched.observe(50, 0.1)
+    sched.observe(50, 0.1)
+    assert sched.cost.fit() == (0.0, 0.002)
+    assert sched.cost.predict(100) == 0.2
+
+
+def test_one_request_over_the_slowdown_bound_still_runs_alone():
+    sched = scheduler(max_slowdown=1.0)
+    sched.observe(10, 1.0)
     sched.add(seq("slow", tokens=10))
     assert run_step(sched, 1.0)[0] == ["slow"]

@@ -101,7 +101,7 @@ def ipc_address():
 
 # The fake runner's steps take what a test says, so the load-shedding bounds (time per step, wait
 # for room) stay off unless a test sets them: they have tests of their own.
-NO_SHEDDING = SchedulerConfig(max_wait_s=None, max_step_s=None)
+NO_SHEDDING = SchedulerConfig(max_wait_s=None, max_slowdown=None)
 
 
 @contextlib.contextmanager
