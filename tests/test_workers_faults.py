@@ -97,12 +97,17 @@ def test_a_group_restarts_a_killed_worker_on_its_address(short_tmp):
     assert children_of(os.getpid()) == []  # every child, the restarted one too, has exited
 
 
+def start_supervisor(first: str, model_dir: Path) -> subprocess.Popen:
+    """`python -m engine --workers 2` on the tiny model, its stderr piped."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "engine", "--workers", "2", "--bind", first, "--threads", "1",
+         "--model", str(model_dir)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True)
+
+
 def test_serve_workers_stops_its_children_on_sigterm(short_tmp, tiny_model_dir):
     first = f"ipc://{short_tmp}/w.sock"
-    supervisor = subprocess.Popen(
-        [sys.executable, "-m", "engine", "--workers", "2", "--bind", first, "--threads", "1",
-         "--model", str(tiny_model_dir)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
+    supervisor = start_supervisor(first, tiny_model_dir)
     try:
         lines = iter(supervisor.stderr.readline, "")
         ready = next((line for line in lines if "workers ready" in line), "")
@@ -128,11 +133,7 @@ def running(pid: int) -> bool:
 
 
 def test_workers_exit_when_their_supervisor_is_killed(short_tmp, tiny_model_dir):
-    first = f"ipc://{short_tmp}/w.sock"
-    supervisor = subprocess.Popen(
-        [sys.executable, "-m", "engine", "--workers", "2", "--bind", first, "--threads", "1",
-         "--model", str(tiny_model_dir)], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True)
+    supervisor = start_supervisor(f"ipc://{short_tmp}/w.sock", tiny_model_dir)
     children: list[int] = []
     try:
         assert any("workers ready" in line for line in iter(supervisor.stderr.readline, ""))
