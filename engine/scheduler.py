@@ -45,7 +45,7 @@ class SchedulerConfig:
     max_step_tokens: int = 2048  # positions one step may encode: ~2 first steps (whole canvases) or ~16 hole windows
     max_waiting: int = 64  # requests waiting for room; one more is refused as overloaded
     max_wait_s: float | None = 0.15  # a request still waiting for room this long is refused as overloaded; None: no bound
-    max_slowdown: float | None = 2.0  # a step may take this many times a member's lone step; None: no bound
+    max_slowdown: float | None = 1.5  # a step may take this many times a member's lone step; None: no bound
 
     def __post_init__(self) -> None:
         if (self.max_live < 1 or self.max_step_tokens < 1 or self.max_waiting < 0
