@@ -16,7 +16,9 @@ Reported, over all keystrokes of all tasks:
 - within deadline: the share of all requests answered within the deadline;
 - cache hit rate: the share of all requests answered from the typing-through cache;
 - accepted chars per shown: of the characters shown, the share that the user then typed (the
-  length of the common start of the shown text and the rest of the reference middle).
+  length of the common start of the shown text and the rest of the reference middle);
+- by mode: p50 and p99 of the shown answers per completion mode (single line, multi-line), as the
+  server's stats log names them (the latency targets are about single lines).
 
 A middle that ends with a line break is typed on a blank line of its own (the document holds the
 break from the start), as a user writes a new line.
@@ -60,6 +62,7 @@ class Keystroke:
     rest: str  # the reference middle still to type after this keystroke
     answered: float = 0.0
     text: str = ""  # the first item's text ("" for none)
+    request_id: str = ""  # the server's id of the shown answer ("" for none)
     superseded: bool = False
 
     @property
@@ -82,8 +85,19 @@ def common_start(a: str, b: str) -> int:
     return size
 
 
-def summarize(keystrokes: Sequence[Keystroke], cache_hits: int, deadline_ms: int) -> dict:
-    """The benchmark's figures (see the module docstring)."""
+def by_mode(keystrokes: Sequence[Keystroke], modes: dict[str, str]) -> dict:
+    """Per completion mode: how many answers were shown, and their p50 and p99 latency."""
+    latencies: dict[str, list[float]] = {}
+    for k in keystrokes:
+        if k.text and k.request_id in modes:
+            latencies.setdefault(modes[k.request_id], []).append(k.latency_ms)
+    return {mode: {"answers": len(ms), "p50_ms": round(percentile(ms, 50), 1),
+                   "p99_ms": round(percentile(ms, 99), 1)} for mode, ms in sorted(latencies.items())}
+
+
+def summarize(keystrokes: Sequence[Keystroke], cache_hits: int, deadline_ms: int,
+              modes: dict[str, str] | None = None) -> dict:
+    """The benchmark's figures (see the module docstring); `modes`: request id to completion mode."""
     seen = [k.latency_ms for k in keystrokes if not k.superseded]
     shown = [k for k in keystrokes if k.text]
     shown_chars = sum(len(k.text) for k in shown)
@@ -96,6 +110,7 @@ def summarize(keystrokes: Sequence[Keystroke], cache_hits: int, deadline_ms: int
         if total else 0.0,
         "cache_hit_rate": round(cache_hits / total, 4) if total else 0.0,
         "accepted_chars_per_shown": round(accepted / shown_chars, 4) if shown_chars else 0.0,
+        "by_mode": by_mode(keystrokes, modes or {}),
     }
 
 
@@ -108,6 +123,8 @@ def format_table(figures: dict, keystrokes: Sequence[Keystroke], tasks: int, nam
             ("within deadline", figures["within_deadline"]),
             ("cache hit rate", figures["cache_hit_rate"]),
             ("accepted chars / shown", figures["accepted_chars_per_shown"])]
+    rows += [(f"{mode} p50/p99", f"{row['p50_ms']} / {row['p99_ms']} ({row['answers']} shown)")
+             for mode, row in figures["by_mode"].items()]
     return "\n".join(f"{label:<24}{value}" for label, value in rows)
 
 
@@ -156,6 +173,7 @@ class Replay:
         keystroke.answered = time.monotonic()
         keystroke.text = items[0].insert_text if items else ""
         if items and items[0].command is not None:
+            keystroke.request_id = items[0].command.arguments[0]["requestId"]
             self.client.protocol.notify("infill/didShowCompletion", items[0].command.arguments[0])
 
     def open(self, uri: str, text: str) -> None:
@@ -200,12 +218,17 @@ class Replay:
         return answered
 
 
+def shown_events(stats_log: Path) -> list[dict]:
+    """The `show` lines of the server's stats log."""
+    if not stats_log.exists():
+        return []
+    lines = [json.loads(line) for line in stats_log.read_text().splitlines() if line.strip()]
+    return [line for line in lines if line["event"] == "show"]
+
+
 def count_cache_hits(stats_log: Path) -> int:
     """Shown answers that the server's stats log marks as typed through from its cache."""
-    if not stats_log.exists():
-        return 0
-    lines = [json.loads(line) for line in stats_log.read_text().splitlines() if line.strip()]
-    return sum(1 for line in lines if line["event"] == "show" and line["cache_hit"])
+    return sum(1 for line in shown_events(stats_log) if line["cache_hit"])
 
 
 async def replay(tasks: Sequence[dict], args: argparse.Namespace, folder: Path) -> list[Keystroke]:
@@ -246,7 +269,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="seed of the typing pace (default 0)")
     parser.add_argument("--json", action="store_true",
                         help="end with one JSON line: p50_ms, p99_ms, within_deadline, "
-                             "cache_hit_rate, accepted_chars_per_shown")
+                             "cache_hit_rate, accepted_chars_per_shown, by_mode")
     return parser
 
 
@@ -260,7 +283,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="infill-lsp-bench-") as folder:
         keystrokes = asyncio.run(replay(tasks, args, Path(folder)))
         hits = count_cache_hits(Path(folder) / "stats.jsonl")
-    figures = summarize(keystrokes, hits, args.deadline_ms)
+        modes = {line["request_id"]: line["mode"] for line in shown_events(Path(folder) / "stats.jsonl")}
+    figures = summarize(keystrokes, hits, args.deadline_ms, modes)
     print(format_table(figures, keystrokes, len(tasks), set_name(args.tasks)))
     if args.json:
         print(json.dumps(figures))

@@ -22,8 +22,19 @@ def test_summarize_reports_what_the_user_would_see():
     keystrokes[1].superseded = True
     figures = summarize(keystrokes, cache_hits=1, deadline_ms=1500)
     assert figures == {"p50_ms": 1025.0, "p99_ms": 1980.5, "within_deadline": 0.6667,
-                       "cache_hit_rate": 0.3333, "accepted_chars_per_shown": 0.4}
+                       "cache_hit_rate": 0.3333, "accepted_chars_per_shown": 0.4, "by_mode": {}}
     assert summarize([], 0, 100)["within_deadline"] == 0.0
+
+
+def test_latency_by_mode_counts_the_shown_answers_the_stats_log_names():
+    keystrokes = [keystroke(0.0, 0.05, "abc"), keystroke(0.1, 0.12, "d"), keystroke(0.2, 0.9, "e\nf"),
+                  keystroke(0.3, 0.31)]  # the last shows nothing
+    for k, request_id in zip(keystrokes, ("r1", "r2", "r3", "")):
+        k.request_id = request_id
+    modes = {"r1": "single_line", "r2": "single_line", "r3": "multi_line"}
+    assert summarize(keystrokes, 0, 1500, modes)["by_mode"] == {
+        "multi_line": {"answers": 1, "p50_ms": 700.0, "p99_ms": 700.0},
+        "single_line": {"answers": 2, "p50_ms": 35.0, "p99_ms": 49.7}}
 
 
 def test_an_empty_answer_after_the_next_keystroke_was_superseded():
@@ -64,5 +75,5 @@ def test_a_short_replay_prints_the_table_and_the_json_line(tmp_path, model_env):
     lines = process.stdout.strip().splitlines()
     figures = json.loads(lines[-1])
     assert set(figures) == {"p50_ms", "p99_ms", "within_deadline", "cache_hit_rate",
-                            "accepted_chars_per_shown"}
+                            "accepted_chars_per_shown", "by_mode"}
     assert "keystrokes              6" in process.stdout and 0.0 <= figures["within_deadline"] <= 1.0
