@@ -18,10 +18,12 @@ encoded per step, and by `max_slowdown`: no request may see its step take more t
 times what it would alone. Step times are predicted by a fixed cost plus a cost per encoded
 position, fitted to the steps run so far (`StepCost`; the caller feeds it with `observe`). On a
 GPU the fixed cost dominates and batches grow freely; on a CPU a step costs about its positions,
-so a bigger batch only makes every request in it slower, and the bound keeps batches small. One
-request over a bound still runs, alone. A request's first
-step encodes its whole context, so on a CPU only a few newcomers join each step: a step stays short,
-and the cancels and deadlines answered between steps go out on time.
+so a bigger batch only makes every request in it slower, and the bound keeps batches small
+(`bench.load` on two CPU cores: p99 at 16 typing editors 2.2x that at one, against no completion
+at all with the token bound alone). One request over a bound still runs, alone. A request's first
+step encodes its context (less what it reuses from an earlier keystroke), so only a few newcomers
+join each step: a step stays short, and the cancels and deadlines answered between steps go out
+on time.
 
 The wait bound sheds load the way a latency-bound service must (CoDel's idea, per request): on a
 worker that cannot keep up, a keystroke's completion that has waited long for room would come
