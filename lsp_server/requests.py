@@ -52,6 +52,7 @@ class Settings:
     snippet_tokens: int = DEFAULT_SNIPPET_TOKENS
     stats_log: str | None = None  # None: the default path; "": no stats log
     languages: list[str] | None = None  # None: every language; else grammar names ("python", ...)
+    worker_keys: str | None = None  # CURVE key folder (`infill keys`) for remote workers; None: the command line's
 
     @classmethod
     def from_options(cls, options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
@@ -77,7 +78,7 @@ class Settings:
         return settings, problems
 
 
-def _is_address(value: Any) -> bool:
+def _non_empty_text(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
@@ -87,7 +88,8 @@ def _int_in(lo: int, hi: int) -> Callable[[Any], bool]:
 
 # initializationOptions key -> (Settings field, validity check, what a valid value is)
 _OPTIONS: dict[str, tuple[str, Callable[[Any], bool], str]] = {
-    "workerAddress": ("worker_address", _is_address, "a non-empty ZeroMQ address string"),
+    "workerAddress": ("worker_address", _non_empty_text, "a non-empty ZeroMQ address string"),
+    "workerKeys": ("worker_keys", _non_empty_text, "the path of a key folder made by `infill keys`"),
     "deadlineMs": ("deadline_ms", _int_in(1, MAX_DEADLINE_MS), f"an integer in 1..{MAX_DEADLINE_MS}"),
     "maxTokens": ("max_tokens", _int_in(1, MAX_TOKENS), f"an integer in 1..{MAX_TOKENS}"),
     "mode": ("mode", lambda value: value in MODES, f"one of {', '.join(MODES)}"),

@@ -64,7 +64,7 @@ class InfillLanguageServer(LanguageServer):
                  ) -> None:
         super().__init__("infill-lsp", version("infill"))
         self.default_worker_address = worker_address
-        self.worker_keys = worker_keys
+        self.default_worker_keys = worker_keys
         self.settings = Settings(worker_address=worker_address)
         self.local_worker: WorkerGroup | None = None
         self.shutdown_requested = False
@@ -97,8 +97,8 @@ class InfillLanguageServer(LanguageServer):
         try:
             addresses = (await asyncio.to_thread(self._spawn) if address is None
                          else [a.strip() for a in address.split(",") if a.strip()])
-            client = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-lsp",
-                                     keys=self.worker_keys)
+            keys = None if address is None else self.worker_keys()  # our own local worker needs none
+            client = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-lsp", keys=keys)
             model = await self._greet(client)
         except (WorkerStartError, WorkerError, OSError, ValueError, zmq.ZMQError) as exc:
             message = f"infill: no completions, the worker is unavailable: {exc}"
@@ -108,6 +108,12 @@ class InfillLanguageServer(LanguageServer):
         if model is not None:
             self.protocol.notify(WORKER_READY, {"model": model, "address": client.address})
         return client
+
+    def worker_keys(self) -> ClientKeys | None:
+        """The CURVE keys for the workers: the `workerKeys` setting's folder, else the command
+        line's; a folder without valid keys raises ValueError saying what is wrong."""
+        folder = self.settings.worker_keys
+        return self.default_worker_keys if folder is None else load_client_keys(Path(folder).expanduser())
 
     def _spawn(self) -> list[str]:
         """Runs in a thread: start a local worker (restarted if it dies) and keep it before
@@ -219,13 +225,13 @@ def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentPar
 async def on_did_change_configuration(ls: InfillLanguageServer,
                                       params: types.DidChangeConfigurationParams) -> None:
     """New settings: `{"infill": {...}}` or the settings themselves, over the current ones; a new
-    worker address reconnects (stopping a local worker this server started)."""
+    worker address or key folder reconnects (stopping a local worker this server started)."""
     options = params.settings
     if isinstance(options, dict) and isinstance(options.get("infill"), dict):
         options = options["infill"]
-    address = ls.settings.worker_address
+    worker = (ls.settings.worker_address, ls.settings.worker_keys)
     ls.configure(options, update=True)
-    if ls.settings.worker_address != address:
+    if (ls.settings.worker_address, ls.settings.worker_keys) != worker:
         await ls.close_worker()
         ls.connect_worker()
 

@@ -131,6 +131,9 @@ def test_more_settings_from_options():
     assert settings.stats_log == "" and settings.languages == ["python", "typescriptreact"]
     settings, problems = Settings.from_options({"maxLines": 0, "languages": "python", "statsLog": 1})
     assert settings == Settings() and len(problems) == 3
+    settings, problems = Settings.from_options({"workerKeys": "~/.config/infill/keys"})
+    assert settings.worker_keys == "~/.config/infill/keys" and problems == []
+    assert "infill keys" in Settings.from_options({"workerKeys": " "})[1][0]
 
 
 def test_a_configuration_change_keeps_the_settings_it_does_not_name():

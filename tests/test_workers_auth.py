@@ -16,6 +16,7 @@ from engine.pool import AsyncWorkerPool
 from engine.protocol import CompleteRequest
 from engine.supervisor import WorkerGroup, connect_address, worker_addresses
 from engine.worker import check_bind_address, main
+from lsp_server.server import InfillLanguageServer
 from lsp_server.server import main as lsp_main
 
 pytestmark = pytest.mark.timeout(30)
@@ -131,3 +132,17 @@ def test_the_language_server_needs_readable_worker_keys(capsys, tmp_path):
     with pytest.raises(SystemExit) as info:
         lsp_main(["--worker-keys", str(tmp_path)])
     assert info.value.code == 2 and "infill keys --dir" in capsys.readouterr().err
+
+
+async def test_the_worker_keys_setting_gives_the_language_server_its_keys(remote_worker, key_dir, tmp_path):
+    server = InfillLanguageServer()
+    assert server.worker_keys() is None  # no setting, no --worker-keys
+    server.configure({"workerAddress": remote_worker, "workerKeys": str(key_dir)})
+    pool = AsyncWorkerPool([remote_worker], timeout_s=2.0, keys=server.worker_keys())
+    try:
+        assert (await pool.complete(CompleteRequest("r", "fim", "x", ""))).items
+    finally:
+        pool.close()
+    server.configure({"workerKeys": str(tmp_path / "missing")})
+    with pytest.raises(ValueError, match="infill keys --dir"):
+        server.worker_keys()

@@ -22,6 +22,7 @@ export interface LaunchSettings {
 /** What `infill lsp` reads from `initializationOptions` and `workspace/didChangeConfiguration`. */
 export interface ServerSettings {
   workerAddress?: string;
+  workerKeys?: string;
   deadlineMs?: number;
   maxTokens?: number;
   maxLines?: number;
@@ -46,9 +47,11 @@ export function launchSettings(config: SettingsReader): LaunchSettings {
 
 export function serverSettings(config: SettingsReader): ServerSettings {
   const settings: ServerSettings = {};
-  const workerAddress = (config.get<string | null>("workerAddress") ?? "").trim();
-  if (workerAddress) {
-    settings.workerAddress = workerAddress;
+  for (const key of ["workerAddress", "workerKeys"] as const) {
+    const value = (config.get<string | null>(key) ?? "").trim();
+    if (value) {
+      settings[key] = value;
+    }
   }
   for (const key of ["deadlineMs", "maxTokens", "maxLines"] as const) {
     const value = config.get<number | null>(key);

@@ -15,8 +15,10 @@ test("set values go to the server under its names", () => {
   assert.deepEqual(serverSettings(settings(user)), { ...user, workerAddress: "tcp://127.0.0.1:5555" });
 });
 
-test("a blank worker address is left out", () => {
+test("a blank worker address is left out, a key folder is trimmed", () => {
   assert.deepEqual(serverSettings(settings({ workerAddress: "  " })), {});
+  assert.deepEqual(serverSettings(settings({ workerKeys: " ~/.config/infill/keys " })),
+                   { workerKeys: "~/.config/infill/keys" });
 });
 
 test("launch settings are trimmed", () => {
