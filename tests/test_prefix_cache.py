@@ -95,6 +95,15 @@ def test_the_next_keystroke_reuses_the_shared_end_moved_to_its_place(runner):
     assert state.suffix is None and runner.completion(d).text is not None
 
 
+def test_a_canvas_that_differs_in_more_than_a_keystroke_reuses_nothing(runner):
+    runner.prefixes = PrefixCache()
+    runner.complete(PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
+    middle = len(PREFIX) // 2
+    elsewhere = PREFIX[:middle] + "x = 1\n" * 12 + PREFIX[middle:] + "        return"  # another place of the file
+    state = runner.start(elsewhere, SUFFIX, "single_line", 8, None, {}).states[0]
+    assert state.prefix is None and state.suffix is None
+
+
 def test_the_cache_keeps_the_newest_canvases():
     cache = PrefixCache(capacity=2)
     kv = [(torch.zeros(1, 1, 40, 2), torch.zeros(1, 1, 40, 2))]
