@@ -48,6 +48,7 @@ class SchedulerConfig:
     max_waiting: int = 64  # requests waiting for room; one more is refused as overloaded
     max_wait_s: float | None = 0.15  # a request still waiting for room this long is refused as overloaded; None: no bound
     max_slowdown: float | None = 1.5  # a step may take this many times a member's lone step; None: no bound
+    shed_queue: int = 2  # the wait bound applies while this many wait (a standing queue), not to one waiting its turn
 
     def __post_init__(self) -> None:
         if (self.max_live < 1 or self.max_step_tokens < 1 or self.max_waiting < 0
@@ -203,7 +204,7 @@ class Scheduler:
 
     def _shed(self, now: float) -> list[Final]:
         """Refuse the requests still waiting after this step's admission that waited past the bound."""
-        if self.cfg.max_wait_s is None:
+        if self.cfg.max_wait_s is None or len(self.waiting) < self.cfg.shed_queue:
             return []
         stale = [seq for seq in self.waiting if now - seq.arrival >= self.cfg.max_wait_s]
         for seq in stale:

@@ -130,7 +130,7 @@ def test_outcomes_are_the_reply_vocabulary():
 
 
 def test_a_request_waiting_past_the_bound_is_refused_at_once():
-    sched = scheduler(max_live=1, max_wait_s=0.25)
+    sched = scheduler(max_live=1, max_wait_s=0.25, shed_queue=1)
     sched.add(seq("running", arrival=0.0))
     sched.add(seq("old", arrival=0.0))
     sched.add(seq("new", arrival=0.2))
@@ -187,3 +187,13 @@ def test_one_request_over_the_slowdown_bound_still_runs_alone():
     sched.observe(10, 1.0)
     sched.add(seq("slow", tokens=10))
     assert run_step(sched, 1.0)[0] == ["slow"]
+
+
+def test_one_request_waiting_its_turn_is_not_shed():
+    sched = scheduler(max_live=1, max_wait_s=0.1)  # shed_queue 2: a standing queue only
+    sched.add(seq("running"))
+    sched.add(seq("next"))
+    assert run_step(sched, 1.0) == (["running"], [])  # "next" waited 1 s, alone in the queue
+    sched.add(seq("third", arrival=1.0))
+    batch, finals = run_step(sched, 1.5)
+    assert outcomes(finals) == [("next", "overloaded"), ("third", "overloaded")]

@@ -303,7 +303,7 @@ def test_a_newer_request_of_the_session_supersedes_the_older(served, raw):
 
 
 def test_a_request_that_waits_too_long_for_room_is_refused_at_once(ipc_address):
-    with serving(FakeRunner(), ipc_address, SchedulerConfig(max_live=1, max_wait_s=0.2)) as address:
+    with serving(FakeRunner(), ipc_address, SchedulerConfig(max_live=1, max_wait_s=0.2, shed_queue=1)) as address:
         peer = RawPeer(address)
         peer.send(encode(request("a", prefix="hold")))
         peer.send(encode(request("b", deadline_ms=5000)))
