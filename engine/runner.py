@@ -58,11 +58,6 @@ class Decoding:
 
 
 PER_MODE = "per_mode"  # decoder.json: {mode: settings} that apply on top of its shared ones
-# A kept canvas is reused only when this one differs from it in at most this many tokens outside
-# the hole's window: a keystroke's change, not another place in the file. (On HumanEval
-# single-line, whose consecutive tasks hide adjacent lines, reuse still costs 1 point of pass@1:
-# 7.26% against 8.23% without; typing replays show no loss: see the model card.)
-MAX_CHANGED_TOKENS = 16
 
 
 def decoder_config(defaults: dict, overrides: dict, mode: str | None = None) -> DecoderConfig:
@@ -110,15 +105,12 @@ class ModelRunner:
         return Decoding(states, healed, (time.perf_counter() - started) * 1e3)
 
     def _reuse(self, state: decode.DecodeState) -> None:
-        """Give `state` the keys/values a kept canvas shares with it outside its window (the
-        positions a step runs are never reused), if it differs from that canvas only a little."""
-        start, stop, size = int(state.positions[0]), int(state.positions[-1]) + 1, state.ids.shape[1]
-        prefix = self.prefixes.lookup(state.ids[0], limit=start)
-        end = self.prefixes.lookup_end(state.ids[0], start=stop)
-        reused = (0 if prefix is None else prefix[0][0].shape[2]) + (0 if end is None else size - end[0])
-        if size - (stop - start) - reused > MAX_CHANGED_TOKENS:
+        """Give `state` the keys/values of a kept canvas it types on from, outside its window
+        (the positions a step runs are never reused)."""
+        found = self.prefixes.lookup(state.ids[0], int(state.positions[0]), int(state.positions[-1]) + 1)
+        if found is None:
             return
-        state.prefix = prefix
+        state.prefix, end = found
         if end is not None:
             first, kv, moved = end
             state.suffix = (first, self.model.moved(kv, moved))
@@ -130,7 +122,7 @@ class ModelRunner:
         forwards = decode.step(self.model, states)
         for state in states:
             if state.encoded is not None:  # its first full pass: keep it for the next keystrokes
-                self.prefixes.store(*state.encoded)
+                self.prefixes.store(*state.encoded, int(state.positions[0]), int(state.positions[-1]) + 1)
                 state.encoded = None
         elapsed_ms = (time.perf_counter() - started) * 1e3
         for d in decodings:

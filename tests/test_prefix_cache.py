@@ -104,11 +104,36 @@ def test_a_canvas_that_differs_in_more_than_a_keystroke_reuses_nothing(runner):
     assert state.prefix is None and state.suffix is None
 
 
+def test_the_line_below_reuses_nothing(runner):
+    """Its suffix lacks the line that was the kept canvas's suffix: not typing on at one place."""
+    runner.prefixes = PrefixCache()
+    lines = SUFFIX.split("\n")
+    runner.complete(PREFIX, "\n".join(lines[1:]), "single_line", 8, None, {})
+    state = runner.start(PREFIX + lines[1] + "\n", "\n".join(lines[2:]), "single_line", 8, None, {}).states[0]
+    assert state.prefix is None and state.suffix is None and runner.prefixes.misses == 2
+
+
+def hole_canvas(start: int, typed: int = 0) -> torch.Tensor:
+    """A 40-token start from `start` (plus `typed` tokens), a hole of four -1s, a 36-token end."""
+    return torch.cat([torch.arange(start, start + 40 + typed), torch.full((4,), -1), torch.arange(36)])
+
+
 def test_the_cache_keeps_the_newest_canvases():
     cache = PrefixCache(capacity=2)
-    kv = [(torch.zeros(1, 1, 40, 2), torch.zeros(1, 1, 40, 2))]
+    kv = [(torch.zeros(1, 1, 80, 2), torch.zeros(1, 1, 80, 2))]
     for start in (100, 200, 300):
-        cache.store(torch.arange(start, start + 40), kv)
-    assert cache.lookup(torch.arange(100, 140), limit=40) is None  # evicted
-    found = cache.lookup(torch.arange(300, 340), limit=35)
-    assert found is not None and found[0][0].shape[2] == 35
+        cache.store(hole_canvas(start), kv, 39, 44)
+    assert cache.lookup(hole_canvas(100, typed=1), 40, 45) is None  # evicted
+    prefix, end = cache.lookup(hole_canvas(300, typed=1), 40, 45)
+    assert prefix[0][0].shape[2] == 40 and end[0] == 45 and end[1][0][0].shape[2] == 36 and end[2] == 1
+
+
+def test_a_canvas_typed_on_takes_the_place_of_the_one_it_types_on_from():
+    cache = PrefixCache(capacity=2)
+    kv = [(torch.zeros(1, 1, 80, 2), torch.zeros(1, 1, 80, 2))]
+    cache.store(hole_canvas(100), kv, 39, 44)
+    cache.store(hole_canvas(200), kv, 39, 44)
+    for typed in (1, 2, 3):  # typing on at the second place keeps the first one
+        cache.store(hole_canvas(200, typed), kv, 39 + typed, 44 + typed)
+    assert cache.lookup(hole_canvas(100, typed=1), 40, 45) is not None
+    assert cache.lookup(hole_canvas(200, typed=4), 43, 48)[0][0][0].shape[2] == 43
