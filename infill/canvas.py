@@ -3,7 +3,8 @@
     [<|file|>] [snippet tokens] [prefix tokens] [<|mask|> x L] [suffix tokens]
 
 Context is cut to a token budget keeping the tokens nearest the hole: the end of the prefix and
-the start of the suffix. The prefix's last piece is re-opened into the hole (token healing) and the
+the start of the suffix. A cut prefix starts at a multiple of PREFIX_ALIGN tokens, so that the
+canvas's start stays the same over many keystrokes. The prefix's last piece is re-opened into the hole (token healing) and the
 hole's first token is then restricted to tokens that start with it.
 
 A multi-region canvas lays out several holes between text pieces the same way
@@ -15,6 +16,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from infill.tokenizer import CodeTokenizer
+
+
+PREFIX_ALIGN = 64  # tokens: a cut prefix loses at most this many more than the budget asks
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,13 +38,22 @@ def budget_split(max_context: int, hole_len: int, n_prefix: int, n_suffix: int) 
     return prefix_room, suffix_room
 
 
+def prefix_cut(n_tokens: int, room: int) -> int:
+    """Where a prefix of `n_tokens` starts in a canvas with `room` for it: a cut prefix starts at a
+    multiple of PREFIX_ALIGN, so that the canvas's start stays put while typing goes on (and the
+    worker reuses its keys/values) instead of sliding a token at a time."""
+    cut = max(0, n_tokens - room)
+    return -(-cut // PREFIX_ALIGN) * PREFIX_ALIGN
+
+
 def fim_canvas(tok: CodeTokenizer, prefix: str, suffix: str, hole_len: int, max_context: int,
                snippets: list[str] = ()) -> Canvas:
     """Lay out one FIM request; snippets fill what the prefix leaves of its budget, nearest last."""
     healed = tok.heal(prefix)
     suffix_ids = tok.encode(suffix)
     n_prefix, n_suffix = budget_split(max_context, hole_len, len(healed.ids), len(suffix_ids))
-    prefix_ids = healed.ids[len(healed.ids) - n_prefix:]
+    prefix_ids = healed.ids[prefix_cut(len(healed.ids), n_prefix):]
+    n_prefix = len(prefix_ids)
     spare = max_context - hole_len - 1 - n_prefix - n_suffix
     snippet_ids: list[int] = []
     for text in reversed(list(snippets)):

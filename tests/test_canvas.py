@@ -1,5 +1,5 @@
 """Canvas layout: budgets, healing, nearest context kept."""
-from infill.canvas import budget_split, fim_canvas, kept_ends, regions_canvas, widest_reach
+from infill.canvas import PREFIX_ALIGN, budget_split, fim_canvas, kept_ends, regions_canvas, widest_reach
 
 
 def test_budget_prefers_prefix_but_keeps_suffix():
@@ -29,6 +29,17 @@ def test_long_context_keeps_tokens_nearest_the_hole(tiny_tokenizer):
     before = tok.decode(canvas.ids[1:canvas.hole_start])
     after = tok.decode(canvas.ids[canvas.hole_start + 16:])
     assert before.endswith("x199 = 199\n") and after.startswith("y0 = 0\n")
+
+
+def test_a_cut_prefix_starts_in_place_while_typing_goes_on(tiny_tokenizer):
+    tok = tiny_tokenizer
+    prefix = "".join(f"x{i} = {i}\n" for i in range(300))
+    starts = set()
+    for typed in ("", "z", "z =", "z = 1"):
+        canvas = fim_canvas(tok, prefix + typed, "\n", hole_len=16, max_context=300)
+        starts.add(tuple(canvas.ids[:200]))
+        assert canvas.hole_start > 300 - 16 - 2 - PREFIX_ALIGN  # at most PREFIX_ALIGN tokens short of the budget
+    assert len(starts) == 1  # a sliding cut would change the start at every keystroke
 
 
 def test_empty_document(tiny_tokenizer):

@@ -95,6 +95,14 @@ def test_the_next_keystroke_reuses_the_shared_end_moved_to_its_place(runner):
     assert state.suffix is None and runner.completion(d).text is not None
 
 
+def test_a_keystroke_in_a_file_longer_than_the_context_reuses_the_start(runner):
+    long_prefix = PREFIX * 8  # past the model's 256 positions: the canvas holds the prefix's end only
+    runner.prefixes = PrefixCache()
+    runner.complete(long_prefix + "        return", SUFFIX, "single_line", 8, None, {})
+    state = runner.start(long_prefix + "        return d", SUFFIX, "single_line", 8, None, {}).states[0]
+    assert state.prefix is not None and state.prefix[0][0].shape[2] >= int(state.positions[0]) - 4
+
+
 def test_a_canvas_that_differs_in_more_than_a_keystroke_reuses_nothing(runner):
     runner.prefixes = PrefixCache()
     runner.complete(PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
