@@ -26,8 +26,9 @@ from infill.commit import DecoderConfig
 from infill.decode import encode, full_pass, window_pass
 from infill.fim import fill
 from infill.paths import bundled_model_dir
-from infill.quantize import WEIGHTS, for_inference
+from infill.quantize import for_inference
 from infill.tokenizer import CodeTokenizer
+from infill.weights import WEIGHTS
 
 NEVER = 1 << 16  # a refresh interval no hole reaches: the context is encoded once per request
 BASELINE = ("baseline", DecoderConfig(rule="left_to_right"))

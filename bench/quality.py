@@ -49,6 +49,7 @@ from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_
 from engine.protocol import MODES, CompleteRequest, ProtocolError
 from infill.paths import bundled_model_dir
 from infill.tokenizer import CodeTokenizer
+from infill.weights import WEIGHTS
 
 logger = logging.getLogger("bench.quality")
 
@@ -309,7 +310,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--worker", default=None,
                         help="address of a running worker (e.g. ipc:///tmp/w.sock); default: spawn one")
     parser.add_argument("--threads", type=int, default=None, help="torch threads of a spawned worker")
-    parser.add_argument("--weights", default=None, choices=("fp32", "int8"),
+    parser.add_argument("--weights", default=None, choices=WEIGHTS,
                         help="linear-layer weights of a spawned worker (default: the worker's)")
     parser.add_argument("--mode", choices=MODES, default="auto", help="completion mode (default auto)")
     parser.add_argument("--max-tokens", type=int, default=64, help="tokens per completion (default 64)")

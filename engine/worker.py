@@ -38,11 +38,11 @@ from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, E
                              decode, encode)
 from engine.scheduler import SchedulerConfig
 from engine.supervisor import serve_workers, worker_addresses
+from infill.weights import DEFAULT_WEIGHTS, WEIGHTS
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_BIND = "tcp://127.0.0.1:5555"
-DEFAULT_WEIGHTS = "int8"  # on two CPU cores: faster than fp32 at the same quality (the model card)
 _POLL_S = 0.1  # how often the main loop looks at the stop flag while idle
 _PARENT_CHECK_S = 0.5  # how often a worker started by another process looks whether it is still there
 _PIPE_SEND_TIMEOUT_MS = 2000  # the IO thread drains the pipe at once; longer means it has died
@@ -370,7 +370,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--parent-pid", type=int, default=None, metavar="PID",
                         help="stop when process PID is no longer this worker's parent (set by the "
                              "supervisors and servers that start workers)")
-    parser.add_argument("--weights", default=DEFAULT_WEIGHTS, choices=("fp32", "int8"),
+    parser.add_argument("--weights", default=DEFAULT_WEIGHTS, choices=WEIGHTS,
                         help=f"the model's linear layers: fp32, or int8 (faster on a CPU; see the "
                              f"model card for the quality) (default {DEFAULT_WEIGHTS})")
     return parser

@@ -14,8 +14,7 @@ import torch
 from torch import nn
 
 from infill.model import Transformer
-
-WEIGHTS = ("fp32", "int8")
+from infill.weights import WEIGHTS
 
 
 def for_inference(model: Transformer, weights: str) -> Transformer:
