@@ -1,8 +1,8 @@
 """The scheduler: which live requests take part in the next decoding step (pure Python, no torch).
 
 A request lives here as a `Sequence` from its arrival to its one final outcome. It waits, is
-admitted between steps (first come, first served; newest first under overload) while the running
-batch has room, runs in every step until the decoder is done, and leaves with exactly one `Final`:
+admitted between steps (first come, first served) while the running batch has room, runs in
+every step until the decoder is done, and leaves with exactly one `Final`:
 
 - `finished`: the decoder is done (possibly stopped by its deadline during a step);
 - `expired`: its deadline passed between steps: finalized with the anytime answer if it has run
@@ -28,11 +28,7 @@ on time.
 The wait bound sheds load the way a latency-bound service must (CoDel's idea, per request): on a
 worker that cannot keep up, a keystroke's completion that has waited long for room would come
 after the user typed on, so it is refused at once (`overloaded`: the client may try another
-worker) instead of making every later request wait behind it. While a queue stands, admission
-also takes the newest request first (adaptive LIFO, as in Facebook's "Fail at Scale", 2015): the
-fresh keystroke runs at once instead of after everyone's older ones, which age out and are shed.
-(`bench.load`, 16 editors on two CPU cores: the completed requests had waited 180-230 ms each in
-first-come order, most of their latency.) Time is passed in
+worker) instead of making every later request wait behind it. Time is passed in
 (`now`), so every rule is tested without a clock. The scheduler never looks inside a sequence's
 `payload` (the worker's job and the runner's decoding state).
 """
@@ -206,15 +202,9 @@ class Scheduler:
             self.remove(seq)
         return [Final(seq, Outcome.EXPIRED) for seq in late]
 
-    @property
-    def _overloaded(self) -> bool:
-        """A queue stands (`shed_queue` or more wait) and the wait bound is on: admission takes
-        the newest first and the wait bound sheds the stale."""
-        return self.cfg.max_wait_s is not None and len(self.waiting) >= self.cfg.shed_queue
-
     def _shed(self, now: float) -> list[Final]:
         """Refuse the requests still waiting after this step's admission that waited past the bound."""
-        if not self._overloaded:
+        if self.cfg.max_wait_s is None or len(self.waiting) < self.cfg.shed_queue:
             return []
         stale = [seq for seq in self.waiting if now - seq.arrival >= self.cfg.max_wait_s]
         for seq in stale:
@@ -235,11 +225,10 @@ class Scheduler:
         tokens = sum(seq.step_tokens for seq in self.running)
         smallest = min((seq.step_tokens for seq in self.running), default=self.cfg.max_step_tokens)
         while self.waiting and len(self.running) < self.cfg.max_live:
-            seq = self.waiting[-1] if self._overloaded else self.waiting[0]
+            seq = self.waiting[0]
             smallest = min(smallest, seq.step_tokens)
             if self.running and not self._fits(tokens + seq.step_tokens, smallest):
                 break
-            self.waiting.remove(seq)
-            self.running.append(seq)
+            self.running.append(self.waiting.popleft())
             seq.admitted_at = now
             tokens += seq.step_tokens
