@@ -10,7 +10,8 @@ as the decoder's context cache: the reused positions were encoded beside the ear
 prefix and hole; the next refresh (if the decoder makes one) encodes them afresh. It is made only
 while typing goes on at one place: the suffix must be the one that followed the kept hole. Reuse
 across neighbouring holes (the line below: its suffix lacks a line) cost 1 point of pass@1 on
-HumanEval single-line (7.26% against 8.23% without reuse).
+HumanEval single-line (7.26% against 8.23% without reuse; 8.23% with this rule). A canvas typed on
+takes the place of the one it types on from: the cache holds one canvas per place being typed at.
 """
 from __future__ import annotations
 
