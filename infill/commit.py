@@ -37,7 +37,7 @@ class DecoderConfig:
     lengths: int = 1  # hole lengths tried side by side (halving from the mode's length); the likeliest is kept
     grow: bool = False  # a multi-line hole that fills with no pad grows (up to max_tokens); off: it cost quality (bench.decode)
     cut_loops: bool = True  # cut a middle that starts repeating itself back to its first copy
-    reuse_prefix: bool = True  # the worker reuses a recent canvas's keys/values for a shared start
+    reuse_prefix: bool = True  # while typing goes on at one place, the worker reuses the previous canvas's keys/values
 
     def __post_init__(self):
         if self.rule not in RULES:
