@@ -13,8 +13,9 @@ Reported per client count:
 - p50 / p95 / p99 latency (ms) of the requests that completed, from sending to the reply;
 - how many requests completed, expired (the deadline stopped them), were cancelled (superseded),
   refused as overloaded, failed, or were lost (no final reply within deadline + 2 s; must be 0);
-- forward passes and decoding steps per second, and the mean batch size, from the workers'
-  Health counters before and after the run (a killed worker's counts die with it; its
+- forward passes and decoding steps per second, the mean batch size, and how many requests took
+  over the running decoding they superseded (`carried`: the typed text was already committed),
+  from the workers' Health counters before and after the run (a killed worker's counts die with it; its
   successor's count from its start).
 With `--kill-worker-every S`, one worker (round robin) is SIGKILLed every S seconds during each
 run (`bench.faults`), unless one is still restarting then: the recovery time is from the kill to
@@ -67,6 +68,7 @@ class Counters:
     steps: int
     forward_passes: int
     step_requests: int
+    carried: int
 
 
 def read_counters(address: str, timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S) -> Counters:
@@ -77,18 +79,20 @@ def read_counters(address: str, timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S) ->
             try:
                 health = client.health()
                 return Counters(time.monotonic(), health.uptime_s, health.steps,
-                                health.forward_passes, health.step_requests)
+                                health.forward_passes, health.step_requests, health.carried)
             except (WorkerTimeout, WorkerError):
                 if time.monotonic() > give_up:
                     raise
 
 
-def counted_since(before: Counters, after: Counters) -> tuple[int, int, int]:
-    """(steps, forward passes, step requests) between two reads; all of `after`'s when the worker
-    restarted in between (its uptime did not advance with the clock)."""
+COUNTED = ("steps", "forward_passes", "step_requests", "carried")
+
+
+def counted_since(before: Counters, after: Counters) -> tuple[int, ...]:
+    """The COUNTED counters between two reads; all of `after`'s when the worker restarted in
+    between (its uptime did not advance with the clock)."""
     restarted = after.uptime_s < before.uptime_s + (after.read_at - before.read_at) - 1.0
-    base = (0, 0, 0) if restarted else (before.steps, before.forward_passes, before.step_requests)
-    return (after.steps - base[0], after.forward_passes - base[1], after.step_requests - base[2])
+    return tuple(getattr(after, name) - (0 if restarted else getattr(before, name)) for name in COUNTED)
 
 
 def warm_up(addresses: Sequence[str]) -> None:
@@ -191,12 +195,12 @@ def run_clients(group: WorkerGroup, clients: int, tasks: Sequence[dict],
     return summarize(clients, records, counted, elapsed, recoveries)
 
 
-def summarize(clients: int, records: Sequence[Record], counted: Sequence[tuple[int, int, int]],
+def summarize(clients: int, records: Sequence[Record], counted: Sequence[tuple[int, ...]],
               elapsed_s: float, recoveries: Sequence[float]) -> dict:
     """The figures of one run (see the module docstring)."""
     outcomes = Counter(outcome for outcome, _ in records)
     latencies = [ms for outcome, ms in records if outcome == COMPLETED]
-    steps, forwards, step_requests = (sum(c[i] for c in counted) for i in range(3))
+    steps, forwards, step_requests, carried = (sum(c[i] for c in counted) for i in range(len(COUNTED)))
     run: dict = {"clients": clients, "requests": len(records)}
     for q in (50, 95, 99):
         value = percentile(latencies, q)
@@ -205,6 +209,7 @@ def summarize(clients: int, records: Sequence[Record], counted: Sequence[tuple[i
     run["forward_passes_per_s"] = round(forwards / elapsed_s, 1)
     run["steps_per_s"] = round(steps / elapsed_s, 1)  # a worker busy throughout: 1 / step duration
     run["mean_batch"] = round(step_requests / steps, 2) if steps else None
+    run["carried"] = carried
     run["recoveries_s"] = [round(r, 3) for r in recoveries]
     return run
 
@@ -220,7 +225,7 @@ def report(runs: Sequence[dict]) -> dict:
 
 def format_table(runs: Sequence[dict], header: str) -> str:
     columns = ("clients", "requests", "p50_ms", "p95_ms", "p99_ms", *OUTCOMES,
-               "forward_passes_per_s", "steps_per_s", "mean_batch")
+               "forward_passes_per_s", "steps_per_s", "mean_batch", "carried")
     rows = [columns] + [tuple("-" if r[c] is None else str(r[c]) for c in columns) for r in runs]
     widths = [max(len(row[i]) for row in rows) for i in range(len(columns))]
     lines = [header] + ["  ".join(cell.rjust(w) for cell, w in zip(row, widths)) for row in rows]

@@ -8,7 +8,12 @@ reply: a Result (stop reason done, deadline or cancelled) or an Error (overloade
 
 The runner is any object with `start(prefix, suffix, mode, max_tokens, deadline, overrides)`
 returning a decoding with `done` and `step_tokens` (positions its next step encodes), `step(decodings) -> forward passes`,
-`finish(decoding)` and `completion(decoding)` (see `engine.runner.ModelRunner`).
+`finish(decoding)`, `completion(decoding)` and `typed_on(decoding, typed, deadline)` (see
+`engine.runner.ModelRunner`).
+
+Typing on: a request that supersedes a running one of its session, a few characters further on
+the same line, takes over that one's decoding when it had already committed what was typed (the
+worker's own typing-through); the superseded request is answered `cancelled` as always.
 """
 from __future__ import annotations
 
@@ -32,6 +37,7 @@ class EngineStats:
     steps: int = 0  # decoding steps run
     forward_passes: int = 0  # model forward calls (a step runs one for all cached windows, plus refreshes)
     step_requests: int = 0  # requests advanced, summed over steps
+    carried: int = 0  # requests that took over the decoding of the running one they superseded
 
 
 def elapsed_ms(since: float, until: float) -> float:
@@ -63,15 +69,34 @@ class EngineCore:
         """A new request (a job with `peer`, `request`, `arrival` and `deadline`)."""
         req = job.request
         try:
-            decoding = self.runner.start(req.prefix, req.suffix, req.mode, req.max_tokens, job.deadline,
-                                         dict(req.decoder))
+            carried = self._typed_on(job)
+            decoding = carried or self.runner.start(req.prefix, req.suffix, req.mode, req.max_tokens,
+                                                    job.deadline, dict(req.decoder))
         except Exception as exc:  # a request the runner cannot lay out fails alone
             logger.exception("request %s failed to start", req.id)
             return [(job, internal_error(req.id, exc))]
         seq = Sequence(key=(job.peer, req.id), session=req.session or None,
                        arrival=job.arrival, deadline=job.deadline, step_tokens=decoding.step_tokens,
                        payload=(job, decoding))
-        return self._replies(self.scheduler.add(seq))
+        finals = self.scheduler.add(seq)
+        if carried is not None:
+            self.scheduler.admit_now(seq, time.monotonic())
+            self.stats.carried += 1
+        return self._replies(finals)
+
+    def _typed_on(self, job: Any) -> Any:
+        """The decoding of the running request this one supersedes, handed over (`runner.typed_on`)
+        when this one is the same request a few characters further on the same line; else None."""
+        req = job.request
+        older = self.scheduler.running_of(req.session or None)
+        if older is None:
+            return None
+        old = older.payload[0].request
+        typed = req.prefix[len(old.prefix):]
+        if (not typed or "\n" in typed or not req.prefix.startswith(old.prefix) or req.suffix != old.suffix
+                or (req.mode, req.max_tokens, req.decoder) != (old.mode, old.max_tokens, old.decoder)):
+            return None
+        return self.runner.typed_on(older.payload[1], typed, job.deadline)
 
     def cancel(self, peer: bytes, request_id: str) -> list[Reply]:
         return self._replies(self.scheduler.cancel((peer, request_id)))

@@ -234,13 +234,14 @@ class HealthOk:
     steps: int = 0  # decoding steps run since start
     forward_passes: int = 0  # model forward calls since start
     step_requests: int = 0  # requests advanced, summed over steps: mean batch size = step_requests / steps
+    carried: int = 0  # requests that took over the running decoding they superseded (typing on)
 
     def __post_init__(self) -> None:
         _check_float(self.uptime_s, "uptime_s", 0.0, math.inf)
         _check_int(self.live_requests, "live_requests", 0, MAX_COUNT)
         _check_int(self.served, "served", 0, MAX_COUNT)
         _check_float(self.loop_age_s, "loop_age_s", 0.0, math.inf)
-        for name in ("steps", "forward_passes", "step_requests"):
+        for name in ("steps", "forward_passes", "step_requests", "carried"):
             _check_int(getattr(self, name), name, 0, MAX_COUNT)
 
 

@@ -3,7 +3,9 @@
 It owns the model and its tokenizer and knows nothing about sockets or scheduling: `start` turns a
 request's fields into a `Decoding`, `step` advances a batch of them by one forward pass (the
 cached hole windows of all of them together), `finish` gives a late one its anytime answer, and
-`completion` reads a finished one back as text. `complete` runs one request to the end.
+`completion` reads a finished one back as text. `typed_on` hands a decoding in progress over to
+the next keystroke when the user typed what it had already committed. `complete` runs one request
+to the end.
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
+
+import torch
 
 from engine.prefix_cache import PrefixCache
 from infill import decode
@@ -103,6 +107,21 @@ class ModelRunner:
             for state in states:
                 self._reuse(state)
         return Decoding(states, healed, (time.perf_counter() - started) * 1e3)
+
+    def typed_on(self, decoding: Decoding, typed: str, deadline: float | None) -> Decoding | None:
+        """`decoding` continued for the next keystroke, whose prefix is its own plus `typed`: if
+        what it has committed from the left already starts with `typed`, a decoding of the same
+        state whose answer drops `typed` (and that stops at `deadline`); else None. A single hole
+        length only (a single-line request)."""
+        if len(decoding.states) != 1 or decoding.done:
+            return None
+        state = decoding.states[0]
+        hole, masked = state.ids[0, state.span], state.masked
+        run = int(torch.nonzero(masked)[0]) if masked.any() else len(masked)
+        if not self.tok.decode(hole[:run].tolist()).startswith(decoding.healed + typed):
+            return None
+        state.deadline = deadline
+        return Decoding(decoding.states, decoding.healed + typed, prepare_ms=0.0)
 
     def _reuse(self, state: decode.DecodeState) -> None:
         """Give `state` the keys/values of a kept canvas it types on from, outside its window

@@ -154,6 +154,19 @@ class Scheduler:
             self._latest[seq.session] = seq
         return finals
 
+    def running_of(self, session: Hashable | None) -> Sequence | None:
+        """The session's live sequence if it is in the running batch and has run a step."""
+        seq = None if session is None else self._latest.get(session)
+        return seq if seq is not None and seq.steps > 0 and seq in self.running else None
+
+    def admit_now(self, seq: Sequence, now: float) -> None:
+        """Let a waiting sequence into the running batch at once, past the bounds: one that took
+        over the decoding (and so the place) of the running sequence it superseded."""
+        if seq in self.waiting:
+            self.waiting.remove(seq)
+            self.running.append(seq)
+            seq.admitted_at = now
+
     def cancel(self, key: Hashable) -> list[Final]:
         """The client's cancel: the live sequence `key` leaves now; unknown keys are ignored."""
         seq = self._live.get(key)

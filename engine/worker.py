@@ -174,7 +174,8 @@ class _IOThread(threading.Thread):
     def _on_health(self, peer: bytes, msg: Health, arrival: float) -> None:
         stats = self._stats
         self._send(peer, HealthOk(time.monotonic() - self._start_time, len(self._live), self._served,
-                                  self._loop_age(), stats.steps, stats.forward_passes, stats.step_requests))
+                                  self._loop_age(), stats.steps, stats.forward_passes, stats.step_requests,
+                                  stats.carried))
 
     def _on_complete(self, peer: bytes, msg: CompleteRequest, arrival: float) -> None:
         if msg.kind != "fim":

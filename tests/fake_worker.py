@@ -82,6 +82,9 @@ class FakeRunner:
     def completion(self, decoding: Decoding) -> Completion:
         return Completion(f"{os.getpid()}:{decoding.prefix}")
 
+    def typed_on(self, decoding: Decoding, typed: str, deadline: float) -> None:
+        return None
+
 
 if __name__ == "__main__":
     keys = load_server_keys(Path(sys.argv[2])) if len(sys.argv) > 2 else None

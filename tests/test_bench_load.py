@@ -44,17 +44,17 @@ def test_each_final_reply_has_one_outcome():
 
 
 def test_counters_of_a_restarted_worker_count_from_its_start():
-    before = Counters(read_at=100.0, uptime_s=50.0, steps=10, forward_passes=20, step_requests=30)
-    assert counted_since(before, Counters(110.0, 60.0, 15, 26, 40)) == (5, 6, 10)
-    assert counted_since(before, Counters(110.0, 4.0, 3, 3, 9)) == (3, 3, 9)
+    before = Counters(read_at=100.0, uptime_s=50.0, steps=10, forward_passes=20, step_requests=30, carried=2)
+    assert counted_since(before, Counters(110.0, 60.0, 15, 26, 40, 5)) == (5, 6, 10, 3)
+    assert counted_since(before, Counters(110.0, 4.0, 3, 3, 9, 1)) == (3, 3, 9, 1)
 
 
 def test_the_report_has_the_ratio_of_p99s_and_the_lost_total():
-    one = summarize(1, [("completed", 100.0), ("cancelled", 5.0)], [(10, 12, 10)], 2.0, [])
-    many = summarize(4, [("completed", 150.0), ("lost", 3000.0)], [(10, 12, 40)], 2.0, [0.5])
+    one = summarize(1, [("completed", 100.0), ("cancelled", 5.0)], [(10, 12, 10, 0)], 2.0, [])
+    many = summarize(4, [("completed", 150.0), ("lost", 3000.0)], [(10, 12, 40, 3)], 2.0, [0.5])
     assert (one["p99_ms"], one["completed"], one["cancelled"], one["mean_batch"]) == (100.0, 1, 1, 1.0)
-    assert (many["forward_passes_per_s"], many["steps_per_s"], many["mean_batch"], many["lost"]) == (
-        6.0, 5.0, 4.0, 1)
+    assert (many["forward_passes_per_s"], many["steps_per_s"], many["mean_batch"], many["lost"], many["carried"]) == (
+        6.0, 5.0, 4.0, 1, 3)
     assert report([one, many]) | {"runs": None} == {"runs": None, "p99_ratio": 1.5, "lost": 1,
                                                       "recoveries_s": [0.5]}
 

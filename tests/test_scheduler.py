@@ -197,3 +197,15 @@ def test_one_request_waiting_its_turn_is_not_shed():
     sched.add(seq("third", arrival=1.0))
     batch, finals = run_step(sched, 1.5)
     assert outcomes(finals) == [("next", "overloaded"), ("third", "overloaded")]
+
+
+def test_a_session_running_sequence_and_admission_at_once():
+    sched = scheduler(max_live=1)
+    sched.add(seq("a", session="s"))
+    assert sched.running_of("s") is None  # waiting, not running
+    run_step(sched, 1.0)
+    assert sched.running_of("s").key == "a" and sched.running_of(None) is None
+    newer = seq("b", session="s")
+    assert outcomes(sched.add(newer)) == [("a", "cancelled")]
+    sched.admit_now(newer, 2.0)  # it took "a"'s place: no wait for admission
+    assert sched.running == [newer] and newer.admitted_at == 2.0 and not sched.waiting

@@ -86,6 +86,9 @@ class FakeRunner:
     def completion(self, d: FakeDecoding) -> FakeCompletion:
         return FakeCompletion(f"{d.prefix}|{d.suffix}", 0.75, d.passes, 1.5, 2.5, d.stop_reason)
 
+    def typed_on(self, decoding: FakeDecoding, typed: str, deadline: float) -> None:
+        return None  # never hands a decoding over: every request decodes its own
+
 
 def request(rid: str, prefix: str = "x = ", deadline_ms: int = 2000, **fields) -> CompleteRequest:
     return CompleteRequest(rid, "fim", prefix, "\n", deadline_ms=deadline_ms, **fields)
