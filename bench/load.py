@@ -15,8 +15,8 @@ Reported per client count:
   refused as overloaded, failed, or were lost (no final reply within deadline + 2 s; must be 0);
 - forward passes and decoding steps per second, the mean batch size, and how many requests took
   over the running decoding they superseded (`carried`: the typed text was already committed),
-  from the workers' Health counters before and after the run (a killed worker's counts die with it; its
-  successor's count from its start).
+  from the workers' Health counters before and after the run (a killed worker's counts die with
+  it; its successor's count from its start).
 With `--kill-worker-every S`, one worker (round robin) is SIGKILLed every S seconds during each
 run (`bench.faults`), unless one is still restarting then: the recovery time is from the kill to
 the next completion the pool answers. The p99 ratio is p99 at the most clients over p99 at the

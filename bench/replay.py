@@ -52,7 +52,8 @@ def replay(runner: ModelRunner, tasks: list[dict]) -> list[dict]:
             for reuse, side in sides.items():
                 runner.prefixes = side["cache"]
                 started = time.perf_counter()
-                done = runner.complete(prefix, suffix, "single_line", MAX_TOKENS, None, {"reuse_prefix": reuse})
+                done = runner.complete(prefix, suffix, "single_line", MAX_TOKENS, None,
+                                       {"reuse_prefix": reuse})
                 side["ms"].append((time.perf_counter() - started) * 1e3)
                 side["answers"].append(done.text.rstrip("\n"))
     without = sides[False]["answers"]
@@ -85,7 +86,8 @@ def main(argv: list[str] | None = None) -> int:
     for side in sides:
         print(f"reuse {'on ' if side['reuse'] else 'off'}: exact {side['exact_match']:.3f}  edit sim. "
               f"{side['edit_similarity']:.3f}  same as without {side['same_as_without']:.3f}  p50 "
-              f"{side['p50_ms']:.0f} ms  p90 {side['p90_ms']:.0f} ms  hits {side['hits']}  misses {side['misses']}")
+              f"{side['p50_ms']:.0f} ms  p90 {side['p90_ms']:.0f} ms  hits {side['hits']}  "
+              f"misses {side['misses']}")
     if args.json:
         print(json.dumps({"tasks": len(tasks), "requests": requests, "sides": sides}))
     return 0

@@ -92,9 +92,11 @@ class EngineCore:
         if older is None:
             return None
         old = older.payload[0].request
-        typed = req.prefix[len(old.prefix):]
-        if (not typed or "\n" in typed or not req.prefix.startswith(old.prefix) or req.suffix != old.suffix
+        if (not req.prefix.startswith(old.prefix) or req.suffix != old.suffix
                 or (req.mode, req.max_tokens, req.decoder) != (old.mode, old.max_tokens, old.decoder)):
+            return None
+        typed = req.prefix[len(old.prefix):]
+        if not typed or "\n" in typed:
             return None
         return self.runner.typed_on(older.payload[1], typed, job.deadline)
 

@@ -87,7 +87,8 @@ class PrefixCache:
         self.hits += 1
         self._entries.move_to_end(best_key)
         kept, kv = self._entries[best_key]
-        prefix = [(k[:, :, :best_start], v[:, :, :best_start]) for k, v in kv] if best_start >= MIN_REUSE_TOKENS else None
+        prefix = ([(k[:, :, :best_start], v[:, :, :best_start]) for k, v in kv]
+                  if best_start >= MIN_REUSE_TOKENS else None)
         n_end, kept_end = len(canvas) - hole_end, len(kept) - (len(canvas) - hole_end)
         end = (hole_end, [(k[:, :, kept_end:], v[:, :, kept_end:]) for k, v in kv], hole_end - kept_end) \
             if n_end >= MIN_REUSE_TOKENS else None

@@ -23,10 +23,10 @@ so a bigger batch only makes every request in it slower, and the bound keeps bat
 at all with the token bound alone). The fit is a line through steps of every kind, so it is
 rough: on two CPU cores it let pairs of 33-position windows in at a predicted 1.4x that ran at
 1.7x (overhead-bound small products cost more per position than a long first pass); a bound of
-1.25, which admits no pairs there, did not lower the p99. One request over a bound still runs, alone. A request's first
-step encodes its context (less what it reuses from an earlier keystroke), so only a few newcomers
-join each step: a step stays short, and the cancels and deadlines answered between steps go out
-on time.
+1.25, which admits no pairs there, did not lower the p99. One request over a bound still runs,
+alone. A request's first step encodes its context (less what it reuses from an earlier
+keystroke), so only a few newcomers join each step: a step stays short, and the cancels and
+deadlines answered between steps go out on time.
 
 The wait bound sheds load the way a latency-bound service must (CoDel's idea, per request): on a
 worker that cannot keep up, a keystroke's completion that has waited long for room would come
