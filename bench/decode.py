@@ -45,6 +45,9 @@ CONFIGS = {
     "run-0.7-no-refresh": DecoderConfig(rule="left_run", threshold=0.7, refresh_every=NEVER),
     "run-0.5-no-refresh": DecoderConfig(rule="left_run", threshold=0.5, refresh_every=NEVER),
     "run-0.3-no-refresh": DecoderConfig(rule="left_run", threshold=0.3, refresh_every=NEVER),
+    "verify-4": DecoderConfig(rule="verify", drafts=4, refresh_every=NEVER),  # the left-to-right answer
+    "verify-8": DecoderConfig(rule="verify", drafts=8, refresh_every=NEVER),  # in fewer passes
+    "verify-16": DecoderConfig(rule="verify", drafts=16, refresh_every=NEVER),
     "l2r-2-lengths": DecoderConfig(rule="left_to_right", lengths=2),  # multi-line: L and L/2, likeliest kept
     "l2r-grow": DecoderConfig(rule="left_to_right", grow=True),
     "l2r-no-loop-cut": DecoderConfig(rule="left_to_right", cut_loops=False),

@@ -10,6 +10,9 @@ any is masked, so decoding always ends.
 - `left_to_right`: the leftmost masked position only: the autoregressive yardstick.
 - `left_run`: the leftmost masked position and the masked positions right after it, without a gap,
   while their confidence is >= tau: parallel commits that keep the left-to-right order.
+- `verify`: the leftmost masked position here; the same pass also checks up to `drafts` guesses
+  for the positions after it (`infill.decode.confirm_drafts`), so the answer is exactly the
+  left-to-right one, in fewer passes.
 Semi-autoregressive blocks restrict any rule to the leftmost block that still has masks.
 
 A canvas with several holes passes each hole's slice of the (L,) vectors: blocks and the leftmost
@@ -22,7 +25,8 @@ from dataclasses import dataclass
 
 import torch
 
-RULES = ("threshold", "factor", "fixed", "left_to_right", "left_run")
+RULES = ("threshold", "factor", "fixed", "left_to_right", "left_run", "verify")
+MAX_DRAFTS = 16
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +42,7 @@ class DecoderConfig:
     grow: bool = False  # a multi-line hole that fills with no pad grows (up to max_tokens); off: it cost quality (bench.decode)
     cut_loops: bool = True  # cut a middle that starts repeating itself back to its first copy
     reuse_prefix: bool = True  # while typing goes on at one place, the worker reuses the previous canvas's keys/values
+    drafts: int = 4  # `verify` rule: guesses checked per pass, each in a window of its own
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -45,7 +50,7 @@ class DecoderConfig:
         if self.confidence not in ("prob", "margin"):
             raise ValueError(f"confidence must be 'prob' or 'margin', not {self.confidence!r}")
         if not (0.0 < self.threshold <= 1.0 and self.factor > 0 and self.steps >= 1 and self.block >= 0
-                and self.refresh_every >= 1 and 1 <= self.lengths <= 4):
+                and self.refresh_every >= 1 and 1 <= self.lengths <= 4 and 0 <= self.drafts <= MAX_DRAFTS):
             raise ValueError(f"decoder settings out of range: {self}")
 
 
@@ -104,7 +109,7 @@ def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_d
     candidates = torch.cat([block_candidates(masked[hole], cfg.block) for hole in holes])  # (L,)
     if not candidates.any():
         return candidates
-    if cfg.rule == "left_to_right":
+    if cfg.rule in ("left_to_right", "verify"):
         return torch.cat([leftmost(candidates[hole]) for hole in holes])
     if cfg.rule == "left_run":
         return torch.cat([left_run(candidates[hole], conf[hole], cfg.threshold) for hole in holes])

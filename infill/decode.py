@@ -18,6 +18,13 @@ the active window (the hole, plus the position before it when logits are shifted
 between run the window alone against them, all cached windows of a step batched in one forward
 (`infill.batch`). `refresh_every=1` is a full pass every step.
 
+The `verify` rule guesses the positions after the leftmost mask (`infill.drafts`) and checks them in
+the next pass: its cached step also runs the window with the first guess written in, with the
+first two, ... (one window each, in the same forward). The window that saw the first v guesses
+predicts position v after the leftmost exactly as left-to-right decoding would once those v were
+committed, so while the guesses hold each such window commits one more position
+(`confirm_drafts`). The answer is the left-to-right one; the pass count falls.
+
 Several holes in one canvas (`start_regions`) decode jointly: the window is the union of the holes'
 windows (gathered positions, not one slice), each pass scores all holes, each hole keeps its own
 rules (first token, end tokens, tail), and one commit rule ranks the confidences of all holes
@@ -35,6 +42,7 @@ from engine.kernels import row_stats
 from infill.batch import batch_window_pass
 from infill.canvas import Canvas, RegionsCanvas
 from infill.commit import DecoderConfig, select
+from infill.drafts import guesses
 from infill.model import KV, Transformer
 
 
@@ -177,6 +185,8 @@ class DecodeState:
     suffix: Reused | None = None  # an earlier request's keys/values of this canvas's end, moved to its positions
     encoded: tuple[torch.Tensor, list[KV]] | None = None  # (canvas (N,), keys/values (1, nkv, N, hd)
     #   per layer) as the first full pass saw them, until the runner keeps them for later requests
+    drafts: tuple[int, torch.Tensor] | None = None  # `verify`: (hole position i of the leftmost mask,
+    #   guesses (V,) for positions i, i + 1, ...) that its next cached pass checks
 
     @property
     def span(self) -> slice:
@@ -211,11 +221,16 @@ class DecodeState:
         return not self.context or self.passes % self.cfg.refresh_every == 0
 
     @property
+    def guess_windows(self) -> int:
+        """Windows its next pass runs besides its own: one per guess checked (a cached pass only)."""
+        return 0 if self.drafts is None or self.needs_full_pass else len(self.drafts[1])
+
+    @property
     def step_tokens(self) -> int:
         """Positions its next step runs: for a full pass the canvas less the start and end it
-        reuses, else the window."""
+        reuses, else the window, once more per guess checked."""
         if not self.needs_full_pass:
-            return len(self.positions)
+            return len(self.positions) * (1 + self.guess_windows)
         start = 0 if self.prefix is None else self.prefix[0][0].shape[2]
         stop = self.ids.shape[1] if self.suffix is None else self.suffix[0]
         return stop - start
@@ -307,8 +322,11 @@ def commit_positions(state: DecodeState, commit: torch.Tensor) -> None:
         close_tail(hole, masked, rules)
 
 
-def advance(state: DecodeState, logits: torch.Tensor, expired: bool) -> None:
-    """Commit from one pass's logits (L, V) for the holes; when `expired`, commit everything left."""
+def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: list[torch.Tensor] = (),
+            head: torch.nn.Module | None = None) -> None:
+    """Commit from one pass's logits (L, V) for the holes; when `expired`, commit everything left.
+    `guessed`: the same pass's hidden states (W, d) of the windows with the first 1, 2, ... of the
+    state's guesses written in, which `head` turns into logits (`confirm_drafts`)."""
     for part, rules in zip(state.parts, state.hole_rules):
         restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
     conf, prob, best = score(logits, state.cfg.confidence)
@@ -320,6 +338,48 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool) -> None:
     may_commit = torch.cat([eligible(best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
     commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts))
+    if guessed:
+        confirm_drafts(state, guessed, head)
+    plan_drafts(state)
+
+
+def confirm_drafts(state: DecodeState, guessed: list[torch.Tensor], head: torch.nn.Module) -> None:
+    """The `verify` rule's further commits in one pass. The window with the first v guesses
+    written in, hidden states `guessed[v - 1]` (W, d), predicts the position v after the leftmost
+    mask from exactly the canvas left-to-right decoding would see, as long as those v guesses are
+    what was committed: then its top-1 commits, and the next window is checked."""
+    first, tokens = state.drafts
+    hole = state.ids[0, state.span]
+    for v, hidden in enumerate(guessed, start=1):
+        at = first + v
+        if not state.masked[at] or int(hole[at - 1]) != int(tokens[v - 1]):
+            return
+        ahead = slice(at, at + 1 + state.cfg.drafts)  # this position and those the next pass may guess
+        logits = head(hidden[state.rows[ahead]]).float()  # (G, V)
+        logits[:, state.rules.banned_ids] = float("-inf")  # the first position's rules lapsed in the first pass
+        _, prob, best = score(logits, state.cfg.confidence)
+        state.last_best[ahead], state.last_prob[ahead] = best, prob  # the next guesses, and the anytime answer
+        commit = torch.zeros_like(state.masked)
+        commit[at] = True
+        commit_positions(state, commit)
+
+
+def plan_drafts(state: DecodeState) -> None:
+    """The guesses the next pass of a one-hole `verify` state checks: at most `drafts`, and none
+    for the last masked position of the run that starts at the leftmost mask (nothing after it
+    to predict)."""
+    state.drafts = None
+    if state.cfg.rule != "verify" or len(state.spans) != 1 or state.done:
+        return
+    masked = state.masked
+    first = int(torch.nonzero(masked)[0])
+    gap = torch.nonzero(~masked[first:]).flatten()
+    run = int(gap[0]) if len(gap) else len(masked) - first  # masked positions from `first` on, without a gap
+    ends = [state.rules.pad_id] + ([state.rules.newline_id] if state.rules.single_line else [])
+    tokens = guesses(state.last_best, state.ids[0], state.span, first, min(state.cfg.drafts, run - 1),
+                     torch.tensor(ends))
+    if len(tokens):
+        state.drafts = (first, tokens)
 
 
 def finish(state: DecodeState) -> None:
@@ -329,24 +389,45 @@ def finish(state: DecodeState) -> None:
     state.stop_reason = "deadline"
 
 
-def window_hidden(model: Transformer, states: list[DecodeState]) -> list[torch.Tensor]:
-    """Each state's window hidden states (W_i, d): full passes one by one, cached windows batched."""
-    hidden: dict[int, torch.Tensor] = {}
-    cached = []
+def pass_windows(state: DecodeState) -> list[torch.Tensor]:
+    """The windows (W,) a cached pass of `state` runs: its own, then one per guess count v with
+    the first v guesses written over the masks they guess."""
+    window = state.ids[0, state.positions]
+    if not state.guess_windows:
+        return [window]
+    first, tokens = state.drafts
+    at = torch.searchsorted(state.positions, state.span.start + first + torch.arange(len(tokens)))  # (V,)
+    windows = [window]
+    for v in range(1, len(tokens) + 1):
+        guessed = window.clone()
+        guessed[at[:v]] = tokens[:v]
+        windows.append(guessed)
+    return windows
+
+
+def window_hidden(model: Transformer, states: list[DecodeState]) -> list[list[torch.Tensor]]:
+    """Per state, the hidden states (W_i, d) of its window and then of each of its guess windows:
+    full passes one by one, all cached windows batched."""
+    hidden: dict[int, list[torch.Tensor]] = {}
+    owners, windows = [], []
     for i, state in enumerate(states):
         if state.needs_full_pass and state.passes == 0:
             canvas = state.ids[0].clone()
-            hidden[i], state.context, whole = encode(model, state.ids, state.positions, state.prefix, state.suffix)
+            h, state.context, whole = encode(model, state.ids, state.positions, state.prefix, state.suffix)
+            hidden[i] = [h]
             state.prefix, state.suffix, state.encoded = None, None, (canvas, whole)
         elif state.needs_full_pass:
-            hidden[i], state.context = full_pass(model, state.ids, state.positions)
+            h, state.context = full_pass(model, state.ids, state.positions)
+            hidden[i] = [h]
         else:
-            cached.append(i)
-    if cached:
-        windows = [states[i].ids[0, states[i].positions] for i in cached]  # (W_i,) each
-        positions = [states[i].positions for i in cached]
-        batched = batch_window_pass(model, windows, positions, [states[i].context for i in cached])
-        hidden.update(zip(cached, batched))
+            own = pass_windows(state)
+            owners += [i] * len(own)
+            windows += own
+    if windows:
+        positions = [states[i].positions for i in owners]
+        batched = batch_window_pass(model, windows, positions, [states[i].context for i in owners])
+        for i, h in zip(owners, batched):
+            hidden.setdefault(i, []).append(h)
     return [hidden[i] for i in range(len(states))]
 
 
@@ -361,11 +442,13 @@ def step(model: Transformer, states: list[DecodeState]) -> int:
     """Advance every unfinished state by one pass; returns the number of forward passes run."""
     assert all(not state.done for state in states), "step only states that are still decoding"
     forwards = forward_count(states)
-    rows = [h[state.rows] for state, h in zip(states, window_hidden(model, states))]  # (L_i, d) each
+    hidden = window_hidden(model, states)
+    rows = [h[0][state.rows] for state, h in zip(states, hidden)]  # (L_i, d) each
     logits = model.lm_head(torch.cat(rows)).float().split([len(r) for r in rows])  # (L_i, V) each
     now = time.monotonic()
-    for state, hole_logits in zip(states, logits):
-        advance(state, hole_logits, expired=state.deadline is not None and now >= state.deadline)
+    for state, hole_logits, h in zip(states, logits, hidden):
+        expired = state.deadline is not None and now >= state.deadline
+        advance(state, hole_logits, expired, guessed=h[1:], head=model.lm_head)
         if state.done:
             grow(state, model.cfg.mask_token_id)
     return forwards

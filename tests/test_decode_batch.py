@@ -16,7 +16,8 @@ REQUESTS = [  # (prefix, suffix, mode, max_tokens): different canvases, holes an
     ("if not os.path.exists(path):\n    return ", "", "single_line", 5),
 ]
 CONFIGS = [{}, {"rule": "left_to_right"}, {"threshold": 0.3, "refresh_every": 3}, {"rule": "fixed", "steps": 3},
-           {"rule": "factor", "confidence": "margin", "block": 4, "refresh_every": 1}]
+           {"rule": "factor", "confidence": "margin", "block": 4, "refresh_every": 1},
+           {"rule": "verify", "drafts": 3, "refresh_every": 5}]
 
 
 @pytest.fixture(scope="module")
