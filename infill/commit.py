@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import torch
 
 RULES = ("threshold", "factor", "fixed", "left_to_right", "left_run", "verify")
+SLIDING_RULES = ("left_to_right", "left_run", "verify")  # they commit the leftmost masks first
 MAX_DRAFTS = 16
 
 
@@ -43,6 +44,8 @@ class DecoderConfig:
     cut_loops: bool = True  # cut a middle that starts repeating itself back to its first copy
     reuse_prefix: bool = True  # while typing goes on at one place, the worker reuses the previous canvas's keys/values
     drafts: int = 4  # `verify` rule: guesses checked per pass, each in a window of its own
+    window: int = 0  # a cached pass runs this many positions from the leftmost mask on, and the ones
+    #   committed in the pass before (0: the whole hole); left-to-right rules only (`infill.decode`)
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -50,8 +53,12 @@ class DecoderConfig:
         if self.confidence not in ("prob", "margin"):
             raise ValueError(f"confidence must be 'prob' or 'margin', not {self.confidence!r}")
         if not (0.0 < self.threshold <= 1.0 and self.factor > 0 and self.steps >= 1 and self.block >= 0
-                and self.refresh_every >= 1 and 1 <= self.lengths <= 4 and 0 <= self.drafts <= MAX_DRAFTS):
+                and self.refresh_every >= 1 and 1 <= self.lengths <= 4 and 0 <= self.drafts <= MAX_DRAFTS
+                and self.window >= 0):
             raise ValueError(f"decoder settings out of range: {self}")
+        if self.window and self.rule not in SLIDING_RULES:
+            raise ValueError(f"a sliding window needs a rule that commits from the left ({', '.join(SLIDING_RULES)}), "
+                             f"not {self.rule!r}")
 
 
 def block_candidates(masked: torch.Tensor, block: int) -> torch.Tensor:

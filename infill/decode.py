@@ -25,6 +25,13 @@ predicts position v after the leftmost exactly as left-to-right decoding would o
 committed, so while the guesses hold each such window commits one more position
 (`confirm_drafts`). The answer is the left-to-right one; the pass count falls.
 
+A sliding window (`window` > 0, one hole, rules that commit from the left) runs fewer positions:
+each cached pass runs the positions committed in the pass before (still encoded as masks) and
+`window` positions from the leftmost mask on, and scores only those; every other position's keys
+and values come from the whole canvas's, as last encoded (`slide`). Committed tokens then stay as
+they were encoded, and masks far to the right as the first pass saw them: an approximation, like
+the context cache itself, that `bench.decode` measures.
+
 Several holes in one canvas (`start_regions`) decode jointly: the window is the union of the holes'
 windows (gathered positions, not one slice), each pass scores all holes, each hole keeps its own
 rules (first token, end tokens, tail), and one commit rule ranks the confidences of all holes
@@ -167,7 +174,9 @@ class DecodeState:
     ids: torch.Tensor  # (1, N) the canvas; hole positions are overwritten as they commit
     spans: list[slice]  # each hole's positions in `ids`, left to right; L counts them all, in this order
     positions: torch.Tensor  # (W,) sorted window of a cached step: each hole, and (if shifted) the position before it
-    rows: torch.Tensor  # (L,) the window row whose output predicts each hole position
+    rows: torch.Tensor  # (L,) the window row whose output predicts each hole position (those it scores)
+    scored: slice  # the hole positions (of the (L,) vectors) its next pass scores: all but in a sliding window
+    shifted: bool  # logits are shifted: the position before a hole predicts its first token
     hole_rules: list[HoleRules]  # per hole
     cfg: DecoderConfig
     deadline: float | None  # time.monotonic() after which the next pass is the last
@@ -187,6 +196,7 @@ class DecodeState:
     #   per layer) as the first full pass saw them, until the runner keeps them for later requests
     drafts: tuple[int, torch.Tensor] | None = None  # `verify`: (hole position i of the leftmost mask,
     #   guesses (V,) for positions i, i + 1, ...) that its next cached pass checks
+    kv: list[KV] | None = None  # a sliding window's keys/values of the whole canvas, per layer (1, nkv, N, hd)
 
     @property
     def span(self) -> slice:
@@ -219,6 +229,11 @@ class DecodeState:
     def needs_full_pass(self) -> bool:
         """A full pass encodes the context first and refreshes it every `refresh_every` steps."""
         return not self.context or self.passes % self.cfg.refresh_every == 0
+
+    @property
+    def slides(self) -> bool:
+        """Its window slides along the hole (`window` > 0, one hole)."""
+        return self.cfg.window > 0 and len(self.spans) == 1
 
     @property
     def guess_windows(self) -> int:
@@ -260,7 +275,7 @@ def new_state(model: Transformer, ids: list[int], spans: list[slice], rules: lis
     positions, rows = layout(spans, model.cfg.logits_shift)
     return DecodeState(
         ids=torch.tensor(ids, dtype=torch.long)[None], spans=spans, positions=positions, rows=rows,
-        hole_rules=rules, cfg=cfg, deadline=deadline, masked=torch.ones(len(rows), dtype=torch.bool),
+        scored=slice(0, len(rows)), shifted=model.cfg.logits_shift, hole_rules=rules, cfg=cfg, deadline=deadline, masked=torch.ones(len(rows), dtype=torch.bool),
         committed_prob=torch.zeros(len(rows)), grow_to=grow_to, max_context=model.cfg.max_position_embeddings,
     )
 
@@ -303,9 +318,10 @@ def grow(state: DecodeState, mask_id: int) -> bool:
     keep = min(len(suffix), state.max_context - state.span.stop - extra)
     masks = torch.full((extra,), mask_id, dtype=ids.dtype)
     state.ids = torch.cat([ids[:state.span.stop], masks, suffix[:keep]])[None]
-    shifted = state.window.start < state.span.start  # the window holds the position before the hole
     state.spans = [slice(state.span.start, state.span.stop + extra)]
-    state.positions, state.rows = layout(state.spans, shifted)
+    state.positions, state.rows = layout(state.spans, state.shifted)
+    state.scored = slice(0, len(state.rows))
+    state.last_best = state.last_prob = None  # the next pass scores every position afresh
     state.masked = torch.cat([state.masked, torch.ones(extra, dtype=torch.bool)])
     state.committed_prob = torch.cat([state.committed_prob, torch.zeros(extra)])
     state.context = []  # the canvas changed: the next pass re-encodes it
@@ -324,23 +340,52 @@ def commit_positions(state: DecodeState, commit: torch.Tensor) -> None:
 
 def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: list[torch.Tensor] = (),
             head: torch.nn.Module | None = None) -> None:
-    """Commit from one pass's logits (L, V) for the holes; when `expired`, commit everything left.
-    `guessed`: the same pass's hidden states (W, d) of the windows with the first 1, 2, ... of the
-    state's guesses written in, which `head` turns into logits (`confirm_drafts`)."""
-    for part, rules in zip(state.parts, state.hole_rules):
-        restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
-    conf, prob, best = score(logits, state.cfg.confidence)
-    state.last_best, state.last_prob = best, prob
+    """Commit from one pass's logits (S, V) for the positions it scored (`state.scored`); when
+    `expired`, commit everything left. `guessed`: the same pass's hidden states (W, d) of the
+    windows with the first 1, 2, ... of the state's guesses written in, which `head` turns into
+    logits (`confirm_drafts`)."""
+    scored, length = state.scored, len(state.masked)
+    if scored == slice(0, length):
+        for part, rules in zip(state.parts, state.hole_rules):
+            restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
+    else:  # a sliding window, past the hole's first position: only the banned ids apply
+        logits[:, state.rules.banned_ids] = float("-inf")
+    conf_scored, prob, best = score(logits, state.cfg.confidence)
+    if state.last_best is None:
+        state.last_best, state.last_prob = torch.zeros(length, dtype=torch.long), torch.zeros(length)
+    state.last_best[scored], state.last_prob[scored] = best, prob  # unscored positions keep older guesses
+    conf = torch.zeros(length)
+    conf[scored] = conf_scored
     steps_done, state.passes = state.passes, state.passes + 1
     if expired:
         finish(state)
         return
-    may_commit = torch.cat([eligible(best[part], state.masked[part], rules)
+    first = int(torch.nonzero(state.masked)[0])
+    may_commit = torch.cat([eligible(state.last_best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
     commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts))
     if guessed:
         confirm_drafts(state, guessed, head)
+    if state.slides and not state.done:
+        slide(state, first)
     plan_drafts(state)
+
+
+def slide(state: DecodeState, first: int) -> None:
+    """Lay out the next pass of a sliding window. Hole positions from `first` (the leftmost mask
+    of the pass just run) were encoded as masks, so the window starts there, and it runs `window`
+    positions from the new leftmost mask on; the rest of the canvas is context."""
+    start, length = state.span.start, len(state.masked)
+    leftmost = int(torch.nonzero(state.masked)[0])
+    stop = min(length, leftmost + state.cfg.window)
+    a, b = start + first, start + stop  # canvas positions of the window
+    state.positions = torch.arange(a, b)
+    predictors = torch.arange(start, start + length) - int(state.shifted)  # (L,)
+    state.rows = (predictors - a).clamp(0, b - a - 1)  # rows outside the scored positions are never read
+    state.scored = slice(leftmost, stop)
+    outside = torch.ones(state.ids.shape[1], dtype=torch.bool)
+    outside[a:b] = False
+    state.context = [(k[:, :, outside], v[:, :, outside]) for k, v in state.kv]
 
 
 def confirm_drafts(state: DecodeState, guessed: list[torch.Tensor], head: torch.nn.Module) -> None:
@@ -354,7 +399,7 @@ def confirm_drafts(state: DecodeState, guessed: list[torch.Tensor], head: torch.
         at = first + v
         if not state.masked[at] or int(hole[at - 1]) != int(tokens[v - 1]):
             return
-        ahead = slice(at, at + 1 + state.cfg.drafts)  # this position and those the next pass may guess
+        ahead = slice(at, min(at + 1 + state.cfg.drafts, state.scored.stop))  # it, and those the next pass may guess
         logits = head(hidden[state.rows[ahead]]).float()  # (G, V)
         logits[:, state.rules.banned_ids] = float("-inf")  # the first position's rules lapsed in the first pass
         _, prob, best = score(logits, state.cfg.confidence)
@@ -376,8 +421,8 @@ def plan_drafts(state: DecodeState) -> None:
     gap = torch.nonzero(~masked[first:]).flatten()
     run = int(gap[0]) if len(gap) else len(masked) - first  # masked positions from `first` on, without a gap
     ends = [state.rules.pad_id] + ([state.rules.newline_id] if state.rules.single_line else [])
-    tokens = guesses(state.last_best, state.ids[0], state.span, first, min(state.cfg.drafts, run - 1),
-                     torch.tensor(ends))
+    count = min(state.cfg.drafts, run - 1, state.scored.stop - first - 1)  # each guess window predicts a scored position
+    tokens = guesses(state.last_best, state.ids[0], state.span, first, count, torch.tensor(ends))
     if len(tokens):
         state.drafts = (first, tokens)
 
@@ -416,17 +461,23 @@ def window_hidden(model: Transformer, states: list[DecodeState]) -> list[list[to
             h, state.context, whole = encode(model, state.ids, state.positions, state.prefix, state.suffix)
             hidden[i] = [h]
             state.prefix, state.suffix, state.encoded = None, None, (canvas, whole)
+            if state.slides:  # its own copy: the kept canvas's keys/values stay as encoded
+                state.kv = [(k.clone(), v.clone()) for k, v in whole]
         elif state.needs_full_pass:
-            h, state.context = full_pass(model, state.ids, state.positions)
+            h, state.context, whole = encode(model, state.ids, state.positions)
             hidden[i] = [h]
+            state.kv = whole if state.slides else None
         else:
             own = pass_windows(state)
             owners += [i] * len(own)
             windows += own
     if windows:
         positions = [states[i].positions for i in owners]
-        batched = batch_window_pass(model, windows, positions, [states[i].context for i in owners])
-        for i, h in zip(owners, batched):
+        batched, window_kv = batch_window_pass(model, windows, positions, [states[i].context for i in owners])
+        for i, h, kv in zip(owners, batched, window_kv):
+            if i not in hidden and states[i].slides:  # its own window (not a guess): keep its keys/values
+                for (k, v), (wk, wv) in zip(states[i].kv, kv):
+                    k[:, :, states[i].positions], v[:, :, states[i].positions] = wk, wv
             hidden.setdefault(i, []).append(h)
     return [hidden[i] for i in range(len(states))]
 
@@ -443,8 +494,8 @@ def step(model: Transformer, states: list[DecodeState]) -> int:
     assert all(not state.done for state in states), "step only states that are still decoding"
     forwards = forward_count(states)
     hidden = window_hidden(model, states)
-    rows = [h[0][state.rows] for state, h in zip(states, hidden)]  # (L_i, d) each
-    logits = model.lm_head(torch.cat(rows)).float().split([len(r) for r in rows])  # (L_i, V) each
+    rows = [h[0][state.rows[state.scored]] for state, h in zip(states, hidden)]  # (S_i, d) each
+    logits = model.lm_head(torch.cat(rows)).float().split([len(r) for r in rows])  # (S_i, V) each
     now = time.monotonic()
     for state, hole_logits, h in zip(states, logits, hidden):
         expired = state.deadline is not None and now >= state.deadline

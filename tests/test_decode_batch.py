@@ -17,7 +17,9 @@ REQUESTS = [  # (prefix, suffix, mode, max_tokens): different canvases, holes an
 ]
 CONFIGS = [{}, {"rule": "left_to_right"}, {"threshold": 0.3, "refresh_every": 3}, {"rule": "fixed", "steps": 3},
            {"rule": "factor", "confidence": "margin", "block": 4, "refresh_every": 1},
-           {"rule": "verify", "drafts": 3, "refresh_every": 5}]
+           {"rule": "verify", "drafts": 3, "refresh_every": 5},
+           {"rule": "left_run", "threshold": 0.5, "window": 4, "refresh_every": 1 << 16},
+           {"rule": "verify", "drafts": 2, "window": 3, "refresh_every": 4}]
 
 
 @pytest.fixture(scope="module")
@@ -67,7 +69,7 @@ def test_ragged_windows_in_one_pass_equal_each_window_alone(runner):
             windows.append(ids[0, window])
             positions.append(torch.arange(window.start, window.stop))
             contexts.append(context)
-        batched = batch_window_pass(model, windows, positions, contexts)
+        batched, _ = batch_window_pass(model, windows, positions, contexts)
     for got, want in zip(batched, expected):
         assert got.shape == want.shape and torch.allclose(got, want, atol=1e-5)
 
