@@ -275,8 +275,9 @@ def new_state(model: Transformer, ids: list[int], spans: list[slice], rules: lis
     positions, rows = layout(spans, model.cfg.logits_shift)
     return DecodeState(
         ids=torch.tensor(ids, dtype=torch.long)[None], spans=spans, positions=positions, rows=rows,
-        scored=slice(0, len(rows)), shifted=model.cfg.logits_shift, hole_rules=rules, cfg=cfg, deadline=deadline, masked=torch.ones(len(rows), dtype=torch.bool),
-        committed_prob=torch.zeros(len(rows)), grow_to=grow_to, max_context=model.cfg.max_position_embeddings,
+        scored=slice(0, len(rows)), shifted=model.cfg.logits_shift, hole_rules=rules, cfg=cfg, deadline=deadline,
+        masked=torch.ones(len(rows), dtype=torch.bool), committed_prob=torch.zeros(len(rows)), grow_to=grow_to,
+        max_context=model.cfg.max_position_embeddings,
     )
 
 
@@ -421,7 +422,7 @@ def plan_drafts(state: DecodeState) -> None:
     gap = torch.nonzero(~masked[first:]).flatten()
     run = int(gap[0]) if len(gap) else len(masked) - first  # masked positions from `first` on, without a gap
     ends = [state.rules.pad_id] + ([state.rules.newline_id] if state.rules.single_line else [])
-    count = min(state.cfg.drafts, run - 1, state.scored.stop - first - 1)  # each guess window predicts a scored position
+    count = min(state.cfg.drafts, run - 1, state.scored.stop - first - 1)  # each guess predicts a scored position
     tokens = guesses(state.last_best, state.ids[0], state.span, first, count, torch.tensor(ends))
     if len(tokens):
         state.drafts = (first, tokens)
