@@ -48,10 +48,11 @@ CONFIGS = {
     "verify-4": DecoderConfig(rule="verify", drafts=4, refresh_every=NEVER),  # the left-to-right answer
     "verify-8": DecoderConfig(rule="verify", drafts=8, refresh_every=NEVER),  # in fewer passes
     "verify-16": DecoderConfig(rule="verify", drafts=16, refresh_every=NEVER),
-    # sliding windows: a cached pass runs the last pass's commits and 8 or 16 positions from the leftmost mask
+    # sliding windows: a cached pass runs the last pass's commits and 8-16 positions from the leftmost mask
     "l2r-window-8": DecoderConfig(rule="left_to_right", window=8, refresh_every=NEVER),
     "run-0.7-window-8": DecoderConfig(rule="left_run", threshold=0.7, window=8, refresh_every=NEVER),
     "run-0.5-window-8": DecoderConfig(rule="left_run", threshold=0.5, window=8, refresh_every=NEVER),
+    "run-0.5-window-12": DecoderConfig(rule="left_run", threshold=0.5, window=12, refresh_every=NEVER),
     "run-0.5-window-16": DecoderConfig(rule="left_run", threshold=0.5, window=16, refresh_every=NEVER),
     "verify-4-window-8": DecoderConfig(rule="verify", drafts=4, window=8, refresh_every=NEVER),
     "l2r-2-lengths": DecoderConfig(rule="left_to_right", lengths=2),  # multi-line: L and L/2, likeliest kept
