@@ -37,9 +37,10 @@ def key_mask(context_lens: list[int], window_lens: list[int]) -> torch.Tensor:
 
 
 def batch_window_pass(model: Transformer, windows: list[torch.Tensor], positions: list[torch.Tensor],
-                      contexts: list[list[KV]]) -> tuple[list[torch.Tensor], list[list[KV]]]:
+                      contexts: list[list[KV]]) -> tuple[list[torch.Tensor], list[KV]]:
     """Hidden states (W_i, d) of each request's window (W_i,) at its positions (W_i,), in one
-    forward; and the window's keys/values per layer (1, nkv, W_i, hd)."""
+    forward; and the windows' keys/values per layer (B, nkv, W, hd), request b's in row b, its
+    first W_i positions."""
     window_lens = [len(w) for w in windows]
     context_lens = [ctx[0][0].shape[2] for ctx in contexts]
     W, S = max(window_lens), max(context_lens)
@@ -49,5 +50,4 @@ def batch_window_pass(model: Transformer, windows: list[torch.Tensor], positions
     ragged = len(set(window_lens)) > 1 or len(set(context_lens)) > 1
     mask = key_mask(context_lens, window_lens).expand(-1, 1, W, -1) if ragged else None  # (B, 1, W, S + W)
     h, kv = model.hidden(ids, positions=pos, cache=cache, mask=mask)  # (B, W, d); per layer (B, nkv, W, hd)
-    own_kv = [[(k[b:b + 1, :, :n], v[b:b + 1, :, :n]) for k, v in kv] for b, n in enumerate(window_lens)]
-    return [h[b, :n] for b, n in enumerate(window_lens)], own_kv
+    return [h[b, :n] for b, n in enumerate(window_lens)], kv

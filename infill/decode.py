@@ -62,6 +62,11 @@ class HoleRules:
     first_banned: list[int]  # never the hole's first token (pad; newline or blanks in single-line mode)
     single_line: bool
 
+    @property
+    def end_ids(self) -> torch.Tensor:
+        """The tokens that end a middle: pad, and in single-line mode a newline."""
+        return torch.tensor([self.pad_id, self.newline_id] if self.single_line else [self.pad_id])
+
 
 @dataclass(slots=True)
 class Decoded:
@@ -85,9 +90,7 @@ def restrict(logits: torch.Tensor, still_masked: torch.Tensor, rules: HoleRules)
 
 def close_tail(hole: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> None:
     """After a committed pad (or newline in single-line mode), everything later is pad."""
-    ends = (hole == rules.pad_id) & ~masked
-    if rules.single_line:
-        ends |= (hole == rules.newline_id) & ~masked
+    ends = torch.isin(hole, rules.end_ids) & ~masked
     if ends.any():
         first_end = int(torch.nonzero(ends)[0])
         tail = torch.arange(len(hole)) > first_end
@@ -103,9 +106,7 @@ def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torc
     from its tail backwards (each pad makes the one before it likelier) and the answer comes back
     empty; content is decided first, and the end is placed once everything before it stands.
     """
-    ends = best == rules.pad_id
-    if rules.single_line:
-        ends |= best == rules.newline_id
+    ends = torch.isin(best, rules.end_ids)
     leftmost = torch.zeros_like(masked)
     if masked.any():  # a finished hole of a multi-hole canvas has none
         leftmost[int(torch.nonzero(masked)[0])] = True
@@ -421,9 +422,8 @@ def plan_drafts(state: DecodeState) -> None:
     first = int(torch.nonzero(masked)[0])
     gap = torch.nonzero(~masked[first:]).flatten()
     run = int(gap[0]) if len(gap) else len(masked) - first  # masked positions from `first` on, without a gap
-    ends = [state.rules.pad_id] + ([state.rules.newline_id] if state.rules.single_line else [])
     count = min(state.cfg.drafts, run - 1, state.scored.stop - first - 1)  # each guess predicts a scored position
-    tokens = guesses(state.last_best, state.ids[0], state.span, first, count, torch.tensor(ends))
+    tokens = guesses(state.last_best, state.ids[0], state.span, first, count, state.rules.end_ids)
     if len(tokens):
         state.drafts = (first, tokens)
 
@@ -475,10 +475,12 @@ def window_hidden(model: Transformer, states: list[DecodeState]) -> list[list[to
     if windows:
         positions = [states[i].positions for i in owners]
         batched, window_kv = batch_window_pass(model, windows, positions, [states[i].context for i in owners])
-        for i, h, kv in zip(owners, batched, window_kv):
-            if i not in hidden and states[i].slides:  # its own window (not a guess): keep its keys/values
-                for (k, v), (wk, wv) in zip(states[i].kv, kv):
-                    k[:, :, states[i].positions], v[:, :, states[i].positions] = wk, wv
+        for row, (i, h) in enumerate(zip(owners, batched)):
+            state = states[i]
+            if i not in hidden and state.slides:  # its own window (not a guess): keep its keys/values
+                n = len(state.positions)
+                for (k, v), (wk, wv) in zip(state.kv, window_kv):
+                    k[:, :, state.positions], v[:, :, state.positions] = wk[row:row + 1, :, :n], wv[row:row + 1, :, :n]
             hidden.setdefault(i, []).append(h)
     return [hidden[i] for i in range(len(states))]
 
