@@ -31,6 +31,8 @@ COMMANDS = {
     "corpus": Command("infill.corpus", "corpus build: fetch Python code, train the tokenizer, "
                                        "write token shards"),
     "train": Command("infill.train", "train or resume training the bundled model"),
+    "distill": Command("infill.distill", "decode holes of training files with the model, for "
+                                         "`infill train --phase distill`"),
 }
 SUBCOMMANDS = {"corpus": ("build",)}  # commands whose first argument must name a subcommand
 

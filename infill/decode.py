@@ -76,10 +76,12 @@ class Decoded:
     stop_reason: str  # "done" or "deadline"
 
 
-def restrict(logits: torch.Tensor, still_masked: torch.Tensor, rules: HoleRules) -> torch.Tensor:
-    """Apply the hole rules to logits (L, V) in place and return them."""
+def restrict(logits: torch.Tensor, still_masked: torch.Tensor, rules: HoleRules, first: int = 0) -> torch.Tensor:
+    """Apply the hole rules in place to logits (S, V) of hole positions `first`, `first` + 1, ...
+    (`still_masked` (S,) their flags) and return them: the first token's rules bind only row 0 of
+    hole position 0."""
     logits[:, rules.banned_ids] = float("-inf")
-    if still_masked[0]:
+    if first == 0 and still_masked[0]:
         if rules.first_allowed is not None:
             keep = logits[0, rules.first_allowed].clone()
             logits[0] = float("-inf")
@@ -350,8 +352,8 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if scored == slice(0, length):
         for part, rules in zip(state.parts, state.hole_rules):
             restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
-    else:  # a sliding window, past the hole's first position: only the banned ids apply
-        logits[:, state.rules.banned_ids] = float("-inf")
+    else:  # a sliding window (one hole)
+        restrict(logits, state.masked[scored], state.rules, first=scored.start)
     conf_scored, prob, best = score(logits, state.cfg.confidence)
     if state.last_best is None:
         state.last_best, state.last_prob = torch.zeros(length, dtype=torch.long), torch.zeros(length)
@@ -403,7 +405,7 @@ def confirm_drafts(state: DecodeState, guessed: list[torch.Tensor], head: torch.
             return
         ahead = slice(at, min(at + 1 + state.cfg.drafts, state.scored.stop))  # it, and those the next pass may guess
         logits = head(hidden[state.rows[ahead]]).float()  # (G, V)
-        logits[:, state.rules.banned_ids] = float("-inf")  # the first position's rules lapsed in the first pass
+        restrict(logits, state.masked[ahead], state.rules, first=ahead.start)
         _, prob, best = score(logits, state.cfg.confidence)
         state.last_best[ahead], state.last_prob[ahead] = best, prob  # the next guesses, and the anytime answer
         commit = torch.zeros_like(state.masked)

@@ -25,20 +25,26 @@ def line_holes(val_files: Path, count: int, seed: int = 0, lines_per_hole: int =
     tasks = []
     while len(tasks) < count and files:
         entry = rng.choice(files)
-        lines = entry["text"].splitlines(keepends=True)
-        candidates = [i for i, line in enumerate(lines[:len(lines) - lines_per_hole + 1])
-                      if len(line.strip()) >= MIN_LINE_CHARS and lines[i + lines_per_hole - 1].endswith("\n")]
-        if not candidates:
-            continue
-        i = rng.choice(candidates)
-        tasks.append({
-            "task_id": f"heldout/{len(tasks)}",
-            "path": entry["path"],
-            "prompt": "".join(lines[:i])[-PREFIX_CHARS:],
-            "canonical_solution": "".join(lines[i:i + lines_per_hole]),
-            "suffix": "".join(lines[i + lines_per_hole:])[:SUFFIX_CHARS],
-        })
+        task = cut_hole(entry["text"], rng, lines_per_hole)
+        if task is not None:
+            tasks.append({"task_id": f"heldout/{len(tasks)}", "path": entry["path"], **task})
     return tasks
+
+
+def cut_hole(text: str, rng: random.Random, lines_per_hole: int) -> dict | None:
+    """One task (prompt, canonical_solution, suffix) hiding `lines_per_hole` whole lines of `text`,
+    the first of them worth predicting; None when the text has no such line."""
+    lines = text.splitlines(keepends=True)
+    candidates = [i for i, line in enumerate(lines[:len(lines) - lines_per_hole + 1])
+                  if len(line.strip()) >= MIN_LINE_CHARS and lines[i + lines_per_hole - 1].endswith("\n")]
+    if not candidates:
+        return None
+    i = rng.choice(candidates)
+    return {
+        "prompt": "".join(lines[:i])[-PREFIX_CHARS:],
+        "canonical_solution": "".join(lines[i:i + lines_per_hole]),
+        "suffix": "".join(lines[i + lines_per_hole:])[:SUFFIX_CHARS],
+    }
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -4,6 +4,10 @@ From a window of corpus tokens, cut one to three holes (a whole line, a block of
 random span), pad each hole's middle with `<pad>` up to a drawn hole length so the model learns
 where a middle ends, then mask each hole token with probability t ~ U(t_min, 1). Some windows are
 instead masked uniformly over the whole window. Loss weights are 1/t on masked positions.
+
+Self-distillation samples (`distill_sample`) are decoded canvases whose hole holds the model's own
+answer (`infill.distill`): the hole is masked as the left-to-right decoders leave it mid-way (its
+first k positions known, the rest masked) or, in some samples, at random.
 """
 from __future__ import annotations
 
@@ -14,6 +18,8 @@ import numpy as np
 T_MIN = 0.05
 MAX_MIDDLE = 96  # longest middle cut (tokens); longer blocks are shortened to whole lines
 PLAIN_FRACTION = 0.15  # windows masked uniformly, with no hole structure
+SCATTERED_FRACTION = 0.25  # distillation samples masked at random over the hole, not from a point on
+SUFFIX_KEPT = 128  # distillation windows keep up to this many canvas tokens after the hole
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,3 +91,32 @@ def diffusion_batch(windows: np.ndarray, sp: Special, rng: np.random.Generator, 
     """Stack noised samples: windows (B, W >= length) -> three arrays of shape (B, length)."""
     out = [noise_window(w, sp, rng, length) for w in windows]
     return tuple(np.stack(x) for x in zip(*out))
+
+
+def crop(n_ids: int, hole: tuple[int, int], length: int) -> tuple[int, int]:
+    """The [start, stop) of at most `length` canvas positions: the hole (its start at least; the
+    position before it too), the context before it, and up to SUFFIX_KEPT positions after it."""
+    stop = min(n_ids, hole[1] + SUFFIX_KEPT)
+    start = max(0, min(stop - length, hole[0] - 1))
+    return start, min(stop, start + length)
+
+
+def distill_sample(ids: np.ndarray, hole: tuple[int, int], sp: Special, rng: np.random.Generator, length: int):
+    """(input ids, target ids, loss weights), each of `length`, from a decoded canvas: hole
+    positions are masked from a random point on (or at random), the teacher's tokens are the
+    targets, and each masked position weighs length / masked, so a sample counts as one mean.
+    A canvas shorter than `length` is padded on the right with weight 0."""
+    start, stop = crop(len(ids), hole, length)
+    a, b = hole[0] - start, min(hole[1], stop) - start
+    targets = np.full(length, sp.pad, dtype=np.int64)
+    targets[:stop - start] = ids[start:stop]
+    masked = np.zeros(length, bool)
+    if rng.random() < SCATTERED_FRACTION:
+        masked[a:b] = rng.random(b - a) < rng.uniform(T_MIN, 1.0)
+    else:
+        masked[a + int(rng.integers(0, b - a)):b] = True
+    if not masked.any():
+        masked[a + int(rng.integers(0, b - a))] = True
+    inputs = np.where(masked, sp.mask, targets)
+    weights = (masked * (length / masked.sum())).astype(np.float32)
+    return inputs, targets, weights

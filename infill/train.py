@@ -3,7 +3,10 @@
 Phase `ar` trains a causal model on next-token prediction. Phase `diffusion` trains a bidirectional
 model on the hole-shaped masked-diffusion objective (`infill.noising`); started from an `ar`
 checkpoint (`--init`) it is the adaptation recipe (shifted logits keep the autoregressive head's
-meaning), started from nothing it is diffusion from scratch. Runs resume from `OUT/state.pt`.
+meaning), started from nothing it is diffusion from scratch. Phase `distill` fine-tunes a diffusion
+model (`--init`) on its own left-to-right answers (`--teacher`, written by `infill.distill`), with
+corpus windows under the diffusion objective mixed in so that it keeps what it knew. Runs resume
+from `OUT/state.pt`.
 """
 from __future__ import annotations
 
@@ -25,17 +28,23 @@ from infill.checkpoint import load_model, save_model
 from infill.fim import fill
 from infill.heldout import line_holes
 from infill.model import ModelConfig, Transformer
-from infill.noising import Special, diffusion_batch
+from infill.noising import Special, diffusion_batch, distill_sample, noise_window
 from infill.paths import work_dir
 from infill.tokenizer import CodeTokenizer
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="infill train", description=__doc__.splitlines()[0])
-    p.add_argument("--phase", choices=["ar", "diffusion"], required=True, help="training objective")
+    p.add_argument("--phase", choices=["ar", "diffusion", "distill"], required=True, help="training objective")
     p.add_argument("--corpus", type=Path, default=work_dir() / "corpus", help="folder made by `infill corpus build`")
     p.add_argument("--out", type=Path, required=True, help="run folder: state.pt, log.jsonl, model/")
     p.add_argument("--init", type=Path, help="model folder or run state.pt to start from (e.g. the ar run's model/)")
+    p.add_argument("--teacher", type=Path, nargs="+", default=[],
+                   help="`distill`: JSONL files of decoded canvases (`python -m infill.distill`)")
+    p.add_argument("--distill-share", type=float, default=0.75,
+                   help="`distill`: share of each batch taken from the teacher's canvases (the rest: corpus windows)")
+    p.add_argument("--certainty", type=float, default=1.0,
+                   help="`distill`: weight of the entropy of masked positions the model already predicts right")
     p.add_argument("--hidden", type=int, default=192, help="hidden size of a new model")
     p.add_argument("--layers", type=int, default=5, help="transformer layers of a new model")
     p.add_argument("--heads", type=int, default=6, help="query heads of a new model")
@@ -88,14 +97,38 @@ def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
         )
         model = Transformer(cfg)
     model.cfg.causal = phase == "ar"
-    model.cfg.max_position_embeddings = args.seq_len  # the longest context it was trained on
+    if phase != "distill":  # fine-tuning on shorter windows leaves the model's context as it was
+        model.cfg.max_position_embeddings = args.seq_len  # the longest context it was trained on
     return model.float()
+
+
+Canvas = tuple[np.ndarray, tuple[int, int]]  # a teacher's decoded canvas (N,) and its hole [start, stop)
+
+
+def read_canvases(paths: list[Path]) -> list[Canvas]:
+    """The teacher's decoded canvases of JSONL files written by `infill.distill`."""
+    records = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
+    if not records:
+        raise ValueError(f"no decoded canvases in {', '.join(map(str, paths)) or '--teacher (none given)'}")
+    return [(np.asarray(r["ids"], dtype=np.int64), tuple(r["hole"])) for r in records]
 
 
 def make_batch(data: Windows, batch: int, phase: str, sp: Special, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """One step's arrays: (windows,) for `ar`, (inputs, targets, weights) for `diffusion`."""
     windows = data.sample(rng, batch)
     return (windows,) if phase == "ar" else diffusion_batch(windows, sp, rng, windows.shape[1])
+
+
+def distill_batch(data: Windows, canvases: list[Canvas], batch: int, share: float, sp: Special,
+                  rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """(inputs, targets, weights) of shape (B, T) for `distill`: round(B * share) rows from the
+    teacher's canvases, the rest corpus windows under the diffusion objective; then the (B,) flags
+    of the teacher's rows."""
+    n_taught = round(batch * share)
+    rows = [distill_sample(*canvases[i], sp, rng, data.length) for i in rng.integers(0, len(canvases), n_taught)]
+    if batch > n_taught:
+        rows += [noise_window(w, sp, rng, data.length) for w in data.sample(rng, batch - n_taught)]
+    return tuple(np.stack(x) for x in zip(*rows)) + (np.arange(batch) < n_taught,)
 
 
 class Prefetcher(threading.Thread):
@@ -110,7 +143,10 @@ class Prefetcher(threading.Thread):
 
     def run(self) -> None:
         while not self.stopped.is_set():
-            batch = self.make(self.rng)
+            try:
+                batch = self.make(self.rng)
+            except Exception as error:  # handed to the training loop, which would otherwise wait forever
+                batch = error
             while not self.stopped.is_set():
                 try:
                     self.ready.put(batch, timeout=0.1)
@@ -119,7 +155,10 @@ class Prefetcher(threading.Thread):
                     continue
 
     def next(self) -> tuple[np.ndarray, ...]:
-        return self.ready.get()
+        batch = self.ready.get()
+        if isinstance(batch, Exception):
+            raise RuntimeError("building a training batch failed") from batch
+        return batch
 
     def stop(self) -> None:
         """End the thread (the run is over), so the generator's state no longer moves."""
@@ -127,17 +166,36 @@ class Prefetcher(threading.Thread):
         self.join()
 
 
-def batch_loss(model: Transformer, arrays: tuple[np.ndarray, ...], phase: str, device) -> torch.Tensor:
+def batch_loss(model: Transformer, arrays: tuple[np.ndarray, ...], phase: str, device,
+               certainty: float = 0.0) -> torch.Tensor:
+    """The step's loss; `distill` adds `certainty` times the certainty-forcing term on the teacher's rows."""
     if phase == "ar":
         x = torch.from_numpy(arrays[0]).to(device, non_blocking=True)
         logits, _ = model(x[:, :-1])
         return F.cross_entropy(logits.flatten(0, 1).float(), x[:, 1:].flatten())
-    inputs, targets, weights = (torch.from_numpy(a).to(device, non_blocking=True) for a in arrays)
+    inputs, targets, weights = (torch.from_numpy(a).to(device, non_blocking=True) for a in arrays[:3])
     h, _ = model.hidden(inputs.long())  # (B, T, d)
     rows, cols = torch.nonzero(weights > 0, as_tuple=True)  # masked positions only: the head is the costliest matmul
-    logits = model.lm_head(h[rows, model.predictor_index(cols)])  # (M, V)
-    per_token = F.cross_entropy(logits.float(), targets[rows, cols].long(), reduction="none")
-    return (per_token * weights[rows, cols]).sum() / weights.numel()
+    logits = model.lm_head(h[rows, model.predictor_index(cols)]).float()  # (M, V)
+    wanted, weight = targets[rows, cols].long(), weights[rows, cols]
+    loss = (F.cross_entropy(logits, wanted, reduction="none") * weight).sum() / weights.numel()
+    if phase == "distill" and certainty:
+        loss = loss + certainty * certainty_loss(logits, wanted, weight * taught_rows(arrays[3], rows, device))
+    return loss
+
+
+def taught_rows(flags: np.ndarray, rows: torch.Tensor, device) -> torch.Tensor:
+    """(M,) 1.0 where a masked position belongs to a teacher's canvas, else 0."""
+    return torch.from_numpy(flags).to(device)[rows].float()
+
+
+def certainty_loss(logits: torch.Tensor, wanted: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """Certainty forcing: the entropy of the positions whose top-1 already is the teacher's token,
+    weighted, over all weighted positions of the batch; logits (M, V), wanted and weight (M,)."""
+    logp = logits.log_softmax(-1)
+    entropy = -(logp.exp() * logp).sum(-1)  # (M,)
+    right = (logits.argmax(-1) == wanted).float()
+    return (entropy * right * weight).sum() / weight.sum().clamp(min=1.0)
 
 
 def lr_at(step: int, total: int, args, time_share: float = 0.0) -> float:
@@ -171,7 +229,8 @@ def fim_exact_match(model: Transformer, tok: CodeTokenizer, tasks: list[dict]) -
 
 def evaluate(model, tok, val_data: Windows, fim_tasks: list[dict], args, sp: Special, amp) -> dict:
     with amp:
-        scores = {"val_loss": round(validate(model, val_data, args.phase, sp, args.device), 4)}
+        objective = "diffusion" if args.phase == "distill" else args.phase  # forgetting shows there
+        scores = {"val_loss": round(validate(model, val_data, objective, sp, args.device), 4)}
         if fim_tasks:
             scores["fim_exact"] = round(fim_exact_match(model, tok, fim_tasks), 4)
     tqdm.write(f"val loss {scores['val_loss']}, FIM exact {scores.get('fim_exact', '-')}")
@@ -208,8 +267,8 @@ def train(args) -> None:
         step, tokens, elapsed = state["step"], state["tokens"], state["elapsed"]
         rng.bit_generator.state = state["rng"]
         tqdm.write(f"resumed {args.out} at step {step}, {tokens:,} tokens")
-    fim_tasks = []  # the quick FIM check needs a model that fills holes: diffusion only
-    if args.phase == "diffusion":
+    fim_tasks = []  # the quick FIM check needs a model that fills holes: not `ar`
+    if args.phase != "ar":
         fim_tasks = line_holes(args.corpus / "val_files.jsonl", args.fim_tasks, seed=args.seed)
     tokens_per_step = args.batch * args.seq_len
     total_steps = int(args.tokens // tokens_per_step)
@@ -217,7 +276,11 @@ def train(args) -> None:
     log = (args.out / "log.jsonl").open("a")
     bar = tqdm(total=total_steps, initial=step, unit="step", dynamic_ncols=True,
                mininterval=0.1 if sys.stderr.isatty() else 10)
-    batches = Prefetcher(lambda r: make_batch(train_data, args.batch, args.phase, sp, r), rng)
+    if args.phase == "distill":
+        canvases = read_canvases(args.teacher)
+        batches = Prefetcher(lambda r: distill_batch(train_data, canvases, args.batch, args.distill_share, sp, r), rng)
+    else:
+        batches = Prefetcher(lambda r: make_batch(train_data, args.batch, args.phase, sp, r), rng)
     batches.start()
     started, first_step, record = time.monotonic(), step, {}
     budget_s = args.minutes * 60
@@ -229,7 +292,7 @@ def train(args) -> None:
         for group in opt.param_groups:
             group["lr"] = lr_at(step, total_steps, args, time_share)
         with amp:
-            loss = batch_loss(model, batches.next(), args.phase, args.device)
+            loss = batch_loss(model, batches.next(), args.phase, args.device, args.certainty)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

@@ -145,3 +145,11 @@ def test_a_bad_per_mode_setting_fails_at_start(tiny_model_dir, tmp_path):
     (folder / "decoder.json").write_text('{"per_mode": {"multi_line": {"threshold": 2.0}}}')
     with pytest.raises(ValueError, match="out of range"):
         ModelRunner(folder)
+
+
+def test_restrict_binds_the_first_token_rules_only_at_hole_position_0():
+    later = restrict(torch.zeros(2, 12), torch.tensor([True, True]), RULES, first=3)
+    assert torch.isinf(later[:, RULES.banned_ids]).all()
+    assert torch.isfinite(later[0, RULES.first_banned]).all()  # row 0 is hole position 3: no first-token rule
+    first = restrict(torch.zeros(2, 12), torch.tensor([True, True]), RULES, first=0)
+    assert torch.isinf(first[0, RULES.first_banned]).all()

@@ -58,3 +58,42 @@ def test_batch_shapes():
     windows = np.stack([fake_window(seed=s) for s in range(4)])
     inputs, targets, weights = diffusion_batch(windows, SP, rng, 200)
     assert inputs.shape == targets.shape == weights.shape == (4, 200)
+
+
+def test_distill_samples_mask_only_the_hole_and_keep_the_teachers_tokens():
+    from infill.noising import crop, distill_sample
+
+    rng = np.random.default_rng(3)
+    ids = np.arange(10, 710)  # a decoded canvas of 700 positions, the hole at [500, 532)
+    hole = (500, 532)
+    suffix_runs = 0
+    for _ in range(200):
+        inputs, targets, weights = distill_sample(ids, hole, SP, rng, 256)
+        start, stop = crop(len(ids), hole, 256)
+        assert start <= hole[0] and hole[1] <= stop and stop - start == 256
+        assert targets.tolist() == ids[start:stop].tolist()
+        masked = inputs == SP.mask
+        inside = np.zeros(256, bool)
+        inside[hole[0] - start:hole[1] - start] = True
+        assert masked.any() and not (masked & ~inside).any()
+        assert (inputs[~masked] == targets[~masked]).all()
+        assert abs(weights.sum() - 256) < 1e-3 and weights.dtype == np.float32 and ((weights > 0) == masked).all()
+        first = int(np.flatnonzero(masked)[0])
+        suffix_runs += bool(masked[first:hole[1] - start].all())  # masked from a point on, as left to right leaves it
+    assert 120 < suffix_runs < 200  # most samples, not all (some are masked at random)
+
+
+def test_a_short_distill_canvas_is_padded_with_no_weight():
+    from infill.noising import distill_sample
+
+    inputs, targets, weights = distill_sample(np.arange(10, 110), (60, 80), SP, np.random.default_rng(0), 256)
+    assert inputs.shape == targets.shape == weights.shape == (256,)
+    assert (targets[100:] == SP.pad).all() and (weights[100:] == 0).all() and (inputs[100:] == SP.pad).all()
+
+
+def test_a_hole_longer_than_the_window_keeps_its_start():
+    from infill.noising import distill_sample
+
+    inputs, targets, weights = distill_sample(np.arange(10, 410), (200, 296), SP, np.random.default_rng(0), 64)
+    assert targets[0] == 10 + 199 and (inputs[0] != SP.mask)  # the position before the hole leads the window
+    assert (inputs == SP.mask).any() and abs(weights.sum() - 64) < 1e-3
