@@ -9,7 +9,6 @@ import torch
 from infill.checkpoint import load_model
 from infill.distill import main as distill_main, teacher_middle, training_texts
 from infill.train import certainty_loss, main as train_main
-from tests.conftest import SAMPLE_CODE
 from tests.test_train import TINY_SHAPE, read_log, tiny_corpus  # noqa: F401 (a fixture)
 
 PAD, NL = 1, 9
@@ -41,10 +40,9 @@ def test_certainty_loss_counts_only_positions_already_right():
     assert sharper < only_first
 
 
-def test_teacher_records_then_a_distill_run(tiny_model_dir, tiny_corpus, tmp_path):  # noqa: F811
-    corpus_ids = np.fromfile(tiny_corpus / "train.bin", dtype=np.uint16)
-    file_id = load_tokenizer_file_id(tiny_model_dir)
-    np.concatenate([[file_id], corpus_ids]).astype(np.uint16).tofile(tiny_corpus / "train.bin")
+def test_teacher_records_then_a_distill_run(tiny_model_dir, tiny_tokenizer, tiny_corpus, tmp_path):  # noqa: F811
+    corpus_ids = np.fromfile(tiny_corpus / "train.bin", dtype=np.uint16)  # one file: its marker first
+    np.concatenate([[tiny_tokenizer.file_id], corpus_ids]).astype(np.uint16).tofile(tiny_corpus / "train.bin")
     records = tmp_path / "teacher.jsonl"
     distill_main(["--corpus", str(tiny_corpus), "--model", str(tiny_model_dir), "--count", "4",
                   "--weights", "fp32", "--out", str(records)])
@@ -65,8 +63,3 @@ def test_teacher_records_then_a_distill_run(tiny_model_dir, tiny_corpus, tmp_pat
     assert not model.cfg.causal
     assert model.cfg.max_position_embeddings == load_model(tiny_model_dir).cfg.max_position_embeddings
 
-
-def load_tokenizer_file_id(model_dir) -> int:
-    from infill.tokenizer import CodeTokenizer
-
-    return CodeTokenizer(model_dir / "tokenizer.json").file_id
