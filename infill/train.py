@@ -65,7 +65,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu or cuda")
     p.add_argument("--bf16", action="store_true",
                    help="bf16 autocast (always on with cuda; on a CPU without AVX-512 BF16 it is ~20x slower)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.phase == "distill" and not (args.init and args.teacher):
+        p.error("--phase distill fine-tunes a model on its teacher's answers: give --init MODEL and --teacher FILE...")
+    return args
 
 
 class Windows:
@@ -102,10 +105,10 @@ def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
     return model.float()
 
 
-Canvas = tuple[np.ndarray, tuple[int, int]]  # a teacher's decoded canvas (N,) and its hole [start, stop)
+Taught = tuple[np.ndarray, tuple[int, int]]  # a teacher's decoded canvas (N,) and its hole [start, stop)
 
 
-def read_canvases(paths: list[Path]) -> list[Canvas]:
+def read_canvases(paths: list[Path]) -> list[Taught]:
     """The teacher's decoded canvases of JSONL files written by `infill.distill`."""
     records = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
     if not records:
@@ -119,7 +122,7 @@ def make_batch(data: Windows, batch: int, phase: str, sp: Special, rng: np.rando
     return (windows,) if phase == "ar" else diffusion_batch(windows, sp, rng, windows.shape[1])
 
 
-def distill_batch(data: Windows, canvases: list[Canvas], batch: int, share: float, sp: Special,
+def distill_batch(data: Windows, canvases: list[Taught], batch: int, share: float, sp: Special,
                   rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """(inputs, targets, weights) of shape (B, T) for `distill`: round(B * share) rows from the
     teacher's canvases, the rest corpus windows under the diffusion objective; then the (B,) flags

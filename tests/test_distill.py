@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 import numpy as np
+import pytest
 import torch
 
 from infill.checkpoint import load_model
@@ -63,3 +64,8 @@ def test_teacher_records_then_a_distill_run(tiny_model_dir, tiny_tokenizer, tiny
     assert not model.cfg.causal
     assert model.cfg.max_position_embeddings == load_model(tiny_model_dir).cfg.max_position_embeddings
 
+
+
+def test_distill_needs_a_model_and_its_teachers_answers(tiny_corpus, tmp_path):  # noqa: F811
+    with pytest.raises(SystemExit):
+        train_main(["--phase", "distill", "--corpus", str(tiny_corpus), "--out", str(tmp_path / "run")])
