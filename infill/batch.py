@@ -22,6 +22,8 @@ def pad_right(rows: list[torch.Tensor], length: int, value: int = 0) -> torch.Te
 def pad_contexts(contexts: list[list[KV]], length: int) -> list[KV]:
     """Per layer, the requests' keys/values (1, nkv, S_i, hd) padded and stacked to (B, nkv, length, hd)."""
     def stack(tensors: list[torch.Tensor]) -> torch.Tensor:
+        if len(tensors) == 1 and tensors[0].shape[2] == length:
+            return tensors[0]  # nothing to pad or stack: no copy of a context that may be megabytes
         return torch.cat([F.pad(t, (0, 0, 0, length - t.shape[2])) for t in tensors])  # (B, nkv, length, hd)
 
     layers = zip(*contexts)  # per layer: one (k, v) per request

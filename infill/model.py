@@ -105,15 +105,24 @@ class Attention(nn.Module):
             self.q_norm = RMSNorm(hd, cfg.rms_norm_eps)
             self.k_norm = RMSNorm(hd, cfg.rms_norm_eps)
 
-    def forward(self, x, cos, sin, cache: KV | None, mask: torch.Tensor | None) -> tuple[torch.Tensor, KV]:
+    def forward(self, x, cos, sin, cache: KV | None, mask: torch.Tensor | None,
+                queries: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
+        """Outputs (B, Q, d) of the `queries` rows of x (all T when None) and the keys/values of all T."""
         cfg = self.cfg
         B, T, _ = x.shape
-        q = self.q_proj(x).view(B, T, cfg.num_heads, cfg.head_dim).transpose(1, 2)  # (B, nh, T, hd)
+        if queries is not None:
+            assert not cfg.causal, "query rows are a bidirectional model's shortcut"
+            x_q, cos_q, sin_q = x[:, queries], cos[:, :, queries], sin[:, :, queries]
+            mask = None if mask is None else mask[:, :, queries]
+        else:
+            x_q, cos_q, sin_q = x, cos, sin
+        Q = x_q.shape[1]
+        q = self.q_proj(x_q).view(B, Q, cfg.num_heads, cfg.head_dim).transpose(1, 2)  # (B, nh, Q, hd)
         k = self.k_proj(x).view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
         v = self.v_proj(x).view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)
         if cfg.qk_norm:
             q, k = self.q_norm(q), self.k_norm(k)
-        q, k = apply_rotary(q, cos, sin), apply_rotary(k, cos, sin)
+        q, k = apply_rotary(q, cos_q, sin_q), apply_rotary(k, cos, sin)
         new_kv = (k, v)
         if cache is not None:
             k = torch.cat([cache[0], k], dim=2)  # (B, nkv, S+T, hd)
@@ -121,8 +130,8 @@ class Attention(nn.Module):
         causal = cfg.causal and cache is None and mask is None
         y = F.scaled_dot_product_attention(
             q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=cfg.num_heads != cfg.num_kv_heads
-        )  # (B, nh, T, hd)
-        return self.o_proj(y.transpose(1, 2).reshape(B, T, -1)), new_kv
+        )  # (B, nh, Q, hd)
+        return self.o_proj(y.transpose(1, 2).reshape(B, Q, -1)), new_kv
 
 
 class MLP(nn.Module):
@@ -144,9 +153,9 @@ class Layer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, cos, sin, cache, mask):
-        h, kv = self.self_attn(self.input_layernorm(x), cos, sin, cache, mask)
-        x = x + h
+    def forward(self, x, cos, sin, cache, mask, queries=None):
+        h, kv = self.self_attn(self.input_layernorm(x), cos, sin, cache, mask, queries)
+        x = (x if queries is None else x[:, queries]) + h
         return x + self.mlp(self.post_attention_layernorm(x)), kv
 
 
@@ -181,8 +190,11 @@ class Transformer(nn.Module):
         positions: torch.Tensor | None = None,  # (B, T); default 0..T-1 after the cache
         cache: list[KV] | None = None,  # per layer, keys/values of S positions already encoded
         mask: torch.Tensor | None = None,  # bool (B, 1, T, S+T), True = may attend
+        rows: torch.Tensor | None = None,  # (R,) indices into T: only these rows' hidden states are wanted
     ) -> tuple[torch.Tensor, list[KV]]:
-        """Final normed hidden states (B, T, d) and this call's keys/values per layer."""
+        """Final normed hidden states (B, T, d), or (B, R, d) of `rows`, and this call's keys/values
+        per layer. With `rows` the last layer runs its queries, output projection and MLP for those
+        rows alone: the other rows' keys/values are all later passes need of it."""
         B, T = input_ids.shape
         if positions is None:
             start = 0 if cache is None else cache[0][0].shape[2]
@@ -190,8 +202,9 @@ class Transformer(nn.Module):
         cos, sin = rotary(positions, self.cfg.head_dim, self.cfg.rope_theta)
         x = self.model.embed_tokens(input_ids)
         new_cache = []
+        last = len(self.model.layers) - 1
         for i, layer in enumerate(self.model.layers):
-            x, kv = layer(x, cos, sin, None if cache is None else cache[i], mask)
+            x, kv = layer(x, cos, sin, None if cache is None else cache[i], mask, rows if i == last else None)
             new_cache.append(kv)
         return self.model.norm(x), new_cache
 

@@ -7,7 +7,7 @@ import torch
 from engine.runner import ModelRunner
 from infill.commit import DecoderConfig
 from infill.fim import first_banned, hole_text
-from infill.decode import HoleRules, close_tail, restrict
+from infill.decode import HoleRules, close_tail, restrict, without
 
 RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], first_banned=[1, 9, 6],
                   single_line=True)
@@ -153,3 +153,13 @@ def test_restrict_binds_the_first_token_rules_only_at_hole_position_0():
     assert torch.isfinite(later[0, RULES.first_banned]).all()  # row 0 is hole position 3: no first-token rule
     first = restrict(torch.zeros(2, 12), torch.tensor([True, True]), RULES, first=0)
     assert torch.isinf(first[0, RULES.first_banned]).all()
+
+
+@pytest.mark.parametrize("window", [slice(3, 7), torch.tensor([3, 4, 5, 6]), torch.tensor([1, 4, 5, 9])])
+def test_without_keeps_every_position_outside_the_window_in_order(window):
+    kv = [(torch.arange(10.0).view(1, 1, 10, 1).expand(1, 2, 10, 3), torch.randn(1, 2, 10, 3))]
+    outside = torch.ones(10, dtype=torch.bool)
+    outside[window] = False
+    (k, v), = without(kv, window)
+    assert k[0, 0, :, 0].tolist() == torch.arange(10.0)[outside].tolist()
+    assert torch.equal(v, kv[0][1][:, :, outside])

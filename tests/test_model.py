@@ -1,4 +1,4 @@
-"""The transformer: cached context gives the uncached answer; causal and bidirectional masks."""
+"""The transformer: cached context gives the uncached answer; rows of a pass; causal and bidirectional masks."""
 import torch
 
 from infill.model import ModelConfig, Transformer
@@ -21,6 +21,21 @@ def test_hole_step_against_cached_context_matches_full_pass():
     part, _ = model(ids[:, 12:], positions=torch.arange(12, 20).expand(2, 8), cache=context)
     # bidirectional: the context's cached states saw the full input, and the hole sees everything
     assert torch.allclose(part, full[:, 12:], atol=1e-5)
+
+
+@torch.no_grad()
+def test_rows_give_those_rows_of_the_full_pass_and_every_key():
+    model = tiny()
+    ids = torch.randint(4, 64, (2, 20))
+    mask = torch.rand(2, 1, 20, 20) > 0.3
+    mask[..., 0] = True  # every row attends somewhere
+    full, kv = model.hidden(ids, mask=mask)
+    rows = torch.tensor([3, 11, 12, 19])
+    some, kv_rows = model.hidden(ids, mask=mask, rows=rows)
+    assert some.shape == (2, 4, 32)
+    assert torch.allclose(some, full[:, rows], atol=1e-5)
+    for (k, v), (k_rows, v_rows) in zip(kv, kv_rows):  # the last layer's keys/values are all still made
+        assert torch.equal(k, k_rows) and torch.equal(v, v_rows)
 
 
 @torch.no_grad()
