@@ -49,6 +49,7 @@ CONFIGS = {
     "run-0.7-no-refresh": DecoderConfig(rule="left_run", threshold=0.7, refresh_every=NEVER),
     "run-0.5-no-refresh": DecoderConfig(rule="left_run", threshold=0.5, refresh_every=NEVER),
     "run-0.3-no-refresh": DecoderConfig(rule="left_run", threshold=0.3, refresh_every=NEVER),
+    "run-0.3-remask-0.1": DecoderConfig(rule="left_run", threshold=0.3, remask=0.1, refresh_every=NEVER),
     "verify-4": DecoderConfig(rule="verify", drafts=4, refresh_every=NEVER),  # the left-to-right answer
     "verify-8": DecoderConfig(rule="verify", drafts=8, refresh_every=NEVER),  # in fewer passes
     "verify-16": DecoderConfig(rule="verify", drafts=16, refresh_every=NEVER),

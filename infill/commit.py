@@ -14,6 +14,8 @@ any is masked, so decoding always ends.
   for the positions after it (`infill.decode.confirm_drafts`), so the answer is exactly the
   left-to-right one, in fewer passes.
 Semi-autoregressive blocks restrict any rule to the leftmost block that still has masks.
+Optional re-masking (`remask`, `infill.decode.remask`) masks a committed token again when a later
+pass finds it unlikely, so that a rule that committed it too early may fill it anew.
 
 A canvas with several holes passes each hole's slice of the (L,) vectors: blocks and the leftmost
 position are then per hole, while the confidence ranking of the other rules spans all holes.
@@ -46,6 +48,8 @@ class DecoderConfig:
     drafts: int = 4  # `verify` rule: guesses checked per pass, each in a window of its own
     window: int = 0  # a cached pass runs this many positions from the leftmost mask on, and the ones
     #   committed in the pass before (0: the whole hole); left-to-right rules only (`infill.decode`)
+    remask: float = 0.0  # a committed token whose probability in a later pass is below this is masked
+    #   again, once per position (0: never); not with `verify` (its answer is left to right's) or a window
 
     def __post_init__(self):
         if self.rule not in RULES:
@@ -54,8 +58,10 @@ class DecoderConfig:
             raise ValueError(f"confidence must be 'prob' or 'margin', not {self.confidence!r}")
         if not (0.0 < self.threshold <= 1.0 and self.factor > 0 and self.steps >= 1 and self.block >= 0
                 and self.refresh_every >= 1 and 1 <= self.lengths <= 4 and 0 <= self.drafts <= MAX_DRAFTS
-                and self.window >= 0):
+                and self.window >= 0 and 0.0 <= self.remask < 1.0):
             raise ValueError(f"decoder settings out of range: {self}")
+        if self.remask and (self.rule == "verify" or self.window):
+            raise ValueError("re-masking needs every committed token re-scored each pass: not with `verify` or a window")
         if self.window and self.rule not in SLIDING_RULES:
             raise ValueError(f"a sliding window needs a rule that commits from the left ({', '.join(SLIDING_RULES)}), "
                              f"not {self.rule!r}")

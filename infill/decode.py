@@ -10,6 +10,9 @@ Decoding is step-wise so that many requests share each forward pass: `start` lay
 as a `DecodeState`, `step` advances any number of states by one pass each, `result` reads one back.
 `infill.fim.fill` is the one-request loop over the same `step`.
 
+With `remask` set, a committed token that a later pass finds unlikely is masked again (once per
+position) and the commit rule may fill it anew: a way back from an early commit (`remask`).
+
 A multi-line hole that fills to its end with no pad wanted more room: it grows in place (more
 masks after the committed tokens, the context re-encoded) up to its `grow_to` length.
 
@@ -170,14 +173,14 @@ def window_pass(model: Transformer, ids: torch.Tensor, window: Window, context: 
     return h[0]
 
 
-def score(logits: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(confidence, top-1 probability, top-1 id), each (L,), from restricted logits (L, V).
+def score(logits: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(confidence, top-1 probability, top-1 id, log-sum-exp), each (L,), from restricted logits (L, V).
 
     One fused pass per row (engine.kernels.row_stats): no softmax is materialised.
     """
     stats = row_stats(logits.contiguous())
     conf = stats.margin if kind == "margin" else stats.top1_prob
-    return conf, stats.top1_prob, stats.top1_id
+    return conf, stats.top1_prob, stats.top1_id, stats.lse
 
 
 
@@ -212,6 +215,8 @@ class DecodeState:
     drafts: tuple[int, torch.Tensor] | None = None  # `verify`: (hole position i of the leftmost mask,
     #   guesses (V,) for positions i, i + 1, ...) that its next cached pass checks
     kv: list[KV] | None = None  # a sliding window's keys/values of the whole canvas, per layer (1, nkv, N, hd)
+    remasked: torch.Tensor | None = None  # (L,) bool: positions masked again once already (`remask`)
+    mask_id: int = 0  # the model's mask token, written over a position masked again
 
     @property
     def span(self) -> slice:
@@ -292,7 +297,8 @@ def new_state(model: Transformer, ids: list[int], spans: list[slice], rules: lis
         ids=torch.tensor(ids, dtype=torch.long)[None], spans=spans, positions=positions, rows=rows,
         scored=slice(0, len(rows)), shifted=model.cfg.logits_shift, hole_rules=rules, cfg=cfg, deadline=deadline,
         masked=torch.ones(len(rows), dtype=torch.bool), committed_prob=torch.zeros(len(rows)), grow_to=grow_to,
-        max_context=model.cfg.max_position_embeddings,
+        max_context=model.cfg.max_position_embeddings, remasked=torch.zeros(len(rows), dtype=torch.bool),
+        mask_id=model.cfg.mask_token_id,
     )
 
 
@@ -340,6 +346,7 @@ def grow(state: DecodeState, mask_id: int) -> bool:
     state.last_best = state.last_prob = None  # the next pass scores every position afresh
     state.masked = torch.cat([state.masked, torch.ones(extra, dtype=torch.bool)])
     state.committed_prob = torch.cat([state.committed_prob, torch.zeros(extra)])
+    state.remasked = torch.cat([state.remasked, torch.zeros(extra, dtype=torch.bool)])
     state.context = []  # the canvas changed: the next pass re-encodes it
     return True
 
@@ -366,7 +373,7 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
             restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
     else:  # a sliding window (one hole)
         restrict(logits, state.masked[scored], state.rules, first=scored.start)
-    conf_scored, prob, best = score(logits, state.cfg.confidence)
+    conf_scored, prob, best, lse = score(logits, state.cfg.confidence)
     if state.last_best is None:
         state.last_best, state.last_prob = torch.zeros(length, dtype=torch.long), torch.zeros(length)
     state.last_best[scored], state.last_prob[scored] = best, prob  # unscored positions keep older guesses
@@ -376,6 +383,8 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if expired:
         finish(state)
         return
+    if state.cfg.remask:
+        remask(state, logits, lse)
     first = int(torch.nonzero(state.masked)[0])
     may_commit = torch.cat([eligible(state.last_best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
@@ -385,6 +394,21 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if state.slides and not state.done:
         slide(state, first)
     plan_drafts(state)
+
+
+def remask(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> None:
+    """Mask again each committed content token (not an end token, not a closed tail) whose
+    probability under this pass's logits (L, V) (log-sum-exp `lse` (L,)) is below `cfg.remask`,
+    once per position: the commit rule may then fill it anew from the same pass."""
+    for span, part, rules in zip(state.spans, state.parts, state.hole_rules):
+        hole, masked, kept = state.ids[0, span], state.masked[part], state.committed_prob[part]  # (L_h,) views
+        prob = (logits[part].gather(1, hole[:, None])[:, 0] - lse[part]).exp()  # of each position's token
+        doubtful = (~masked & (kept > 0) & ~state.remasked[part] & ~torch.isin(hole, rules.end_ids)
+                    & (prob < state.cfg.remask))
+        hole[doubtful] = state.mask_id
+        masked |= doubtful
+        kept[doubtful] = 0.0
+        state.remasked[part] |= doubtful
 
 
 def slide(state: DecodeState, first: int) -> None:
@@ -416,7 +440,7 @@ def confirm_drafts(state: DecodeState, guessed: list[torch.Tensor], head: torch.
         ahead = slice(at, min(at + 1 + state.cfg.drafts, state.scored.stop))  # it, and those the next pass may guess
         logits = head(hidden[state.rows[ahead]]).float()  # (G, V)
         restrict(logits, state.masked[ahead], state.rules, first=ahead.start)
-        _, prob, best = score(logits, state.cfg.confidence)
+        _, prob, best, _ = score(logits, state.cfg.confidence)
         state.last_best[ahead], state.last_prob[ahead] = best, prob  # the next guesses, and the anytime answer
         commit = torch.zeros_like(state.masked)
         commit[at] = True

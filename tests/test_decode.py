@@ -163,3 +163,49 @@ def test_without_keeps_every_position_outside_the_window_in_order(window):
     (k, v), = without(kv, window)
     assert k[0, 0, :, 0].tolist() == torch.arange(10.0)[outside].tolist()
     assert torch.equal(v, kv[0][1][:, :, outside])
+
+
+def remask_state(tiny_model_dir, threshold=0.3):
+    from infill.checkpoint import load_model
+    from infill.decode import new_state
+
+    model = load_model(tiny_model_dir)
+    rules = HoleRules(pad_id=1, newline_id=5, banned_ids=[0], first_allowed=None, first_banned=[1], single_line=False)
+    state = new_state(model, [7, 8, 0, 0, 0, 0, 9], [slice(2, 6)], [rules],
+                      DecoderConfig(rule="threshold", remask=threshold, refresh_every=1), None, 0)
+    state.ids[0, 2:5] = torch.tensor([10, 11, 1])  # two content tokens and an end token committed
+    state.masked[:3] = False
+    state.committed_prob[:3] = torch.tensor([0.9, 0.8, 0.7])
+    logits = torch.full((4, 12), -5.0)
+    logits[0, 10], logits[1, 3], logits[2, 6] = 5.0, 5.0, 5.0  # sure of position 0's token; not of 1's or the pad
+    return state, logits
+
+
+def test_remask_masks_an_unlikely_committed_token_once(tiny_model_dir):
+    from infill.decode import remask
+
+    state, logits = remask_state(tiny_model_dir)
+    remask(state, logits, torch.logsumexp(logits, dim=1))
+    assert state.masked.tolist() == [False, True, False, True]  # the end token stays: its tail was closed
+    assert state.ids[0, 2:6].tolist() == [10, state.mask_id, 1, state.mask_id]
+    assert state.committed_prob[1] == 0 and state.remasked.tolist() == [False, True, False, False]
+    state.ids[0, 3], state.masked[1], state.committed_prob[1] = 11, False, 0.8  # committed again, as unsure
+    remask(state, logits, torch.logsumexp(logits, dim=1))
+    assert not state.masked[1]  # once per position: decoding always ends
+
+
+def test_remask_keeps_tokens_above_the_bound(tiny_model_dir):
+    from infill.decode import remask
+
+    state, logits = remask_state(tiny_model_dir, threshold=1e-6)
+    remask(state, logits, torch.logsumexp(logits, dim=1))
+    assert state.masked.tolist() == [False, False, False, True]
+
+
+def test_remasking_decodes_to_the_end_and_refuses_rules_it_would_break(tiny_model_dir):
+    runner = ModelRunner(tiny_model_dir)
+    out = runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "threshold", "threshold": 0.9, "remask": 0.5})
+    assert 1 <= out.forward_passes <= 24  # each of the 12 positions re-masked at most once
+    for bad in ({"rule": "verify", "remask": 0.5}, {"rule": "left_run", "window": 8, "remask": 0.5}, {"remask": 1.5}):
+        with pytest.raises(ValueError):
+            DecoderConfig(**bad)
