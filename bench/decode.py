@@ -9,8 +9,9 @@ per completion and wall-time speedup over its baseline.
 Each configuration's baseline is the one-token-per-pass left-to-right decoder with the same
 context cache (the same refresh interval and sliding window), run on the same tasks, so that a
 speedup counts parallel commits, not caching. The classic baseline (a refresh every 4 passes, no
-window) always runs too: the other baselines' speedup over it is what their cache alone gains. `--cache` adds the cost of one decoding step with and without the context cache at
-several context lengths. With `--json` the last line is one JSON object.
+window) always runs too: the other baselines' speedup over it is what their cache alone gains.
+`--cache` adds the cost of one decoding step with and without the context cache at several
+context lengths. With `--json` the last line is one JSON object.
 """
 from __future__ import annotations
 
@@ -64,6 +65,8 @@ CONFIGS = {
     "l2r-grow": DecoderConfig(rule="left_to_right", grow=True),
     "l2r-no-loop-cut": DecoderConfig(rule="left_to_right", cut_loops=False),
 }
+
+
 def baseline_for(cfg: DecoderConfig) -> DecoderConfig:
     """The left-to-right decoder with `cfg`'s context cache: its refresh interval and window."""
     return DecoderConfig(rule="left_to_right", refresh_every=cfg.refresh_every, window=cfg.window)

@@ -113,7 +113,8 @@ class Attention(nn.Module):
         if queries is not None:
             assert not cfg.causal, "query rows are a bidirectional model's shortcut"
             x_q, cos_q, sin_q = x[:, queries], cos[:, :, queries], sin[:, :, queries]
-            mask = None if mask is None else mask[:, :, queries]
+            if mask is not None and mask.shape[2] > 1:  # a mask broadcast over the queries stays as it is
+                mask = mask[:, :, queries]
         else:
             x_q, cos_q, sin_q = x, cos, sin
         Q = x_q.shape[1]
