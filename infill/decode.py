@@ -45,6 +45,7 @@ from __future__ import annotations
 import itertools
 import time
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import torch
 
@@ -173,14 +174,19 @@ def window_pass(model: Transformer, ids: torch.Tensor, window: Window, context: 
     return h[0]
 
 
-def score(logits: torch.Tensor, kind: str) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    """(confidence, top-1 probability, top-1 id, log-sum-exp), each (L,), from restricted logits (L, V).
+class Scores(NamedTuple):
+    confidence: torch.Tensor  # (L,) what the commit rules rank: the top-1 probability or margin
+    prob: torch.Tensor  # (L,) top-1 probability
+    best: torch.Tensor  # (L,) top-1 id
+    lse: torch.Tensor  # (L,) log-sum-exp of the row
 
-    One fused pass per row (engine.kernels.row_stats): no softmax is materialised.
-    """
+
+def score(logits: torch.Tensor, kind: str) -> Scores:
+    """The scores of restricted logits (L, V): one fused pass per row (engine.kernels.row_stats),
+    no softmax materialised."""
     stats = row_stats(logits.contiguous())
     conf = stats.margin if kind == "margin" else stats.top1_prob
-    return conf, stats.top1_prob, stats.top1_id, stats.lse
+    return Scores(conf, stats.top1_prob, stats.top1_id, stats.lse)
 
 
 
@@ -373,18 +379,18 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
             restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
     else:  # a sliding window (one hole)
         restrict(logits, state.masked[scored], state.rules, first=scored.start)
-    conf_scored, prob, best, lse = score(logits, state.cfg.confidence)
+    scores = score(logits, state.cfg.confidence)
     if state.last_best is None:
         state.last_best, state.last_prob = torch.zeros(length, dtype=torch.long), torch.zeros(length)
-    state.last_best[scored], state.last_prob[scored] = best, prob  # unscored positions keep older guesses
+    state.last_best[scored], state.last_prob[scored] = scores.best, scores.prob  # unscored positions keep older guesses
     conf = torch.zeros(length)
-    conf[scored] = conf_scored
+    conf[scored] = scores.confidence
     steps_done, state.passes = state.passes, state.passes + 1
     if expired:
         finish(state)
         return
     if state.cfg.remask:
-        remask(state, logits, lse)
+        remask(state, logits, scores.lse)
     first = int(torch.nonzero(state.masked)[0])
     may_commit = torch.cat([eligible(state.last_best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
@@ -440,8 +446,8 @@ def confirm_drafts(state: DecodeState, guessed: list[torch.Tensor], head: torch.
         ahead = slice(at, min(at + 1 + state.cfg.drafts, state.scored.stop))  # it, and those the next pass may guess
         logits = head(hidden[state.rows[ahead]]).float()  # (G, V)
         restrict(logits, state.masked[ahead], state.rules, first=ahead.start)
-        _, prob, best, _ = score(logits, state.cfg.confidence)
-        state.last_best[ahead], state.last_prob[ahead] = best, prob  # the next guesses, and the anytime answer
+        scores = score(logits, state.cfg.confidence)
+        state.last_best[ahead], state.last_prob[ahead] = scores.best, scores.prob  # the next guesses, and the anytime answer
         commit = torch.zeros_like(state.masked)
         commit[at] = True
         commit_positions(state, commit)
