@@ -27,7 +27,7 @@ from bench.quality import edit_similarity, exact_match, has_tests, judging_progr
 from bench.sandbox import run_program
 from engine.runner import decoder_config, model_decoder_defaults
 from infill.checkpoint import load_model
-from infill.commit import DecoderConfig
+from infill.commit import NEVER, DecoderConfig
 from infill.decode import encode, full_pass, window_pass
 from infill.fim import fill
 from infill.paths import bundled_model_dir
@@ -35,7 +35,6 @@ from infill.quantize import for_inference
 from infill.tokenizer import CodeTokenizer
 from infill.weights import WEIGHTS
 
-NEVER = 1 << 16  # a refresh interval no hole reaches: the context is encoded once per request
 BASELINE = ("baseline", DecoderConfig(rule="left_to_right"))
 CONFIGS = {
     "threshold-0.9": DecoderConfig(rule="threshold", threshold=0.9),

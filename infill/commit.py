@@ -30,6 +30,7 @@ import torch
 RULES = ("threshold", "factor", "fixed", "left_to_right", "left_run", "verify")
 SLIDING_RULES = ("left_to_right", "left_run", "verify")  # they commit the leftmost masks first
 MAX_DRAFTS = 16
+NEVER = 1 << 16  # a refresh interval no hole reaches: the context is encoded once per request
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,7 +29,7 @@ import torch
 
 from infill import decode
 from infill.checkpoint import load_model
-from infill.commit import DecoderConfig
+from infill.commit import NEVER, DecoderConfig
 from infill.fim import HOLE_TOKENS, start_request
 from infill.heldout import cut_hole
 from infill.model import Transformer
@@ -37,11 +37,12 @@ from infill.paths import bundled_model_dir, work_dir
 from infill.quantize import for_inference
 from infill.repetition import cut_loop
 from infill.tokenizer import CodeTokenizer
+from infill.weights import WEIGHTS
 
 MAX_FILE_TOKENS = 6000  # a file longer than this is read from its start only
 TEACHERS = {  # left to right, one token per pass, no refresh; multi-line holes in the worker's window of 12, for speed
-    "single_line": DecoderConfig(rule="left_to_right", refresh_every=65536),
-    "multi_line": DecoderConfig(rule="left_to_right", refresh_every=65536, window=12),
+    "single_line": DecoderConfig(rule="left_to_right", refresh_every=NEVER),
+    "multi_line": DecoderConfig(rule="left_to_right", refresh_every=NEVER, window=12),
 }
 
 
@@ -101,7 +102,7 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--model", type=Path, default=bundled_model_dir(), help="the teacher (and student) model folder")
     p.add_argument("--count", type=int, default=1000, help="holes to decode")
     p.add_argument("--multi-share", type=float, default=0.4, help="share of holes of 2-4 lines (multi-line mode)")
-    p.add_argument("--weights", choices=["fp32", "int8"], default="int8", help="weights the teacher computes with")
+    p.add_argument("--weights", choices=WEIGHTS, default="int8", help="weights the teacher computes with")
     p.add_argument("--threads", type=int, default=1, help="CPU threads for torch")
     p.add_argument("--batch", type=int, default=1,
                    help="holes decoded side by side, one forward per step for all (on two CPU cores 8 saved 5%%)")
