@@ -14,6 +14,10 @@ items carry `data`; the notifications `infill/didShowCompletion`, `infill/accept
 Settings come from `initializationOptions` and `workspace/didChangeConfiguration`. Once the worker
 answers, the server tells the client its model with `infill/workerReady` (`{"model", "address"}`).
 
+Messages come through `lsp_server.transport`: stdio, or loopback TCP for the one editor that
+sends the launch token (`lsp_server.launch_token`); a reader that no input can stop
+(`lsp_server.framing`). Completions are asked only for documents the editor opened.
+
 The workers are those named by the `workerAddress` setting (or `--worker`), a comma-separated
 list of addresses over which requests are balanced (`engine.pool`; `--worker-keys` for remote
 workers started with CURVE keys). Without one the server starts a local worker on the bundled
@@ -317,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="infill lsp", description="Serve code completions to an editor over the Language "
                                        "Server Protocol (stdio by default).")
     parser.add_argument("--tcp", type=int, metavar="PORT", default=None,
-                        help="listen on TCP PORT (of --host) instead of stdio")
+                        help="listen on TCP PORT (of --host) instead of stdio, for one editor that "
+                             "sends this launch's token (see --token-file)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on with --tcp (default 127.0.0.1)")
     parser.add_argument("--worker", metavar="ADDRESS", default=None,
