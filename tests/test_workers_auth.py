@@ -98,7 +98,8 @@ def test_a_refused_client_is_logged_with_its_key_and_address(remote_worker, key_
             with pytest.raises(WorkerTimeout):
                 client.hello()
         until = time.monotonic() + 10  # the stderr pump forwards the line soon after; bound generously
-        while not (lines := [r.getMessage() for r in caplog.records if other.public.decode() in r.getMessage()]):
+        while not (lines := [r.getMessage() for r in caplog.records
+                             if other.public.decode() in r.getMessage()]):
             assert time.monotonic() < until, "the worker logged no refusal naming the client's key"
             time.sleep(0.05)
     assert "refused the CURVE client" in lines[0] and "from 127.0.0.1" in lines[0]

@@ -214,7 +214,8 @@ async def test_a_frozen_worker_is_replaced_and_its_request_retried(short_tmp):
         call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:1", "",
                                                                    deadline_ms=8000)))
         frozen_at = await asyncio.wait_for(holder_of_a_request(group.addresses), 10.0)
-        frozen, other = group.process(group.addresses[frozen_at]), group.process(group.addresses[1 - frozen_at])
+        frozen = group.process(group.addresses[frozen_at])
+        other = group.process(group.addresses[1 - frozen_at])
         frozen.send_signal(signal.SIGSTOP)  # with the call in its decoding step
         result = await asyncio.wait_for(call, 10.0)
         assert int(result.items[0].text.split(":")[0]) == other.pid  # retried there
