@@ -1,11 +1,11 @@
-"""CPU timing of the decoder-step kernels: the `@njit` path of `engine.kernels` against torch ops.
+"""CPU timing of the decoder-step kernels: the `@njit` path of `infill.kernels` against torch ops.
 
     python -m bench.kernels [--rows 8 64 256] [--vocab 8192] [--budget-ms 200] [--threads 1] [--json]
 
 Row stats (max, argmax, second max, log-sum-exp per row of (rows, vocab) float32 logits):
-`engine.kernels.row_stats` against the same four numbers from torch ops (max, topk(2), logsumexp),
+`infill.kernels.row_stats` against the same four numbers from torch ops (max, topk(2), logsumexp),
 and against the current decoder's `softmax(-1).max(-1)` (which computes less) for scale. Commit
-(select, write, count per request): `engine.kernels.commit` against the same rule in torch ops.
+(select, write, count per request): `infill.kernels.commit` against the same rule in torch ops.
 Each candidate is checked against the kernel first, then timed for --budget-ms: the median of the
 calls. The table goes to stdout; with `--json`, its last line is one JSON object with the numbers.
 """
@@ -18,7 +18,7 @@ from functools import partial
 
 import torch
 
-from engine.kernels import commit, row_stats
+from infill.kernels import commit, row_stats
 
 
 def torch_row_stats(logits: torch.Tensor) -> tuple[torch.Tensor, ...]:

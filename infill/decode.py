@@ -49,7 +49,7 @@ from typing import NamedTuple
 
 import torch
 
-from engine.kernels import row_stats
+from infill.kernels import row_stats
 from infill.batch import batch_window_pass
 from infill.canvas import Canvas, RegionsCanvas
 from infill.commit import DecoderConfig, select
@@ -182,7 +182,7 @@ class Scores(NamedTuple):
 
 
 def score(logits: torch.Tensor, kind: str) -> Scores:
-    """The scores of restricted logits (L, V): one fused pass per row (engine.kernels.row_stats),
+    """The scores of restricted logits (L, V): one fused pass per row (infill.kernels.row_stats),
     no softmax materialised."""
     stats = row_stats(logits.contiguous())
     conf = stats.margin if kind == "margin" else stats.top1_prob

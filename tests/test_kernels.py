@@ -1,4 +1,4 @@
-"""Decoder-step kernels (engine.kernels): row stats and commit against NumPy references, on the
+"""Decoder-step kernels (infill.kernels): row stats and commit against NumPy references, on the
 `@njit` CPU path and on the `@cuda.jit` kernels under Numba's simulator (tiny shapes, 32 threads);
 the CUDA kernels also compile to PTX, which the simulator cannot check."""
 import os
@@ -13,9 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from engine.kernels import commit, row_stats
-from engine.kernels import cuda as cuda_kernels
-from engine.kernels.cpu import exp_nonpos
+from infill.kernels import commit, row_stats
+from infill.kernels import cuda as cuda_kernels
+from infill.kernels.cpu import exp_nonpos
 
 BACKENDS = ["njit", "cuda-sim"]
 SIM_THREADS = 32  # few: the simulator runs each thread as a Python thread; vocab and holes go past 32
@@ -235,7 +235,7 @@ def test_commit_rejects_a_negative_minimum_and_launchers_odd_blocks():
 
 def test_cuda_kernels_compile_to_ptx(tmp_path):
     pytest.importorskip("nvidia.cuda_nvcc", reason="NVVM comes with the dev extras (nvidia-cuda-nvcc-cu12)")
-    result = subprocess.run([sys.executable, "-m", "engine.kernels.ptx", "--out", str(tmp_path)],
+    result = subprocess.run([sys.executable, "-m", "infill.kernels.ptx", "--out", str(tmp_path)],
                             env=os.environ | {"NUMBA_ENABLE_CUDASIM": "0"}, cwd=Path(__file__).parents[1],
                             capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-2000:]

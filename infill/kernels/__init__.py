@@ -7,8 +7,8 @@
 log-sum-exp without materialising the softmax. `commit` writes, per request of a batch, every
 masked position whose confidence reaches the threshold, and at least the `min_commit` most
 confident ones while masks remain. Each function checks dtype, shape, contiguity and device, then
-runs the `@cuda.jit` kernels (`engine.kernels.cuda`) when its tensors are on a CUDA device and the
-`@njit` ones (`engine.kernels.cpu`, measured faster than torch ops) when they are on the CPU.
+runs the `@cuda.jit` kernels (`infill.kernels.cuda`) when its tensors are on a CUDA device and the
+`@njit` ones (`infill.kernels.cpu`, measured faster than torch ops) when they are on the CPU.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from typing import NamedTuple
 import numpy as np
 import torch
 
-from engine.kernels import cpu
+from infill.kernels import cpu
 
 
 class RowStats(NamedTuple):
@@ -68,7 +68,7 @@ def row_stats(logits: torch.Tensor) -> RowStats:
     stats = RowStats(torch.empty(rows, dtype=torch.int64, device=device),
                      *(torch.empty(rows, dtype=torch.float32, device=device) for _ in range(3)))
     if device.type == "cuda":
-        from engine.kernels import cuda  # numba.cuda costs ~0.1 s to import; CPU serving never needs it
+        from infill.kernels import cuda  # numba.cuda costs ~0.1 s to import; CPU serving never needs it
 
         cuda.launch_on_tensors(cuda.launch_row_stats, (logits, *stats))
     else:
@@ -120,7 +120,7 @@ def commit(holes: torch.Tensor, masked: torch.Tensor, offsets: torch.Tensor, top
                      torch.empty(holes.shape[0], dtype=torch.bool, device=device))
     arrays = (holes, masked, offsets, top1_id, confidence, remaining, *step)
     if device.type == "cuda":
-        from engine.kernels import cuda
+        from infill.kernels import cuda
 
         cuda.launch_on_tensors(cuda.launch_commit, arrays, threshold=threshold, min_commit=min_commit)
     else:

@@ -9,7 +9,7 @@ positions until the request has its minimum.
 
 Launchers take arrays Numba accepts (device arrays, or NumPy arrays under the simulator,
 `NUMBA_ENABLE_CUDASIM=1`); `launch_on_tensors` runs one on CUDA torch tensors. Without a GPU,
-`python -m engine.kernels.ptx` compiles the kernels to PTX, which checks what the simulator cannot.
+`python -m infill.kernels.ptx` compiles the kernels to PTX, which checks what the simulator cannot.
 """
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def check_threads(threads: int) -> None:
 @cuda.jit(device=True)
 def _larger(a, b):
     """max(a, b): the builtin max of two floats fails to compile for the device in Numba's built-in
-    CUDA target (found by `python -m engine.kernels.ptx`)."""
+    CUDA target (found by `python -m infill.kernels.ptx`)."""
     return a if a > b else b
 
 
@@ -199,7 +199,7 @@ def commit_kernel(holes, masked, offsets, top1_id, confidence, remaining, counts
 
 def launch_commit(holes, masked, offsets, top1_id, confidence, remaining, counts, committed, threshold: float,
                   min_commit: int, threads: int = MAX_THREADS, stream=0) -> None:
-    """Commit per request (see `engine.kernels.commit`); counts (B,) gets the number committed."""
+    """Commit per request (see `infill.kernels.commit`); counts (B,) gets the number committed."""
     check_threads(threads)
     requests = offsets.shape[0] - 1
     if requests:

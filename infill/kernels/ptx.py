@@ -1,7 +1,7 @@
 """Compile the CUDA kernels to PTX without a GPU: the check that they type and lower for the
 device, which the simulator (it runs kernels as Python) cannot give.
 
-    NUMBA_ENABLE_CUDASIM=0 python -m engine.kernels.ptx [--cc 9.0] [--out DIR]
+    NUMBA_ENABLE_CUDASIM=0 python -m infill.kernels.ptx [--cc 9.0] [--out DIR]
 
 Needs NVVM: from CUDA_HOME, else from the `nvidia-cuda-nvcc-cu12` wheel (a dev dependency).
 Prints each kernel's PTX size; with --out, writes `<kernel>.ptx` files there.
@@ -31,7 +31,7 @@ def compile_kernels(cc: tuple[int, int]) -> dict[str, str]:
     import numba.cuda.dispatcher
     from numba import boolean, cuda, float32, int64
 
-    from engine.kernels import cuda as kernels
+    from infill.kernels import cuda as kernels
 
     # Numba's built-in target asks the current GPU for its compute capability when it compiles a
     # device function; with no GPU, the answer is cc.
