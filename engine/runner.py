@@ -101,7 +101,8 @@ class ModelRunner:
               overrides: dict) -> Decoding:
         """Lay a request out for decoding (no forward pass); bad decoder overrides raise ValueError."""
         started = time.perf_counter()
-        cfg = decoder_config(self.decoder_defaults, overrides, resolve_mode(mode, prefix))
+        mode = resolve_mode(mode, prefix)
+        cfg = decoder_config(self.decoder_defaults, overrides, mode)
         states, healed = start_request(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
         if cfg.reuse_prefix:
             for state in states:
@@ -155,7 +156,7 @@ class ModelRunner:
 
     def completion(self, decoding: Decoding) -> Completion:
         chosen = decode.best(decoding.states)
-        decoded = decode.result(chosen)
+        decoded = decode.results(chosen)[0]
         text = hole_text(self.tok, decoded.tokens, decoding.healed, chosen.rules.single_line, chosen.cfg.cut_loops)
         return Completion(text=text, confidence=decoded.confidence, forward_passes=decoded.forward_passes,
                           prefill_ms=decoding.prepare_ms, decode_ms=decoding.decode_ms,

@@ -8,7 +8,7 @@ remaining masks are filled greedily from the last pass (`finish`): the anytime a
 
 Decoding is step-wise so that many requests share each forward pass: `start` lays one request out
 as a `DecodeState`, `step` advances any number of states by one pass each, `result` reads one back.
-`infill.fim.fill` is the one-request loop over the same `step`.
+`infill.fim.run_job` is the one-job loop over the same `step`.
 
 With `remask` set, a committed token that a later pass finds unlikely is masked again (once per
 position) and the commit rule may fill it anew: a way back from an early commit (`remask`).
@@ -560,7 +560,13 @@ def hole_tokens(state: DecodeState) -> list[list[int]]:
     return [state.ids[0, span].tolist() for span in state.spans]
 
 
-def result(state: DecodeState) -> Decoded:
-    filled = state.filled_probs
-    confidence = float(filled.mean()) if len(filled) else 0.0
-    return Decoded(state.ids[0, state.span].tolist(), confidence, state.passes, state.stop_reason)
+def results(state: DecodeState) -> list[Decoded]:
+    """Each hole's decoding, left to right: its tokens, the mean top-1 probability of the tokens
+    it committed, and the passes and stop reason of the whole state (its holes share them)."""
+    decoded = []
+    for span, part in zip(state.spans, state.parts):
+        kept = state.committed_prob[part]
+        filled = kept[kept > 0]
+        confidence = float(filled.mean()) if len(filled) else 0.0
+        decoded.append(Decoded(state.ids[0, span].tolist(), confidence, state.passes, state.stop_reason))
+    return decoded

@@ -1,8 +1,10 @@
-"""Fill-in-the-middle on one model: from prefix and suffix text to the middle's text.
+"""Jobs on one model: from text pieces around holes (`infill.job`) to each hole's text.
 
 Shared by the worker's model runner, the training script's quick FIM check and benchmarks, so
-that every caller decodes with the same rules. `fill_regions` fills several holes of one canvas,
-decoded jointly.
+that every caller decodes with the same rules. Step-wise, so that many jobs share each forward
+pass: `start_job` lays a job out as a `JobDecoding`, `infill.decode.step` advances the states of
+any number of them by one pass, `job_answers` reads one back, one text per hole. `run_job`, `fill`
+(one hole) and `fill_regions` (several, decoded jointly) are the one-job loop over the same steps.
 """
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ from infill.canvas import Canvas, RegionsCanvas, fim_canvas, regions_canvas
 from infill.commit import DecoderConfig
 from infill import decode
 from infill.decode import Decoded, DecodeState, HoleRules
+from infill.job import Hole, Job
 from infill.model import Transformer
-from infill.modes import resolve_mode
 from infill.repetition import cut_loop
 from infill.tokenizer import SPECIAL_TOKENS, CodeTokenizer
 
@@ -64,24 +66,28 @@ def hole_rules(tok: CodeTokenizer, healed: str, prefix: str, mode: str) -> HoleR
     )
 
 
+def hole_length(hole: Hole) -> int:
+    """Positions a hole starts with: its mode's length, capped by its budget."""
+    return max(1, min(hole.max_tokens, HOLE_TOKENS[hole.mode]))
+
+
 def prepare(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str,
-            max_tokens: int, hole_len: int | None = None) -> tuple[Canvas, HoleRules]:
-    """The canvas and hole rules of one request: everything decoding needs besides the model.
-    The hole takes the mode's length (capped by `max_tokens`) unless `hole_len` is given."""
-    mode = resolve_mode(mode, prefix)
-    hole_len = hole_len or max(1, min(max_tokens, HOLE_TOKENS[mode]))
-    canvas = fim_canvas(tok, prefix, suffix, hole_len, model.cfg.max_position_embeddings)
+            max_tokens: int, hole_len: int | None = None, snippets: tuple[str, ...] = (),
+            ) -> tuple[Canvas, HoleRules]:
+    """The canvas and hole rules of one hole: everything decoding needs besides the model. The
+    hole takes the mode's length (capped by `max_tokens`) unless `hole_len` is given."""
+    hole_len = hole_len or hole_length(Hole(mode, max_tokens))
+    canvas = fim_canvas(tok, prefix, suffix, hole_len, model.cfg.max_position_embeddings, snippets)
     return canvas, hole_rules(tok, canvas.healed, prefix, mode)
 
 
-def prepare_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], mode: str,
-                    max_tokens: int) -> tuple[RegionsCanvas, list[HoleRules]]:
-    """The canvas and per-hole rules of holes between text `pieces`; each hole's mode resolves from
-    the piece before it and takes that mode's length (capped by `max_tokens`)."""
-    modes = [resolve_mode(mode, piece) for piece in pieces[:-1]]
-    lengths = [max(1, min(max_tokens, HOLE_TOKENS[m])) for m in modes]
-    canvas = regions_canvas(tok, pieces, lengths, model.cfg.max_position_embeddings)
-    return canvas, [hole_rules(tok, h, piece, m) for h, piece, m in zip(canvas.healed, pieces, modes)]
+def prepare_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], holes: list[Hole],
+                    ) -> tuple[RegionsCanvas, list[HoleRules]]:
+    """The canvas and per-hole rules of holes between text `pieces`, each hole with its own mode
+    and length."""
+    canvas = regions_canvas(tok, pieces, [hole_length(h) for h in holes], model.cfg.max_position_embeddings)
+    return canvas, [hole_rules(tok, healed, piece, hole.mode)
+                    for healed, piece, hole in zip(canvas.healed, pieces, holes)]
 
 
 def hole_lengths(first: int, count: int) -> list[int]:
@@ -90,38 +96,95 @@ def hole_lengths(first: int, count: int) -> list[int]:
 
 
 def start_request(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
-                  cfg: DecoderConfig, deadline: float | None = None) -> tuple[list[DecodeState], str]:
-    """One request's decode states (one per candidate hole length; several only for multi-line
+                  cfg: DecoderConfig, deadline: float | None = None, snippets: tuple[str, ...] = (),
+                  ) -> tuple[list[DecodeState], str]:
+    """One hole's decode states (one per candidate hole length; several only for multi-line
     holes with `cfg.lengths` > 1) and the healed text its answer drops."""
-    canvas, rules = prepare(model, tok, prefix, suffix, mode, max_tokens)
+    canvas, rules = prepare(model, tok, prefix, suffix, mode, max_tokens, snippets=snippets)
     lengths = hole_lengths(canvas.hole_len, 1 if rules.single_line else cfg.lengths)
-    layouts = [(canvas, rules)] + [prepare(model, tok, prefix, suffix, mode, max_tokens, n) for n in lengths[1:]]
+    layouts = [(canvas, rules)] + [prepare(model, tok, prefix, suffix, mode, max_tokens, n, snippets)
+                                   for n in lengths[1:]]
     states = [decode.start(model, c, r, cfg, deadline, grow_to=max_tokens) for c, r in layouts]
     return states, canvas.healed
 
 
-def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
-         cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> Filled:
+@dataclass(slots=True, eq=False)
+class JobDecoding:
+    """A job being decoded: its decode states and what turns each hole back into text. A one-hole
+    job has one state per candidate hole length (and may grow, slide a window, verify guesses,
+    reuse an earlier keystroke's keys/values); a job of several holes has one joint state."""
+
+    job: Job
+    states: list[DecodeState]
+    healed: list[str]  # per hole: the piece's re-opened tail, dropped from the front of its answer
+
+    @property
+    def done(self) -> bool:
+        return all(state.done for state in self.states)
+
+    @property
+    def unfinished(self) -> list[DecodeState]:
+        return [state for state in self.states if not state.done]
+
+    @property
+    def step_tokens(self) -> int:
+        """Positions its next step encodes (see `DecodeState.step_tokens`)."""
+        return sum(state.step_tokens for state in self.unfinished)
+
+
+@dataclass(slots=True)
+class HoleAnswer:
+    text: str
+    decoded: Decoded
+
+
+def start_job(model: Transformer, tok: CodeTokenizer, job: Job, cfg: DecoderConfig,
+              deadline: float | None = None, with_snippets: bool = False) -> JobDecoding:
+    """Lay a job out for decoding (no forward pass); `with_snippets` lays its snippets into the
+    canvas (for models trained with them)."""
+    snippets = job.snippets if with_snippets else ()
+    if job.one_hole:
+        hole = job.holes[0]
+        states, healed = start_request(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens,
+                                       cfg, deadline, snippets)
+        return JobDecoding(job, states, [healed])
+    canvas, rules = prepare_regions(model, tok, list(job.pieces), list(job.holes))
+    return JobDecoding(job, [decode.start_regions(model, canvas, rules, cfg, deadline)], canvas.healed)
+
+
+def job_answers(tok: CodeTokenizer, decoding: JobDecoding) -> list[HoleAnswer]:
+    """Each hole's text and decoding record, left to right (of a one-hole job's candidate
+    lengths, the likeliest)."""
+    chosen = decode.best(decoding.states)
+    holes = zip(decode.results(chosen), decoding.healed, chosen.hole_rules)
+    return [HoleAnswer(hole_text(tok, d.tokens, healed, rules.single_line, chosen.cfg.cut_loops), d)
+            for d, healed, rules in holes]
+
+
+def run_job(model: Transformer, tok: CodeTokenizer, job: Job, cfg: DecoderConfig = DecoderConfig(),
+            deadline: float | None = None) -> tuple[list[HoleAnswer], float, float]:
+    """One job decoded alone to the end: its answers, and the ms spent laying it out and decoding."""
     started = time.perf_counter()
-    states, healed = start_request(model, tok, prefix, suffix, mode, max_tokens, cfg, deadline)
+    decoding = start_job(model, tok, job, cfg, deadline)
     prepared = time.perf_counter()
     with torch.inference_mode():
-        while unfinished := [state for state in states if not state.done]:
+        while unfinished := decoding.unfinished:
             decode.step(model, unfinished)
-    chosen = decode.best(states)
-    decoded = decode.result(chosen)
-    text = hole_text(tok, decoded.tokens, healed, chosen.rules.single_line, cfg.cut_loops)
-    return Filled(text, decoded, (prepared - started) * 1e3, (time.perf_counter() - prepared) * 1e3)
+    answers = job_answers(tok, decoding)
+    return answers, (prepared - started) * 1e3, (time.perf_counter() - prepared) * 1e3
 
 
-def fill_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], mode: str, max_tokens: int,
+def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
+         cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> Filled:
+    """Fill-in-the-middle of one hole, decoded alone."""
+    [answer], prepare_ms, decode_ms = run_job(model, tok, Job.fim(prefix, suffix, mode, max_tokens), cfg, deadline)
+    return Filled(answer.text, answer.decoded, prepare_ms, decode_ms)
+
+
+def fill_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], modes: list[str], max_tokens: int,
                  cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> list[str]:
-    """Each hole's text, for the holes between text `pieces` (one fewer hole than pieces), all
-    decoded jointly in one canvas; each text postprocessed as `hole_text` does."""
-    canvas, rules = prepare_regions(model, tok, pieces, mode, max_tokens)
-    state = decode.start_regions(model, canvas, rules, cfg, deadline)
-    with torch.inference_mode():
-        while not state.done:
-            decode.step(model, [state])
-    holes = zip(decode.hole_tokens(state), canvas.healed, rules)
-    return [hole_text(tok, tokens, healed, r.single_line, cfg.cut_loops) for tokens, healed, r in holes]
+    """Each hole's text, for the holes between text `pieces` (one fewer hole than pieces, each
+    with its mode), all decoded jointly in one canvas."""
+    job = Job(tuple(pieces), tuple(Hole(mode, max_tokens) for mode in modes))
+    answers, _, _ = run_job(model, tok, job, cfg, deadline)
+    return [answer.text for answer in answers]

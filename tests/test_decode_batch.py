@@ -11,7 +11,7 @@ from infill.fim import fill
 REQUESTS = [  # (prefix, suffix, mode, max_tokens): different canvases, holes and modes
     ("def read(path):\n    return ", "\n", "single_line", 8),
     ("x = 1\n", "", "multi_line", 12),
-    ("class Counter:\n    def __init__(self, start=0):\n        self.", "\n\n", "auto", 10),
+    ("class Counter:\n    def __init__(self, start=0):\n        self.", "\n\n", "single_line", 10),
     ("import os\n", "\nprint(os.getcwd())\n", "multi_line", 16),
     ("if not os.path.exists(path):\n    return ", "", "single_line", 5),
 ]
@@ -37,7 +37,7 @@ def decode_together(runner: ModelRunner, overrides: dict, stagger: bool) -> list
         waiting = waiting if stagger else []
         runner.step(live)
         live = [d for d in live if not d.done]
-    return [(decode.result(d.states[0]), runner.completion(d).text) for d in started]
+    return [(decode.results(d.states[0])[0], runner.completion(d).text) for d in started]
 
 
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")

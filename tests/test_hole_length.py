@@ -63,7 +63,7 @@ def test_several_lengths_decode_together_and_the_likeliest_is_kept(runner):
     chosen = decode.best(states)
     assert chosen.mean_log_prob == max(s.mean_log_prob for s in states)
     out = fill(runner.model, runner.tok, "def f(x):\n", "\n", "multi_line", 64, cfg)
-    assert out.decoded.tokens == decode.result(chosen).tokens
+    assert out.decoded.tokens == decode.results(chosen)[0].tokens
 
 
 def test_single_line_requests_keep_one_length(runner):
@@ -76,7 +76,7 @@ def test_the_runner_answers_from_the_best_length(runner):
     while not d.done:
         runner.step([d])
     chosen = decode.best(d.states)
-    expected = hole_text(runner.tok, decode.result(chosen).tokens, d.healed, False)
+    expected = hole_text(runner.tok, decode.results(chosen)[0].tokens, d.healed, False)
     assert len(d.states) == 2 and runner.completion(d).text == expected
 
 

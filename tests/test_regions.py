@@ -11,6 +11,7 @@ from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.decode import HoleRules, full_pass, layout, window_pass
 from infill.fim import fill, fill_regions, hole_rules, prepare_regions
+from infill.job import Hole
 
 PIECES = ["def read(path):\n    return ", "\n\n\ndef write(path, text):\n    ", "\n"]
 
@@ -90,9 +91,10 @@ def test_holes_share_their_passes(model, tiny_tokenizer):
 
 
 def test_fill_regions_answers_each_hole(model, tiny_tokenizer):
-    texts = fill_regions(model, tiny_tokenizer, ["x = fo", " + 1\nif ", ":\n    pass\n"], "single_line", 6)
+    pieces, modes = ["x = fo", " + 1\nif ", ":\n    pass\n"], ["single_line", "single_line"]
+    texts = fill_regions(model, tiny_tokenizer, pieces, modes, 6)
     assert len(texts) == 2 and all("\n" not in text[:-1] for text in texts)
-    again = fill_regions(model, tiny_tokenizer, ["x = fo", " + 1\nif ", ":\n    pass\n"], "single_line", 6)
+    again = fill_regions(model, tiny_tokenizer, pieces, modes, 6)
     assert again == texts
 
 
@@ -100,11 +102,12 @@ def test_fill_regions_with_one_hole_is_fill(model, tiny_tokenizer):
     for mode, cfg in (("single_line", DecoderConfig()), ("multi_line", DecoderConfig(threshold=0.05, grow=False))):
         prefix, suffix = "def read(path):\n    return pa", "\n"
         expected = fill(model, tiny_tokenizer, prefix, suffix, mode, 12, cfg).text
-        assert fill_regions(model, tiny_tokenizer, [prefix, suffix], mode, 12, cfg) == [expected]
+        assert fill_regions(model, tiny_tokenizer, [prefix, suffix], [mode], 12, cfg) == [expected]
 
 
-def test_each_hole_takes_its_mode_from_the_text_before_it(model, tiny_tokenizer):
-    canvas, rules = prepare_regions(model, tiny_tokenizer, ["x = ", "\n", ""], "auto", 64)
+def test_each_hole_takes_its_own_mode_and_length(model, tiny_tokenizer):
+    holes_ = [Hole("single_line", 64), Hole("multi_line", 64)]
+    canvas, rules = prepare_regions(model, tiny_tokenizer, ["x = ", "\n", ""], holes_)
     assert [r.single_line for r in rules] == [True, False] and canvas.hole_lens == [32, 64]
     assert canvas.healed == [" ", ""]  # a lone trailing space is re-opened into the hole
 
@@ -124,7 +127,7 @@ def test_a_multi_hole_state_batches_with_others(model, tiny_tokenizer):
 
 
 def test_a_past_deadline_answers_every_hole_after_one_pass(model, tiny_tokenizer):
-    canvas, rules = prepare_regions(model, tiny_tokenizer, PIECES, "multi_line", 8)
+    canvas, rules = prepare_regions(model, tiny_tokenizer, PIECES, [Hole("multi_line", 8)] * 2)
     state = decode.start_regions(model, canvas, rules, DecoderConfig(), deadline=time.monotonic() - 1)
     decode.step(model, [state])
     assert state.done and state.stop_reason == "deadline" and state.passes == 1

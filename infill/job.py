@@ -1,0 +1,74 @@
+"""A job: what one request asks the model to decode (pure data; no torch, no tokenizer).
+
+Text pieces with holes between them, `pieces[0] hole[0] pieces[1] ... hole[H-1] pieces[H]`:
+plain fill-in-the-middle is one hole between a prefix and a suffix, a next edit is several
+regions of one file. Each hole has its mode and token budget, and for an edit the text it
+replaces. Snippets are context from elsewhere (definitions, imports, recent edits), laid into
+the canvas when the model was trained with them. Decoder overrides apply on top of the model's
+defaults. The mode is decided by the front end (`completion`), never here.
+"""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+MODES = ("single_line", "multi_line")
+MAX_HOLES = 32  # regions of one next edit; more is a bug of the caller, not a bigger job
+
+
+@dataclass(frozen=True, slots=True)
+class Hole:
+    mode: str  # "single_line" or "multi_line"
+    max_tokens: int  # its budget: the hole's length before any growth
+    replaces: str = ""  # an edit's region as it is now ("" for a completion)
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"a hole's mode must be one of {', '.join(MODES)}, got {self.mode!r}")
+        if not isinstance(self.max_tokens, int) or self.max_tokens < 1:
+            raise ValueError(f"a hole's max_tokens must be a positive integer, got {self.max_tokens!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Job:
+    pieces: tuple[str, ...]  # one more than holes
+    holes: tuple[Hole, ...]
+    snippets: tuple[str, ...] = ()  # least important first: a full canvas keeps the last ones
+    decoder: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+
+    def __post_init__(self) -> None:
+        if not self.holes:
+            raise ValueError("a job needs at least one hole")
+        if len(self.holes) > MAX_HOLES:
+            raise ValueError(f"a job has at most {MAX_HOLES} holes, got {len(self.holes)}")
+        if len(self.pieces) != len(self.holes) + 1:
+            raise ValueError(f"a job with {len(self.holes)} holes needs {len(self.holes) + 1} text "
+                             f"pieces around them, got {len(self.pieces)}")
+
+    @classmethod
+    def fim(cls, prefix: str, suffix: str, mode: str, max_tokens: int, snippets: tuple[str, ...] = (),
+            decoder: Mapping[str, Any] | None = None) -> Job:
+        """The one-hole job of plain fill-in-the-middle."""
+        return cls((prefix, suffix), (Hole(mode, max_tokens),), tuple(snippets),
+                   MappingProxyType(dict(decoder or {})))
+
+    @property
+    def prefix(self) -> str:
+        """The text before the first hole."""
+        return self.pieces[0]
+
+    @property
+    def suffix(self) -> str:
+        """The text after the last hole."""
+        return self.pieces[-1]
+
+    @property
+    def one_hole(self) -> bool:
+        return len(self.holes) == 1
+
+    @property
+    def budget(self) -> int:
+        """Tokens the holes take together."""
+        return sum(hole.max_tokens for hole in self.holes)
