@@ -329,9 +329,13 @@ def start_worker_process(argv: Sequence[str], address: str,
 
 
 def worker_argv(address: str, model_dir: str | Path | None = None, threads: int | None = None,
-                keys_dir: str | Path | None = None, weights: str | None = None) -> list[str]:
-    """The command line of one `python -m engine` worker process on `address`."""
+                keys_dir: str | Path | None = None, weights: str | None = None,
+                owned_dir: str | Path | None = None) -> list[str]:
+    """The command line of one `python -m engine` worker process on `address`; `owned_dir` is a
+    private folder made for it (its ipc:// socket's), which it removes on its way out."""
     argv = [sys.executable, "-m", "engine", "--bind", address, "--parent-pid", str(os.getpid())]
+    if owned_dir is not None:
+        argv += ["--owned-dir", str(owned_dir)]
     if model_dir is not None:
         argv += ["--model", str(model_dir)]
     if threads is not None:
@@ -346,12 +350,14 @@ def worker_argv(address: str, model_dir: str | Path | None = None, threads: int 
 def spawn_local_worker(model_dir: str | Path | None = None, threads: int | None = None,
                        startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S, weights: str | None = None,
                        ) -> tuple[subprocess.Popen, str]:
-    """Start `python -m engine` on a private ipc:// socket; returns the process and its address."""
+    """Start `python -m engine` on a private ipc:// socket; returns the process and its address.
+    The worker removes the socket's temp folder when it stops; this process removes it too once
+    the returned process object is collected (a worker stopped by SIGKILL could not)."""
     folder = tempfile.mkdtemp(prefix="infill-worker-")
     address = f"ipc://{folder}/worker.sock"
     try:
-        proc = start_worker_process(worker_argv(address, model_dir, threads, weights=weights), address,
-                                    startup_timeout_s)
+        proc = start_worker_process(worker_argv(address, model_dir, threads, weights=weights,
+                                                owned_dir=folder), address, startup_timeout_s)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -4,11 +4,15 @@
 `--bind` and balances nothing itself: clients spread their requests over the addresses
 (`engine.pool`). The language server keeps its embedded worker alive with the same `WorkerGroup`
 (N = 1). A child that fails (a non-zero exit: a crash, a SIGKILL) is restarted, and so is one
-whose main loop has not ticked for `hung_kill_s` (it is killed first); one that exits with 0 was
-stopped on purpose (SIGTERM, or Ctrl-C in a terminal) and stays stopped. A restarted worker binds the same address, so clients'
+whose main loop has not ticked for `hung_kill_s`, or that left `UNANSWERED_KILL` health checks in
+a row unanswered (a process frozen by SIGSTOP, or wedged whole): it is killed first, with SIGKILL,
+which reaches a stopped process too. One that exits with 0 was stopped on purpose (SIGTERM, or
+Ctrl-C in a terminal) and stays stopped. A restarted worker binds the same address, so clients'
 sockets reconnect to it unaided.
 Stopping the group sends SIGTERM to every child and waits (SIGKILL after a grace period), so no
-child outlives it.
+child outlives it. Local workers (`start_local_workers`) each get a private temp folder for their
+ipc:// socket: the worker removes it on its way out (`--owned-dir`), the group makes it again
+before a restart and removes it after stopping the worker, which covers one it had to kill.
 """
 from __future__ import annotations
 
@@ -21,21 +25,22 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from engine.client import (DEFAULT_STARTUP_TIMEOUT_S, WorkerClient, WorkerError, WorkerStartError,
                            WorkerTimeout, start_worker_process, stop_worker, worker_argv)
 from engine.keys import ClientKeys, load_client_keys
+from engine.private import make_private_dir
 
 logger = logging.getLogger(__name__)
 
 _WATCH_S = 0.05  # how often the watcher looks for children that exited
 _RESTART_BACKOFF_S = 1.0  # a child that fails to start is tried again after this long
 _HEALTH_EVERY_S = 1.0  # how often the watcher asks each child how old its main loop's tick is
-_HEALTH_TIMEOUT_S = 0.5
+_HEALTH_TIMEOUT_S = 0.5  # its IO thread answers in milliseconds, whatever the main loop does
 HUNG_KILL_S = 10.0  # far above any one decoding step: a loop this still is stuck for good
+UNANSWERED_KILL = 3  # health checks in a row without a reply (about 3 s): the process is frozen
 _TCP_PORT = re.compile(r"(tcp://.+):(\d{1,5})")
 
 
@@ -64,17 +69,20 @@ def connect_address(bind: str) -> str:
 class WorkerGroup:
     """Child workers, one per bind address; `start()` returns once all answer (greeted with
     `keys` if they were started with CURVE keys), then a watcher thread restarts any that fails
-    until `stop()`."""
+    until `stop()`. `folders` maps an address to the private folder its worker needs (made 0700
+    before each start, removed after `stop()`)."""
 
     def __init__(self, argv_for: Callable[[str], list[str]], addresses: list[str],
                  keys: ClientKeys | None = None,
                  startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S,
-                 hung_kill_s: float = HUNG_KILL_S) -> None:
+                 hung_kill_s: float = HUNG_KILL_S, folders: Mapping[str, Path] | None = None) -> None:
         self.addresses = list(addresses)
         self.restarts = 0
         self.hung_kill_s = hung_kill_s
         self._argv_for, self._keys, self._startup_timeout_s = argv_for, keys, startup_timeout_s
+        self._folders = dict(folders or {})
         self._processes: dict[str, subprocess.Popen] = {}
+        self._unanswered = dict.fromkeys(self.addresses, 0)  # health checks in a row, per address
         self._stopping = threading.Event()
         self._watcher = threading.Thread(target=self._watch, name="engine-supervisor", daemon=True)
 
@@ -92,15 +100,24 @@ class WorkerGroup:
         self._watcher.start()
 
     def stop(self) -> None:
-        """Stop restarting, then SIGTERM every child and wait for it; blocks a few seconds."""
+        """Stop restarting, then SIGTERM every child and wait for it, and remove the folders;
+        blocks a few seconds."""
         self._stopping.set()
         if self._watcher.is_alive():
             self._watcher.join()
         for address, proc in self._processes.items():
             code = stop_worker(proc)
             logger.info("worker pid %d on %s stopped with code %d", proc.pid, address, code)
+        for folder in self._folders.values():  # a worker that was killed could not remove its own
+            shutil.rmtree(folder, ignore_errors=True)
 
     def _launch(self, address: str) -> subprocess.Popen:
+        if address in self._folders:
+            try:
+                make_private_dir(self._folders[address])
+            except (OSError, ValueError) as exc:
+                raise WorkerStartError(f"cannot prepare the folder of the worker on {address}: "
+                                       f"{exc}") from exc
         return start_worker_process(self._argv_for(address), connect_address(address),
                                     self._startup_timeout_s, self._keys)
 
@@ -122,19 +139,34 @@ class WorkerGroup:
                 probe.close()
 
     def _kill_if_hung(self, address: str, probe: WorkerClient) -> None:
-        """SIGKILL the child on `address` if its main loop is stuck; the watcher restarts it."""
+        """SIGKILL the child on `address` if its main loop is stuck or the whole process is
+        frozen (`UNANSWERED_KILL` health checks in a row unanswered); the watcher restarts it."""
+        if self._processes[address].poll() is not None:
+            return  # one that exited is the watcher's (restarted, or stopped on purpose)
         try:
             loop_age_s = probe.health().loop_age_s
-        except (WorkerTimeout, WorkerError):
-            return  # one that died is found by poll(); one that is starting cannot answer yet
+        except WorkerTimeout:
+            self._unanswered[address] += 1
+            if self._unanswered[address] >= UNANSWERED_KILL:
+                self._kill(address, f"it left {self._unanswered[address]} health checks in a row "
+                                    "unanswered (frozen)")
+            return
+        except WorkerError:
+            return  # it answered, so it is not frozen; an error reply says nothing of its loop
+        self._unanswered[address] = 0
         if loop_age_s > self.hung_kill_s:
-            logger.error("the worker on %s has not ticked for %.0f s; killing it", address, loop_age_s)
-            self._processes[address].kill()
+            self._kill(address, f"its main loop has not ticked for {loop_age_s:.0f} s")
+
+    def _kill(self, address: str, why: str) -> None:
+        logger.error("killing the worker on %s: %s", address, why)
+        self._unanswered[address] = 0
+        self._processes[address].kill()
 
     def _restart(self, address: str, code: int) -> None:
         logger.warning("the worker on %s exited with code %d; restarting it", address, code)
         try:
             self._processes[address] = self._launch(address)
+            self._unanswered[address] = 0
             self.restarts += 1
         except WorkerStartError as exc:
             logger.error("could not restart the worker on %s: %s", address, exc)
@@ -143,16 +175,17 @@ class WorkerGroup:
 
 def start_local_workers(model_dir: str | Path | None = None, threads: int | None = None,
                         count: int = 1) -> WorkerGroup:
-    """`count` workers on private ipc:// sockets, kept alive until the group is stopped."""
-    folder = tempfile.mkdtemp(prefix="infill-workers-")
-    addresses = worker_addresses(f"ipc://{folder}/worker.sock", count)
-    group = WorkerGroup(lambda address: worker_argv(address, model_dir, threads), addresses)
-    try:
-        group.start()
-    except BaseException:
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    weakref.finalize(group, shutil.rmtree, folder, ignore_errors=True)
+    """`count` workers, each on an ipc:// socket in a private temp folder of its own, kept alive
+    until the group is stopped; each worker removes its folder when it stops, even when this
+    process dies without stopping it."""
+    folders = {}
+    for _ in range(count):
+        folder = Path(tempfile.mkdtemp(prefix="infill-worker-"))
+        folders[f"ipc://{folder}/worker.sock"] = folder
+    group = WorkerGroup(lambda address: worker_argv(address, model_dir, threads,
+                                                    owned_dir=folders[address]),
+                        list(folders), folders=folders)
+    group.start()  # a group that fails to start stops itself, removing the folders
     return group
 
 

@@ -19,6 +19,7 @@ import logging
 import os
 import queue
 import re
+import shutil
 import signal
 import sys
 import threading
@@ -33,6 +34,7 @@ import zmq
 from engine import transport
 from engine.core import EngineCore, EngineStats, Reply, internal_error
 from engine.keys import ServerKeys, load_server_keys, make_curve_server, start_authenticator
+from engine.private import check_private
 from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
                              HealthOk, Hello, Info, InfoRequest, Message, ProtocolError, Welcome,
                              decode, encode)
@@ -45,6 +47,7 @@ logger = logging.getLogger(__name__)
 DEFAULT_BIND = "tcp://127.0.0.1:5555"
 _POLL_S = 0.1  # how often the main loop looks at the stop flag while idle
 _PARENT_CHECK_S = 0.5  # how often a worker started by another process looks whether it is still there
+_ORPHAN_EXIT_S = 10.0  # an orphan whose main loop has not stopped this long after being asked exits
 _PIPE_SEND_TIMEOUT_MS = 2000  # the IO thread drains the pipe at once; longer means it has died
 _STOP = b""  # the one-frame pipe message that tells the IO thread to finish
 _LOOPBACK_TCP = re.compile(r"tcp://127\.0\.0\.1:(\d{1,5}|\*)")
@@ -318,14 +321,28 @@ def serve_until_signal(worker: Worker) -> None:
             signal.signal(sig, handler)
 
 
-def stop_with_parent(worker: Worker, parent_pid: int) -> threading.Thread:
+def remove_owned_dir(folder: Path | None) -> None:
+    """Remove the folder this worker was given with --owned-dir (its ipc:// socket's), if any."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def stop_with_parent(worker: Worker, parent_pid: int, owned_dir: Path | None = None,
+                     ) -> threading.Thread:
     """A daemon thread that stops `worker` once `parent_pid` is no longer its parent: a supervisor
-    or language server killed with SIGKILL (no chance to stop its children) leaves no orphan."""
+    or language server killed with SIGKILL (no chance to stop its children) leaves no orphan.
+    Should the worker not be done `_ORPHAN_EXIT_S` later (a step that never ends), the thread
+    removes `owned_dir` and ends the process itself."""
     def watch() -> None:
         while os.getppid() == parent_pid:
             time.sleep(_PARENT_CHECK_S)
         logger.warning("the parent process %d is gone; stopping", parent_pid)
         worker.stop()
+        time.sleep(_ORPHAN_EXIT_S)  # a worker that stops in time ends this thread with it
+        logger.error("the worker did not stop within %.0f s of its parent's end; exiting now",
+                     _ORPHAN_EXIT_S)
+        remove_owned_dir(owned_dir)
+        os._exit(1)
 
     thread = threading.Thread(target=watch, name="engine-parent-watch", daemon=True)
     thread.start()
@@ -371,6 +388,10 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--parent-pid", type=int, default=None, metavar="PID",
                         help="stop when process PID is no longer this worker's parent (set by the "
                              "supervisors and servers that start workers)")
+    parser.add_argument("--owned-dir", type=Path, default=None, metavar="DIR",
+                        help="a private folder made for this worker (its ipc:// socket's), removed "
+                             "when it stops, however it stops short of a SIGKILL (set by the "
+                             "servers that start local workers)")
     parser.add_argument("--weights", default=DEFAULT_WEIGHTS, choices=WEIGHTS,
                         help=f"the model's linear layers: fp32, or int8 (faster on a CPU; see the "
                              f"model card for the quality) (default {DEFAULT_WEIGHTS})")
@@ -391,10 +412,14 @@ def _load_runner(model: Path | None, threads: int | None, weights: str) -> Any:
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerKeys | None:
     """Validate the flags (exiting with a usage error); returns the CURVE keys, if any."""
+    if args.owned_dir is not None and not args.owned_dir.is_dir():
+        parser.error(f"--owned-dir {args.owned_dir} is not a folder; make it first, or omit the flag")
     try:
         keys = None if args.keys is None else load_server_keys(args.keys.expanduser())
         check_bind_address(args.bind, curve=keys is not None)
         worker_addresses(args.bind, args.workers)
+        if args.owned_dir is not None:
+            check_private(args.owned_dir)  # never remove a folder that others could have made
     except ValueError as exc:
         parser.error(str(exc))
     if args.threads is not None and args.threads < 1:
@@ -413,8 +438,17 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     keys = _check_args(parser, args)
     logging.basicConfig(level=logging.INFO, stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    if args.workers > 1:  # this process supervises, it loads no model
-        return serve_workers(args.bind, args.workers, args.model, args.threads, args.keys, args.weights)
+    try:
+        if args.workers > 1:  # this process supervises, it loads no model
+            return serve_workers(args.bind, args.workers, args.model, args.threads, args.keys,
+                                 args.weights)
+        return _serve_one(args, keys)
+    finally:
+        remove_owned_dir(args.owned_dir)
+
+
+def _serve_one(args: argparse.Namespace, keys: ServerKeys | None) -> int:
+    """One worker in this process, served until a signal or its parent's end."""
     runner = _load_runner(args.model, args.threads, args.weights)
     try:
         worker = Worker(runner, args.bind, keys)
@@ -424,6 +458,6 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     sys.stderr.write(f"infill worker ready on {worker.address} (model {worker.model_name})\n")
     sys.stderr.flush()
     if args.parent_pid is not None:
-        stop_with_parent(worker, args.parent_pid)
+        stop_with_parent(worker, args.parent_pid, args.owned_dir)
     serve_until_signal(worker)
     return 0

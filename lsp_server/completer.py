@@ -106,10 +106,9 @@ async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position
 
 def _hole(ls: InfillLanguageServer, uri: str, position: types.Position) -> pipeline.Hole | None:
     """The hole at `position`, or None (logged) when there is no place to complete."""
-    try:
-        text = ls.workspace.get_text_document(uri).source
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        logger.info("cannot read %s: %s", uri, exc)
+    text = ls.open_text(uri)
+    if text is None:
+        logger.info("no completion in %s: the editor has not opened it", uri)
         return None
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
     hole = split_at(text, position.line, position.character, encoding)

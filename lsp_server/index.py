@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,15 +172,39 @@ def source_files(root: Path, max_files: int = WORKSPACE_MAX_FILES) -> Iterator[P
                     return
 
 
+def read_source(path: Path, root: Path, max_bytes: int = WORKSPACE_MAX_FILE_BYTES) -> str | None:
+    """The UTF-8 text of a workspace file, or None unless it is a regular file of at most
+    `max_bytes` inside the resolved folder `root` (a symlink that leads out is not followed;
+    a FIFO, device or socket is never read, nor waited on)."""
+    try:
+        real = path.resolve(strict=True)
+        if not real.is_relative_to(root):
+            return None
+        fd = os.open(real, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+            return None
+        data = os.read(fd, max_bytes + 1)
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    try:
+        return data.decode("utf-8") if len(data) <= max_bytes else None
+    except UnicodeDecodeError:
+        return None
+
+
 def scan_workspace(root: Path) -> list[tuple[str, list[Definition]]]:
     """(uri, definitions) of the workspace's source files; blocking, run it in a thread."""
+    root = root.resolve()
     scanned = []
     for path in source_files(root):
-        try:
-            if path.stat().st_size > WORKSPACE_MAX_FILE_BYTES:
-                continue
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
+        text = read_source(path, root)
+        if text is None:
             continue
         uri = path.resolve().as_uri()
         tree = new_parser(EXTENSIONS[path.suffix.lower()]).parse(encode(text))

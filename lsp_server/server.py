@@ -14,6 +14,10 @@ items carry `data`; the notifications `infill/didShowCompletion`, `infill/accept
 Settings come from `initializationOptions` and `workspace/didChangeConfiguration`. Once the worker
 answers, the server tells the client its model with `infill/workerReady` (`{"model", "address"}`).
 
+Messages come through `lsp_server.transport`: stdio, or loopback TCP for the one editor that
+sends the launch token (`lsp_server.launch_token`); a reader that no input can stop
+(`lsp_server.framing`). Completions are asked only for documents the editor opened.
+
 The workers are those named by the `workerAddress` setting (or `--worker`), a comma-separated
 list of addresses over which requests are balanced (`engine.pool`; `--worker-keys` for remote
 workers started with CURVE keys). Without one the server starts a local worker on the bundled
@@ -28,11 +32,13 @@ import functools
 import logging
 import os
 import signal
+import sys
 import uuid
 from collections.abc import Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
 import zmq
 from lsprotocol import types
@@ -42,10 +48,12 @@ from engine.client import WorkerError, WorkerStartError, WorkerTimeout
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.supervisor import WorkerGroup, start_local_workers
-from lsp_server import logs, pipeline
+from lsp_server import logs, pipeline, transport
 from lsp_server.cache import CompletionCache
 from lsp_server.completer import complete_at
 from lsp_server.documents import Documents
+from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
+from lsp_server.launch_token import new_token, remove_token, token_path, write_token
 from lsp_server.requests import Settings, label_for
 from lsp_server.stats import ACCEPTED, EVENTS, Answer, StatsLog, default_stats_path
 
@@ -61,16 +69,17 @@ class InfillLanguageServer(LanguageServer):
     requests in flight, the workers' client and the local worker, if any."""
 
     def __init__(self, worker_address: str | None = None, worker_keys: ClientKeys | None = None,
-                 ) -> None:
+                 stats_log: str | None = None) -> None:
         super().__init__("infill-lsp", version("infill"))
         self.default_worker_address = worker_address
         self.default_worker_keys = worker_keys
-        self.settings = Settings(worker_address=worker_address)
+        self.default_stats_log = stats_log
+        self.settings = Settings(worker_address=worker_address, stats_log=stats_log)
         self.local_worker: WorkerGroup | None = None
         self.shutdown_requested = False
         self.documents = Documents()
         self.cache = CompletionCache()
-        self.stats = StatsLog(default_stats_path())
+        self.stats = StatsLog(_stats_path(stats_log))
         self.in_flight: dict[tuple[str, str], asyncio.Task[Answer]] = {}  # (method, uri) -> newest
         self.client_id = uuid.uuid4().hex  # opens our worker sessions: no other client's share them
         self.index_task: asyncio.Future[None] | None = None  # the workspace's indexing
@@ -84,6 +93,8 @@ class InfillLanguageServer(LanguageServer):
             logger.warning("%s", problem)
         if settings.worker_address is None:
             settings.worker_address = self.default_worker_address
+        if settings.stats_log is None:
+            settings.stats_log = self.default_stats_log
         self.settings = settings
         self.stats.path = _stats_path(settings.stats_log)
         logger.info("settings: %s", settings)
@@ -108,6 +119,12 @@ class InfillLanguageServer(LanguageServer):
         if model is not None:
             self.protocol.notify(WORKER_READY, {"model": model, "address": client.address})
         return client
+
+    def open_text(self, uri: str) -> str | None:
+        """The editor's text of `uri`, or None when the editor never opened it: the server
+        completes what the editor shows it and never reads a path a request names."""
+        document = self.workspace.text_documents.get(unquote(uri))
+        return None if document is None else document.source
 
     def worker_keys(self) -> ClientKeys | None:
         """The CURVE keys for the workers: the `workerKeys` setting's folder, else the command
@@ -201,10 +218,6 @@ async def on_shutdown(ls: InfillLanguageServer, params: None) -> None:
     await ls.close_worker()
 
 
-def on_exit(ls: InfillLanguageServer, params: None) -> None:
-    ls.stop_worker_process()
-
-
 def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
     ls.documents.open(document.uri, document.language_id, document.text)
@@ -213,8 +226,9 @@ def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParam
 def on_did_change(ls: InfillLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
-    editor_text = ls.workspace.get_text_document(uri).source
-    ls.documents.change(uri, params.content_changes, encoding, editor_text)
+    editor_text = ls.open_text(uri)
+    if editor_text is not None:
+        ls.documents.change(uri, params.content_changes, encoding, editor_text)
 
 
 def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
@@ -271,14 +285,13 @@ async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams
     return types.CompletionList(is_incomplete=True, items=items)  # ask again as the user types
 
 
-def build_server(worker_address: str | None = None,
-                 worker_keys: ClientKeys | None = None) -> InfillLanguageServer:
-    """A server with every handler registered; `worker_address` is the `--worker` default."""
-    server = InfillLanguageServer(worker_address, worker_keys)
+def build_server(worker_address: str | None = None, worker_keys: ClientKeys | None = None,
+                 stats_log: str | None = None) -> InfillLanguageServer:
+    """A server with every handler registered; the arguments are the command line's defaults."""
+    server = InfillLanguageServer(worker_address, worker_keys, stats_log)
     server.feature(types.INITIALIZE)(on_initialize)
     server.feature(types.INITIALIZED)(on_initialized)
     server.feature(types.SHUTDOWN)(on_shutdown)
-    server.feature(types.EXIT)(on_exit)
     server.feature(types.TEXT_DOCUMENT_DID_OPEN)(on_did_open)
     server.feature(types.TEXT_DOCUMENT_DID_CHANGE)(on_did_change)
     server.feature(types.TEXT_DOCUMENT_DID_CLOSE)(on_did_close)
@@ -308,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="infill lsp", description="Serve code completions to an editor over the Language "
                                        "Server Protocol (stdio by default).")
     parser.add_argument("--tcp", type=int, metavar="PORT", default=None,
-                        help="listen on TCP PORT (of --host) instead of stdio")
+                        help="listen on TCP PORT (of --host) instead of stdio, for one editor that "
+                             "sends this launch's token (see --token-file)")
     parser.add_argument("--host", default="127.0.0.1",
                         help="address to listen on with --tcp (default 127.0.0.1)")
     parser.add_argument("--worker", metavar="ADDRESS", default=None,
@@ -319,7 +333,38 @@ def build_parser() -> argparse.ArgumentParser:
                         help="CURVE key folder (from `infill keys`) for workers started with --keys")
     parser.add_argument("--log-file", type=Path, metavar="PATH", default=None,
                         help="write the log to PATH instead of stderr")
+    parser.add_argument("--stats-log", metavar="PATH", default=None,
+                        help="append the completion stats to PATH (a regular file; \"\" for none; "
+                             "default ~/.local/state/infill/stats.jsonl); the statsLog setting "
+                             "overrides it")
+    parser.add_argument("--token-file", type=Path, metavar="PATH", default=None,
+                        help="with --tcp: write this launch's token, which the editor must send, "
+                             "to PATH (default: $XDG_RUNTIME_DIR/infill/lsp-PORT.token, else "
+                             "~/.local/state/infill/lsp-PORT.token)")
+    parser.add_argument("--max-message-bytes", type=int, metavar="N", default=DEFAULT_MAX_BODY_BYTES,
+                        help="skip LSP messages larger than N bytes (default "
+                             f"{DEFAULT_MAX_BODY_BYTES // 2**20} MiB)")
     return parser
+
+
+def serve(server: InfillLanguageServer, args: argparse.Namespace) -> None:
+    """Serve stdio, or TCP with a new launch token written to its file for the editor."""
+    if args.tcp is None:
+        asyncio.run(transport.serve_stdio(server, args.max_message_bytes))
+        return
+    token, path = new_token(), args.token_file or token_path(args.tcp)
+    write_token(path, token)
+
+    def listening(port: int) -> None:
+        sys.stderr.write(f"infill lsp: listening on {args.host}:{port}; the editor's token is in "
+                         f"{path}\n")
+        sys.stderr.flush()
+
+    try:
+        asyncio.run(transport.serve_tcp(server, args.host, args.tcp, token, args.max_message_bytes,
+                                        listening))
+    finally:
+        remove_token(path, token)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -328,6 +373,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.tcp is not None and not 1 <= args.tcp <= 65535:
         parser.error(f"--tcp must be a port in 1..65535, got {args.tcp}")
+    if args.max_message_bytes < 1024:
+        parser.error(f"--max-message-bytes must be at least 1024, got {args.max_message_bytes}")
     try:
         keys = None if args.worker_keys is None else load_client_keys(args.worker_keys.expanduser())
     except ValueError as exc:
@@ -337,13 +384,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
-    server = build_server(args.worker, keys)
+    server = build_server(args.worker, keys, args.stats_log)
     previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, server, args.tcp is None))
     try:
-        if args.tcp is None:
-            server.start_io()
-        else:
-            server.start_tcp(args.host, args.tcp)
+        serve(server, args)
+    except OSError as exc:
+        logger.error("cannot serve: %s", exc)
+        sys.stderr.write(f"infill lsp: {exc}\n")
+    except (KeyboardInterrupt, SystemExit):
+        pass
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.stop_worker_process()

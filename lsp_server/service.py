@@ -2,7 +2,8 @@
 
 The worker runs as a child process on a private ipc:// socket, restarted if it dies; one completion
 of a bundled example file goes through it as a self-check (printed), then the language server
-listens on loopback TCP for editors until Ctrl-C, and the worker is stopped on the way out.
+listens on loopback TCP for one editor (which authenticates with the launch token whose file it
+prints) until Ctrl-C or the editor's disconnection, and the worker is stopped on the way out.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from pathlib import Path
 from engine.supervisor import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from lsp_server import oneshot, server
+from lsp_server.launch_token import token_path
 
 EXAMPLE = REPO_ROOT / "examples" / "shapes.py"
 SELF_CHECK_DEADLINE_MS = 10_000  # generous: a first completion on a busy CPU may take seconds
@@ -46,8 +48,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if self_check(address) != 0:
             print("self-check failed: see the message above", file=sys.stderr)
             return 1
-        print(f"language server listening on 127.0.0.1:{args.port} (Ctrl-C stops)", flush=True)
-        return server.main(["--tcp", str(args.port), "--worker", address])
+        token_file = token_path(args.port)
+        print(f"language server on 127.0.0.1:{args.port} for one editor, which must send the token "
+              f"in {token_file} (Ctrl-C stops)", flush=True)
+        return server.main(["--tcp", str(args.port), "--worker", address,
+                            "--token-file", str(token_file)])
     except KeyboardInterrupt:
         return 0
     finally:

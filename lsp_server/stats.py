@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import stat
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -92,7 +93,18 @@ class StatsLog:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as handle:
-                handle.write(json.dumps(line) + "\n")
+            append_regular(self.path, (json.dumps(line) + "\n").encode("utf-8"))
         except OSError as exc:
             logger.warning("cannot write the stats log %s: %s", self.path, exc)
+
+
+def append_regular(path: Path, data: bytes) -> None:
+    """Append `data` to the regular file `path` (made 0600 if new); raises OSError for anything
+    else in its place: a FIFO, a device or a socket is never written to, nor waited on."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NONBLOCK | os.O_NOCTTY, 0o600)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file")
+        os.write(fd, data)
+    finally:
+        os.close(fd)

@@ -1,6 +1,8 @@
 """Tests of lsp_server.context (windows, names, snippet choice) and lsp_server.index (definitions)."""
 from __future__ import annotations
 
+import os
+
 import pytest
 
 from engine.protocol import Snippet
@@ -9,7 +11,8 @@ from lsp_server.context import (PRIORITY_OPEN_DOCUMENT, PRIORITY_RECENT_EDIT, PR
                                 names_near, prefix_window,
                                 rank_definitions, stem_at, suffix_window, visible_lines)
 from lsp_server.documents import Documents
-from lsp_server.index import Definition, DefinitionIndex, definitions, imports, scan_workspace
+from lsp_server.index import (WORKSPACE_MAX_FILE_BYTES, Definition, DefinitionIndex, definitions,
+                              imports, scan_workspace)
 from lsp_server.syntax import new_parser
 
 
@@ -105,6 +108,23 @@ def test_scan_workspace_skips_hidden_and_generated_folders(tmp_path):
     (tmp_path / "latin1.py").write_bytes(b"x = '\xe9'\n")
     scanned = scan_workspace(tmp_path)
     assert [(uri.rsplit("/", 1)[-1], [d.name for d in found]) for uri, found in scanned] == [("a.py", ["alpha"])]
+
+
+def test_scan_workspace_reads_regular_files_inside_the_workspace_only(tmp_path):
+    workspace, outside = tmp_path / "ws", tmp_path / "outside"
+    workspace.mkdir()
+    outside.mkdir()
+    (outside / "secret.py").write_text("def secret():\n    pass\n")
+    (workspace / "a.py").write_text("def alpha():\n    pass\n")
+    (workspace / "inner.py").symlink_to(workspace / "a.py")  # a link that stays inside is read
+    (workspace / "leak.py").symlink_to(outside / "secret.py")
+    (workspace / "linked").symlink_to(outside, target_is_directory=True)
+    os.mkfifo(workspace / "fifo.py")  # reading it would wait for a writer forever
+    (workspace / "zero.py").symlink_to("/dev/zero")
+    (workspace / "big.py").write_text("def big():\n    pass\n" + "#" * WORKSPACE_MAX_FILE_BYTES)
+    scanned = scan_workspace(workspace)
+    names = sorted(d.name for _, found in scanned for d in found)
+    assert names == ["alpha", "alpha"]
 
 
 def test_recent_edits_become_snippets_newest_first_outside_the_windows():

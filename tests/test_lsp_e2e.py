@@ -206,13 +206,13 @@ def free_port() -> int:
 
 
 async def test_tcp_server(tmp_path, model_env):
-    port, log = free_port(), tmp_path / "lsp.log"
+    port, log, token_file = free_port(), tmp_path / "lsp.log", tmp_path / "lsp.token"
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "lsp_server", "--tcp", str(port), "--log-file", str(log),
-        env=model_env, cwd=REPO_ROOT)
+        "--token-file", str(token_file), env=model_env, cwd=REPO_ROOT)
     client = LanguageClient("infill-tests", "0")
     deadline = time.monotonic() + EXIT_WAIT_S
-    while True:  # connect as soon as it listens (a probe connection would end it: it serves one client)
+    while True:  # connect as soon as it listens; the token file is written before it listens
         try:
             await client.start_tcp("127.0.0.1", port)
             break
@@ -220,11 +220,12 @@ async def test_tcp_server(tmp_path, model_env):
             assert time.monotonic() < deadline and process.returncode is None, "the server never listened"
             await asyncio.sleep(0.1)
     session = Session(client, process, log)
-    await session.open(OPTIONS)
+    await session.open({**OPTIONS, "token": token_file.read_text().strip()})
     assert await session.inline(CURSOR)
     workers = worker_pids(str(log))
     assert await session.end() == 0
     assert len(workers) == 1 and not is_running(workers[0])
+    assert not token_file.exists()
 
 
 async def test_an_unreachable_worker_means_empty_answers_in_time(tmp_path):

@@ -3,8 +3,10 @@ the loopback-only default."""
 from __future__ import annotations
 
 import asyncio
+import logging
 import shutil
 import stat
+import time
 
 import pytest
 import zmq
@@ -84,6 +86,23 @@ def test_an_unlisted_client_is_refused_until_its_key_is_listed(remote_worker, ke
     shutil.copy(tmp_path / "other" / "client.public", key_dir / "authorized" / "other.public")
     with WorkerClient(remote_worker, timeout_s=2.0, keys=stranger) as client:
         assert client.hello().model == "fake"  # admitted without a restart
+
+
+@pytest.mark.slow
+def test_a_refused_client_is_logged_with_its_key_and_address(remote_worker, key_dir, tmp_path, caplog):
+    assert keys.main(["--dir", str(tmp_path / "other")]) == 0
+    other = keys.load_client_keys(tmp_path / "other")
+    stranger = keys.ClientKeys(other.public, other.secret, keys.load_client_keys(key_dir).server_public)
+    with caplog.at_level(logging.INFO, "engine.client.worker_stderr"):  # the worker's stderr lines
+        with WorkerClient(remote_worker, timeout_s=1.0, keys=stranger) as client:
+            with pytest.raises(WorkerTimeout):
+                client.hello()
+        until = time.monotonic() + 10  # the stderr pump forwards the line soon after; bound generously
+        while not (lines := [r.getMessage() for r in caplog.records
+                             if other.public.decode() in r.getMessage()]):
+            assert time.monotonic() < until, "the worker logged no refusal naming the client's key"
+            time.sleep(0.05)
+    assert "refused the CURVE client" in lines[0] and "from 127.0.0.1" in lines[0]
 
 
 @pytest.mark.parametrize("address", ["tcp://0.0.0.0:5555", "tcp://*:5555", "tcp://10.0.0.2:5555"])

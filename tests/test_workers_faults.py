@@ -1,10 +1,12 @@
-"""Faults with real worker processes: SIGTERM with work in flight, restarts of dead workers, and
-`infill serve --workers N` stopping without orphans."""
+"""Faults with real worker processes: SIGTERM with work in flight, restarts of dead, hung and
+frozen (SIGSTOP) workers, and supervisors and language servers that stop or die leaving no
+process and no temp folder behind."""
 from __future__ import annotations
 
 import asyncio
 import os
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -17,7 +19,7 @@ import fake_worker
 from engine.client import WorkerClient, start_worker_process, stop_worker
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.protocol import CompleteRequest, ErrorCode, Result, decode, encode
-from engine.supervisor import WorkerGroup, worker_addresses
+from engine.supervisor import WorkerGroup, start_local_workers, worker_addresses
 from engine.worker import main as serve_main
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(30)]  # real worker processes
@@ -76,6 +78,17 @@ def test_serve_refuses_bad_worker_counts(flags, message, capsys):
     with pytest.raises(SystemExit) as info:
         serve_main(flags)
     assert info.value.code == 2 and message in capsys.readouterr().err
+
+
+def test_serve_refuses_an_owned_dir_it_should_not_remove(tmp_path, capsys):
+    open_to_all = tmp_path / "open"
+    open_to_all.mkdir()
+    open_to_all.chmod(0o777)
+    for folder, message in ((tmp_path / "none", "is not a folder"), (open_to_all, "chmod 700")):
+        with pytest.raises(SystemExit) as info:
+            serve_main(["--owned-dir", str(folder)])
+        assert info.value.code == 2 and message in capsys.readouterr().err
+    assert open_to_all.is_dir()
 
 
 def test_a_group_restarts_a_killed_worker_on_its_address(short_tmp):
@@ -169,3 +182,119 @@ async def test_a_group_restarts_a_hung_worker(short_tmp):
     finally:
         pool.close()
         group.stop()
+
+
+async def wait_for_pid(proc: subprocess.Popen, timeout_s: float = 20.0) -> int:
+    """`proc`'s exit code, waited for off the event loop."""
+    return await asyncio.to_thread(proc.wait, timeout_s)
+
+
+async def holder_of_a_request(addresses: list[str]) -> int:
+    """The index of the first of `addresses` whose worker holds a request, once one does."""
+    probes = [WorkerClient(a, timeout_s=2.0) for a in addresses]
+    try:
+        while True:
+            for index, probe in enumerate(probes):
+                if (await asyncio.to_thread(probe.health)).live_requests:
+                    return index
+            await asyncio.sleep(0.02)
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+async def test_a_frozen_worker_is_replaced_and_its_request_retried(short_tmp):
+    group = WorkerGroup(fake_worker.argv, worker_addresses(f"ipc://{short_tmp}/w.sock", 2),
+                        startup_timeout_s=20)
+    group.start()
+    pool = AsyncWorkerPool(group.addresses, timeout_s=2.0)
+    frozen: subprocess.Popen | None = None
+    try:
+        await pool.hello()
+        call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:1", "",
+                                                                   deadline_ms=8000)))
+        frozen_at = await asyncio.wait_for(holder_of_a_request(group.addresses), 10.0)
+        frozen = group.process(group.addresses[frozen_at])
+        other = group.process(group.addresses[1 - frozen_at])
+        frozen.send_signal(signal.SIGSTOP)  # with the call in its decoding step
+        result = await asyncio.wait_for(call, 10.0)
+        assert int(result.items[0].text.split(":")[0]) == other.pid  # retried there
+        assert await wait_for_pid(frozen) == -signal.SIGKILL  # SIGTERM would not reach it
+        while len(pool.healthy()) < 2:  # until its replacement answers a probe
+            await asyncio.sleep(0.05)
+        results = await asyncio.gather(*(pool.complete(CompleteRequest(f"n{i}", "fim", "x", ""))
+                                         for i in range(8)))
+        replacement = group.process(group.addresses[frozen_at])
+        assert replacement.pid != frozen.pid and group.restarts == 1
+        assert replacement.pid in {int(r.items[0].text.split(":")[0]) for r in results}
+    finally:
+        if frozen is not None:
+            frozen.send_signal(signal.SIGCONT)  # a no-op once it was killed and reaped
+        pool.close()
+        group.stop()
+    assert children_of(os.getpid()) == []
+
+
+async def test_a_frozen_lone_worker_fails_its_call_then_completions_resume(short_tmp):
+    folder = short_tmp / "w"  # made by the group before each start, removed when it stops
+    address = f"ipc://{folder}/w.sock"
+    group = WorkerGroup(fake_worker.argv, [address], startup_timeout_s=20, folders={address: folder})
+    group.start()
+    pool = AsyncWorkerPool([address], timeout_s=2.0)
+    frozen = group.process(address)
+    try:
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+        call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:1", "",
+                                                                   deadline_ms=6000)))
+        await asyncio.wait_for(holder_of_a_request([address]), 10.0)
+        frozen.send_signal(signal.SIGSTOP)
+        with pytest.raises(WorkerUnavailable):  # its connection drops: answered as failed
+            await asyncio.wait_for(call, 6.0)  # within the call's deadline
+        assert await wait_for_pid(frozen) == -signal.SIGKILL
+        while not pool.healthy():
+            await asyncio.sleep(0.05)
+        result = await pool.complete(CompleteRequest("next", "fim", "x", ""))
+        assert result.items[0].text == f"{group.process(address).pid}:x"
+    finally:
+        frozen.send_signal(signal.SIGCONT)
+        pool.close()
+        group.stop()
+    assert children_of(os.getpid()) == [] and not folder.exists()
+
+
+LANGUAGE_SERVER = """
+import sys, time
+from engine.supervisor import start_local_workers
+group = start_local_workers(sys.argv[1], threads=1)
+print(group.process(group.addresses[0]).pid, group.addresses[0], flush=True)
+time.sleep(120)
+"""
+
+
+@pytest.mark.timeout(90)  # a worker on the tiny model imports torch
+def test_a_local_worker_removes_its_folder_when_its_parent_is_killed(tiny_model_dir):
+    parent = subprocess.Popen([sys.executable, "-c", LANGUAGE_SERVER, str(tiny_model_dir)],
+                              stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
+    worker_pid = None
+    try:
+        pid, address = parent.stdout.readline().split()
+        worker_pid, folder = int(pid), Path(address.removeprefix("ipc://")).parent
+        assert folder.is_dir() and running(worker_pid)
+        parent.kill()  # as a language server SIGKILLed: it cannot stop its worker
+        parent.wait(timeout=5)
+        until = time.monotonic() + 20
+        while (running(worker_pid) or folder.exists()) and time.monotonic() < until:
+            time.sleep(0.1)
+        assert not running(worker_pid) and not folder.exists()
+    finally:
+        parent.kill()
+        if worker_pid is not None and running(worker_pid):  # an orphan left by a failure here
+            os.kill(worker_pid, signal.SIGKILL)
+
+
+def test_a_group_of_local_workers_removes_their_folders(tiny_model_dir):
+    group = start_local_workers(tiny_model_dir, threads=1)
+    folder = Path(group.addresses[0].removeprefix("ipc://")).parent
+    assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+    group.stop()
+    assert not folder.exists()
