@@ -59,9 +59,10 @@ export class Session implements vscode.Disposable {
   /** Start or connect to the server; a failure is shown to the user and left in the status bar and the log. */
   async start(): Promise<void> {
     const launch = launchSettings(vscode.workspace.getConfiguration(SECTION));
+    let tcp: TcpServer | undefined;
     try {
       const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
-      const tcp = launch.serverAddress ? this.tcpServer(launch) : undefined;
+      tcp = launch.serverAddress ? this.tcpServer(launch) : undefined;
       const server: ServerOptions = tcp?.start ?? this.stdioServer(launch, folders);
       this.client = new LanguageClient("infill", "infill", server, {
         documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
@@ -79,7 +80,7 @@ export class Session implements vscode.Disposable {
       this.client.onNotification(WorkerReady, (params) => this.status.update({ model: params.model }));
       await this.client.start();
     } catch (error) {
-      this.failed(error);
+      this.failed(tcp ? tcp.explain(error) : error);
     }
   }
 

@@ -116,6 +116,20 @@ export class TcpServer {
     return { reader: socket, writer: socket };
   };
 
+  /**
+   * `error` from starting the client, saying what to check when the server ended a connection
+   * made with a token (a wrong one, or another editor already connected).
+   */
+  explain(error: unknown): unknown {
+    if (error instanceof TokenUnavailable || error instanceof ServerUnreachable || this.token === undefined) {
+      return error;
+    }
+    const reason = error instanceof Error ? error.message : String(error);
+    return new Error(`the server at ${this.address.host}:${this.address.port} ended the connection (${reason}): `
+                     + "it serves one editor at a time, the one with its launch's token; is "
+                     + `${this.tokenFile} the token file it printed, and no other editor connected?`);
+  }
+
   /** `settings` with the token of the current connection as the top-level `token` key. */
   initializationOptions<T extends object>(settings: T): T | (T & TokenOption) {
     return this.token === undefined ? settings : { ...settings, token: this.token };

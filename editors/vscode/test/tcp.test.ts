@@ -129,3 +129,17 @@ test("no token, no connection", async () => {
   assert.equal(opened, 0);
   assert.deepEqual(tcp.initializationOptions({}), {});
 });
+
+test("a connection the server ended is explained; the errors that say what to do already are kept", async () => {
+  const tcp = new TcpServer({ host: "127.0.0.1", port: 2087 }, "/run/u/infill/lsp-2087.token",
+                            () => TOKEN, async () => new net.Socket());
+  const early = new Error("no token read yet");
+  assert.equal(tcp.explain(early), early);
+  await tcp.start();
+  const ended = tcp.explain(new Error("Pending response rejected since connection got disposed")) as Error;
+  assert.match(ended.message, /127\.0\.0\.1:2087 ended the connection \(Pending response rejected/);
+  assert.ok(ended.message.includes("/run/u/infill/lsp-2087.token") && ended.message.includes("one editor at a time"));
+  for (const own of [new TokenUnavailable("t"), new ServerUnreachable("u")]) {
+    assert.equal(tcp.explain(own), own);
+  }
+});
