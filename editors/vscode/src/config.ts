@@ -1,6 +1,6 @@
 /**
  * The extension's settings (`infill.*` in package.json) as typed getters. Launch settings choose
- * how the server starts; server settings go to `infill lsp` as `initializationOptions` and in
+ * how the server starts, or which running one to connect to; server settings go to `infill lsp` as `initializationOptions` and in
  * configuration changes, under the names of `lsp_server/requests.py`. An unset server setting
  * (null) is left out, so the server's own default applies.
  */
@@ -13,10 +13,15 @@ export type SettingsReader = Pick<WorkspaceConfiguration, "get">;
 
 export type Mode = "auto" | "single_line" | "multi_line";
 
-/** How to start the server: an `infill` executable, or a Python interpreter with the project. */
+/**
+ * How to reach the server: an `infill` executable or a Python interpreter with the project to
+ * start over stdio, or the `HOST:PORT` of a running TCP server and the file that holds its token.
+ */
 export interface LaunchSettings {
   serverPath: string;
   python: string;
+  serverAddress: string;
+  tokenFile: string;
 }
 
 /** What `infill lsp` reads from `initializationOptions` and `workspace/didChangeConfiguration`. */
@@ -32,7 +37,7 @@ export interface ServerSettings {
 }
 
 /** The settings whose change needs a new server process. */
-export const LAUNCH_KEYS = ["serverPath", "python"] as const;
+export const LAUNCH_KEYS = ["serverPath", "python", "serverAddress", "tokenFile"] as const;
 
 export function isEnabled(config: SettingsReader): boolean {
   return config.get<boolean>("enabled") ?? true;
@@ -42,6 +47,8 @@ export function launchSettings(config: SettingsReader): LaunchSettings {
   return {
     serverPath: (config.get<string>("serverPath") ?? "").trim(),
     python: (config.get<string>("python") ?? "").trim(),
+    serverAddress: (config.get<string>("serverAddress") ?? "").trim(),
+    tokenFile: (config.get<string>("tokenFile") ?? "").trim(),
   };
 }
 

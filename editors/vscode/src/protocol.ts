@@ -1,9 +1,17 @@
 /**
  * The server's custom protocol, mirrored from `lsp_server/server.py` and `lsp_server/stats.py`:
- * the command that inline items carry and the notifications that report what became of a
- * completion. Nothing here touches VS Code, so tests and the extension share it.
+ * the token a TCP server asks for, the command that inline items carry and the notifications that
+ * report what became of a completion. Nothing here touches VS Code, so tests and the extension share it.
  */
 import { NotificationType } from "vscode-languageserver-protocol";
+
+/**
+ * A TCP server's `initializationOptions` carry, beside the settings, the token it wrote at launch
+ * (the server closes the connection without it); over stdio there is none.
+ */
+export interface TokenOption {
+  token: string;
+}
 
 /** The command of every inline item; its one argument is an `AcceptCommandArgument`. */
 export const ACCEPT_COMMAND = "infill.acceptCompletion";

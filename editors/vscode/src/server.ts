@@ -45,8 +45,8 @@ export function findOnPath(name: string, probe: Probe): string | undefined {
   return undefined;
 }
 
-export function resolveServerCommand(launch: LaunchSettings, workspaceFolders: readonly string[],
-                                     probe: Probe): ServerCommand {
+export function resolveServerCommand(launch: Pick<LaunchSettings, "serverPath" | "python">,
+                                     workspaceFolders: readonly string[], probe: Probe): ServerCommand {
   if (launch.serverPath) {
     return { command: expandHome(launch.serverPath, probe.home), args: ["lsp"] };
   }

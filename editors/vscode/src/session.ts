@@ -1,19 +1,21 @@
 /**
  * The language client's life: start `infill lsp` (the command from `server.ts`, the settings from
- * `config.ts`), keep the status bar in step with it, follow configuration changes (a launch
- * setting restarts the server, a server setting goes to it as `workspace/didChangeConfiguration`),
- * and show the user why the server could not start.
+ * `config.ts`) or connect to a running TCP server with its token (`tcp.ts`), keep the status bar
+ * in step with it, follow configuration changes (a launch setting restarts the client, a server
+ * setting goes to the server as `workspace/didChangeConfiguration`), and show the user why the
+ * server could not be reached.
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
-import { DidChangeConfigurationNotification, LanguageClient, State } from "vscode-languageclient/node";
-import { isEnabled, LAUNCH_KEYS, launchSettings, SECTION, serverSettings } from "./config";
+import { DidChangeConfigurationNotification, LanguageClient, type ServerOptions, State } from "vscode-languageclient/node";
+import { isEnabled, LAUNCH_KEYS, launchSettings, type LaunchSettings, SECTION, serverSettings } from "./config";
 import { Feedback } from "./feedback";
 import { InlineRequests } from "./inline";
 import { WorkerReady } from "./protocol";
 import { resolveServerCommand, type Probe } from "./server";
 import type { ServerState, StatusBar } from "./status";
+import { parseAddress, TcpServer, tokenFileFor } from "./tcp";
 
 export const RESTART_COMMAND = "infill.restart";
 export const SHOW_LOG_COMMAND = "infill.showLog";
@@ -54,16 +56,20 @@ export class Session implements vscode.Disposable {
     );
   }
 
-  /** Start the server; a failure is shown to the user and left in the status bar and the log. */
+  /** Start or connect to the server; a failure is shown to the user and left in the status bar and the log. */
   async start(): Promise<void> {
-    const config = vscode.workspace.getConfiguration(SECTION);
+    const launch = launchSettings(vscode.workspace.getConfiguration(SECTION));
+    let tcp: TcpServer | undefined;
     try {
       const folders = (vscode.workspace.workspaceFolders ?? []).map((folder) => folder.uri.fsPath);
-      const server = resolveServerCommand(launchSettings(config), folders, PROBE);
-      this.output.appendLine(`starting ${server.command} ${server.args.join(" ")}`);
-      this.client = new LanguageClient("infill", "infill", { ...server, options: { cwd: folders[0] } }, {
+      tcp = launch.serverAddress ? this.tcpServer(launch) : undefined;
+      const server: ServerOptions = tcp?.start ?? this.stdioServer(launch, folders);
+      this.client = new LanguageClient("infill", "infill", server, {
         documentSelector: [{ scheme: "file" }, { scheme: "untitled" }],
-        initializationOptions: serverSettings(config),
+        initializationOptions: () => {
+          const settings = serverSettings(vscode.workspace.getConfiguration(SECTION));
+          return tcp ? tcp.initializationOptions(settings) : settings;
+        },
         outputChannel: this.output,
         middleware: {
           provideInlineCompletionItems: this.inline.provideInlineCompletionItems,
@@ -74,7 +80,7 @@ export class Session implements vscode.Disposable {
       this.client.onNotification(WorkerReady, (params) => this.status.update({ model: params.model }));
       await this.client.start();
     } catch (error) {
-      this.failed(error);
+      this.failed(tcp ? tcp.explain(error) : error);
     }
   }
 
@@ -116,9 +122,22 @@ export class Session implements vscode.Disposable {
     }
   }
 
+  private stdioServer(launch: LaunchSettings, folders: string[]): ServerOptions {
+    const server = resolveServerCommand(launch, folders, PROBE);
+    this.output.appendLine(`starting ${server.command} ${server.args.join(" ")}`);
+    return { ...server, options: { cwd: folders[0] } };
+  }
+
+  private tcpServer(launch: LaunchSettings): TcpServer {
+    const address = parseAddress(launch.serverAddress);
+    const tokenFile = tokenFileFor(launch.tokenFile, address.port, process.env, os.homedir());
+    this.output.appendLine(`connecting to ${address.host}:${address.port} with the token in ${tokenFile}`);
+    return new TcpServer(address, tokenFile);
+  }
+
   private failed(error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
-    this.output.appendLine(`the server did not start: ${message}`);
+    this.output.appendLine(`could not reach the server: ${message}`);
     this.status.update({ server: "failed" });
     void vscode.window.showErrorMessage(`infill: ${message}`, "Show log", "Open settings").then((choice) => {
       if (choice === "Show log") {

@@ -6,7 +6,7 @@ import { PACKAGE, settings } from "./mocks";
 test("the defaults send no server settings, so the server's own defaults apply", () => {
   assert.deepEqual(serverSettings(settings()), {});
   assert.equal(isEnabled(settings()), true);
-  assert.deepEqual(launchSettings(settings()), { serverPath: "", python: "" });
+  assert.deepEqual(launchSettings(settings()), { serverPath: "", python: "", serverAddress: "", tokenFile: "" });
 });
 
 test("set values go to the server under its names", () => {
@@ -23,7 +23,19 @@ test("a blank worker address is left out, a key folder is trimmed", () => {
 
 test("launch settings are trimmed", () => {
   assert.deepEqual(launchSettings(settings({ serverPath: " /x/infill ", python: "" })),
-                   { serverPath: "/x/infill", python: "" });
+                   { serverPath: "/x/infill", python: "", serverAddress: "", tokenFile: "" });
+  assert.deepEqual(launchSettings(settings({ serverAddress: " 127.0.0.1:2087 ", tokenFile: " ~/t.token " })),
+                   { serverPath: "", python: "", serverAddress: "127.0.0.1:2087", tokenFile: "~/t.token" });
+});
+
+test("the server address and its token file are launch settings: changing them restarts the client", () => {
+  assert.deepEqual([...LAUNCH_KEYS].sort(), ["python", "serverAddress", "serverPath", "tokenFile"]);
+});
+
+test("where the server runs is for the user's machine settings only, not a workspace's", () => {
+  for (const key of ["serverPath", "python", "serverAddress", "tokenFile"]) {
+    assert.equal(PACKAGE.contributes.configuration.properties[`infill.${key}`].scope, "machine", key);
+  }
 });
 
 test("every setting read is declared in package.json, and every declared one is read", () => {

@@ -1,9 +1,14 @@
 -- The plugin's options: defaults, checks, and the server command. Without `cmd`, the server is the
--- `.venv/bin/infill` of the infill checkout this plugin lives in, else `infill` on PATH.
+-- `.venv/bin/infill` of the infill checkout this plugin lives in, else `infill` on PATH. With
+-- `address`, the plugin starts no server: it connects to a running one (infill.tcp).
+local tcp = require("infill.tcp")
+
 local M = {}
 
 M.defaults = {
   cmd = nil, -- the server command, e.g. { "/path/to/infill/.venv/bin/infill", "lsp" }
+  address = nil, -- a running TCP server ("127.0.0.1:2087" for `make run`) instead of starting one
+  token_file = nil, -- that server's token file; default: the server's own default for the port
   filetypes = { "python", "javascript", "javascriptreact", "typescript", "typescriptreact",
                 "go", "rust", "java", "c", "cpp" },
   debounce_ms = 75, -- ask for a completion after this long without a keystroke
@@ -29,17 +34,39 @@ function M.default_cmd()
   return nil
 end
 
+-- With `address`: the command that connects to it, and the token file to read (`config.tcp`).
+local function resolve_tcp(config)
+  if config.cmd then
+    error("infill: pass either cmd (a server to start) or address (a running server), not both")
+  end
+  local host, port = tcp.parse_address(config.address)
+  if not host then
+    error("infill: address must be HOST:PORT, e.g. 127.0.0.1:2087, not " .. vim.inspect(config.address))
+  end
+  config.cmd = tcp.cmd(host, port, tcp.bridge(checkout_root(), config.address))
+  config.tcp = {
+    address = config.address,
+    token_file = config.token_file and vim.fn.expand(config.token_file) or tcp.token_path(port, vim.env),
+  }
+end
+
 -- The defaults with `options` over them; raises an error that names a bad option.
 function M.resolve(options)
   local config = vim.tbl_deep_extend("force", vim.deepcopy(M.defaults), options or {})
   vim.validate({
     cmd = { config.cmd, "table", true },
+    address = { config.address, "string", true },
+    token_file = { config.token_file, "string", true },
     filetypes = { config.filetypes, "table" },
     debounce_ms = { config.debounce_ms, "number" },
     accept_key = { config.accept_key, { "string", "boolean" } },
     settings = { config.settings, "table" },
     root_dir = { config.root_dir, "function", true },
   })
+  if config.address then
+    resolve_tcp(config)
+    return config
+  end
   config.cmd = config.cmd or M.default_cmd()
   if not config.cmd then
     error("infill: cannot find the server; run `make setup` in the infill checkout, "

@@ -1,5 +1,9 @@
 -- The built-in client, across versions: find or start the `infill` client for a buffer, and call
--- client methods (plain functions before Neovim 0.11, methods since).
+-- client methods (plain functions before Neovim 0.11, methods since). A started server gets a
+-- client per root directory; a running TCP server, which serves one client at a time, gets one
+-- client for every buffer, and the token it wrote in initializationOptions.
+local tcp = require("infill.tcp")
+
 local M = {}
 
 local NAME = "infill"
@@ -23,36 +27,80 @@ function M.attached(bufnr)
   return nil
 end
 
-local started = {} -- root directory -> client id
+local started = {} -- root directory (or a TCP server's address) -> client id
 
--- Attach `bufnr` to the client of its root directory, starting the server the first time
+-- The client's init_options: the settings and, for a TCP server, its token (read at each start,
+-- since a restarted server has a new one); nil and a message when there is no token.
+local function init_options(config)
+  if not config.tcp then
+    return config.settings
+  end
+  local token, err = tcp.read_token(config.tcp.token_file)
+  if not token then
+    return nil, err
+  end
+  return vim.tbl_extend("force", config.settings, { token = token })
+end
+
+-- The client's configuration, or nil and a message.
+local function client_config(config, root)
+  local options, err = init_options(config)
+  if not options then
+    return nil, err
+  end
+  local client = { name = NAME, cmd = config.cmd, root_dir = root, init_options = options }
+  if config.tcp then
+    local initialized = false
+    client.on_init = function() initialized = true end
+    client.on_exit = function()
+      if not initialized then
+        vim.schedule(function()
+          vim.notify("infill: the connection to " .. config.tcp.address .. " ended before initialize was "
+                     .. "answered: is the server running (`infill run`, `infill lsp --tcp PORT`) with no "
+                     .. "other client, and is " .. config.tcp.token_file .. " the token file it printed? "
+                     .. "See :LspLog", vim.log.levels.ERROR)
+        end)
+      end
+    end
+  end
+  return client
+end
+
+local function start_failed(message)
+  vim.notify("infill: " .. message, vim.log.levels.ERROR)
+end
+
+-- Attach `bufnr` to the client of its root directory, starting the client the first time
 -- (vim.lsp.start does both from Neovim 0.8).
 function M.attach(bufnr, config)
   if M.attached(bufnr) then
     return
   end
   local root = config.root_dir and config.root_dir(bufnr) or vim.fn.getcwd()
-  if vim.lsp.start then
-    vim.lsp.start({ name = NAME, cmd = config.cmd, root_dir = root, init_options = config.settings },
-                  { bufnr = bufnr })
+  local key = config.tcp and config.tcp.address or root
+  local id = started[key]
+  local client = id and vim.lsp.get_client_by_id(id)
+  if client and not M.call(client, "is_stopped") then
+    vim.lsp.buf_attach_client(bufnr, id)
     return
   end
-  local id = started[root]
-  local client = id and vim.lsp.get_client_by_id(id)
-  if not client or M.call(client, "is_stopped") then
-    id = vim.lsp.start_client({
-      name = NAME,
-      cmd = config.cmd,
-      root_dir = root,
-      init_options = config.settings,
-    })
-    if not id then
-      vim.notify("infill: the server did not start: " .. table.concat(config.cmd, " "), vim.log.levels.ERROR)
-      return
-    end
-    started[root] = id
+  local client_settings, err = client_config(config, root)
+  if not client_settings then
+    return start_failed(err)
   end
-  vim.lsp.buf_attach_client(bufnr, id)
+  if vim.lsp.start then
+    id = vim.lsp.start(client_settings, { bufnr = bufnr })
+  else
+    id = vim.lsp.start_client(client_settings)
+    if id then
+      vim.lsp.buf_attach_client(bufnr, id)
+    end
+  end
+  if not id then
+    local server = config.tcp and config.tcp.address or table.concat(config.cmd, " ")
+    return start_failed("the server did not start: " .. server)
+  end
+  started[key] = id
 end
 
 return M
