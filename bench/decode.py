@@ -25,7 +25,7 @@ import torch
 
 from bench.quality import edit_similarity, exact_match, has_tests, judging_program, load_tasks, percentile, select_tasks
 from bench.sandbox import run_program
-from engine.runner import decoder_config, model_decoder_defaults
+from infill.decoder_defaults import decoder_config, model_decoder_defaults
 from infill.checkpoint import load_model
 from infill.commit import NEVER, DecoderConfig
 from infill.decode import encode, full_pass, window_pass
@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--sample", type=int, help="a seeded random subset of N tasks")
     p.add_argument("--seed", type=int, default=0, help="seed of --sample")
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled model)")
-    p.add_argument("--mode", default="multi_line", choices=["single_line", "multi_line", "auto"], help="completion mode")
+    p.add_argument("--mode", default="multi_line", choices=["single_line", "multi_line"], help="completion mode")
     p.add_argument("--max-tokens", type=int, default=64, help="hole length cap")
     p.add_argument("--configs", default=",".join(CONFIGS), help=f"comma-separated names from {', '.join(CONFIGS)}")
     p.add_argument("--cache", action="store_true", help="also time one step with and without the context cache")

@@ -9,7 +9,6 @@ to the end.
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +18,7 @@ import torch
 from engine.prefix_cache import PrefixCache
 from infill import decode
 from infill.checkpoint import load_model
-from infill.commit import DecoderConfig
+from infill.decoder_defaults import PER_MODE, decoder_config, model_decoder_defaults
 from infill.fim import hole_text, start_request
 from infill.modes import resolve_mode
 from infill.quantize import for_inference
@@ -59,26 +58,6 @@ class Decoding:
         """Positions its next step encodes: the canvas (less what it reuses from an earlier
         request) for a full pass, the first step and each cache refresh; else the hole's window."""
         return sum(state.step_tokens for state in self.unfinished)
-
-
-PER_MODE = "per_mode"  # decoder.json: {mode: settings} that apply on top of its shared ones
-
-
-def decoder_config(defaults: dict, overrides: dict, mode: str | None = None) -> DecoderConfig:
-    """The request's decoder overrides on top of the model's defaults for `mode` (decoder.json's
-    shared settings, then its `per_mode` entry); unknown keys or bad values raise ValueError."""
-    shared = {key: value for key, value in defaults.items() if key != PER_MODE}
-    settings = {**shared, **defaults.get(PER_MODE, {}).get(mode, {}), **overrides}
-    unknown = set(settings) - set(DecoderConfig.__dataclass_fields__)
-    if unknown:
-        raise ValueError(f"unknown decoder settings {sorted(unknown)}; known: {sorted(DecoderConfig.__dataclass_fields__)}")
-    return DecoderConfig(**settings)
-
-
-def model_decoder_defaults(model_dir: Path) -> dict:
-    """The decoder settings measured best for this model (`decoder.json` beside its weights), if any."""
-    path = model_dir / "decoder.json"
-    return json.loads(path.read_text()) if path.exists() else {}
 
 
 class ModelRunner:

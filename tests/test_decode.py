@@ -127,7 +127,7 @@ def test_model_folder_sets_the_default_decoder(tiny_model_dir, tmp_path):
 
 
 def test_decoder_json_settings_per_mode_apply_on_top_of_the_shared_ones():
-    from engine.runner import decoder_config
+    from infill.decoder_defaults import decoder_config
 
     defaults = {"rule": "left_run", "threshold": 0.7, "per_mode": {"multi_line": {"threshold": 0.5}}}
     assert decoder_config(defaults, {}, "single_line") == DecoderConfig(rule="left_run", threshold=0.7)

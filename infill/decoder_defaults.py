@@ -1,0 +1,31 @@
+"""A model's decoder defaults (`decoder.json` beside its weights) and a request's overrides on top.
+
+`decoder.json` holds the settings measured best for the model (its model card says how), shared
+ones and, under `per_mode`, those of one completion mode; a request's `decoder` overrides go on
+top. Unknown settings or bad values raise ValueError naming the setting.
+"""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from infill.commit import DecoderConfig
+
+PER_MODE = "per_mode"  # decoder.json: {mode: settings} that apply on top of its shared ones
+
+
+def decoder_config(defaults: dict, overrides: dict, mode: str | None = None) -> DecoderConfig:
+    """The request's decoder overrides on top of the model's defaults for `mode` (decoder.json's
+    shared settings, then its `per_mode` entry); unknown keys or bad values raise ValueError."""
+    shared = {key: value for key, value in defaults.items() if key != PER_MODE}
+    settings = {**shared, **defaults.get(PER_MODE, {}).get(mode, {}), **overrides}
+    unknown = set(settings) - set(DecoderConfig.__dataclass_fields__)
+    if unknown:
+        raise ValueError(f"unknown decoder settings {sorted(unknown)}; known: {sorted(DecoderConfig.__dataclass_fields__)}")
+    return DecoderConfig(**settings)
+
+
+def model_decoder_defaults(model_dir: Path) -> dict:
+    """The decoder settings measured best for this model (`decoder.json` beside its weights), if any."""
+    path = model_dir / "decoder.json"
+    return json.loads(path.read_text()) if path.exists() else {}
