@@ -4,11 +4,19 @@ The worker's main loop hands each validated request (`add`) and each cancel (`ca
 core and calls `step` in between; every call returns the replies that are ready, as (job, message)
 pairs. One step reads as three calls: the scheduler picks the batch, the runner advances it by one
 shared forward pass, the scheduler lets the finished ones go. Every request gets exactly one final
-reply: a Result (stop reason done, deadline or cancelled) or an Error (overloaded, internal).
+reply: a Result (stop reason done, deadline or cancelled) or an Error (overloaded, invalid_field
+for decoder overrides the runner refuses, internal).
+
+A request joins the scheduler as it arrives, before it is laid out (tokenized, its canvas built),
+so that superseding, the overload bound, cancels and deadlines all apply before that cost. Each
+step first lays out the waiting requests in arrival order, PREPARE_CHARS_PER_STEP characters of
+context at most (at least one request): a burst of large requests delays each step by about one
+request's layout, never by the whole burst's.
 
 The runner is any object with `start(prefix, suffix, mode, max_tokens, deadline, overrides)`
-returning a decoding with `done` and `step_tokens` (positions its next step encodes), `step(decodings) -> forward passes`,
-`finish(decoding)`, `completion(decoding)` and `typed_on(decoding, typed, deadline)` (see
+returning a decoding with `done` and `step_tokens` (positions its next step encodes), or raising
+ProtocolError for a field it refuses (answered with that error's code), `step(decodings) -> forward
+passes`, `finish(decoding)`, `completion(decoding)` and `typed_on(decoding, typed, deadline)` (see
 `engine.runner.ModelRunner`).
 
 Typing on: a request that supersedes a running one of its session, a few characters further on
@@ -22,12 +30,14 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from engine.protocol import MAX_ERROR_CHARS, Error, ErrorCode, Item, Message, Result, Timings
+from engine.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode, Item,
+                             Message, ProtocolError, Result, Timings)
 from engine.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
 
 logger = logging.getLogger(__name__)
 
 Reply = tuple[Any, Message]  # (the worker's job, its one final reply)
+PREPARE_CHARS_PER_STEP = MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS  # one maximal request's context
 
 
 @dataclass(slots=True)
@@ -66,18 +76,17 @@ class EngineCore:
         return self.scheduler.is_idle
 
     def add(self, job: Any) -> list[Reply]:
-        """A new request (a job with `peer`, `request`, `arrival` and `deadline`)."""
+        """A new request (a job with `peer`, `request`, `arrival` and `deadline`), laid out by a
+        later `step` unless it takes over the decoding of the running request it supersedes."""
         req = job.request
         try:
             carried = self._typed_on(job)
-            decoding = carried or self.runner.start(req.prefix, req.suffix, req.mode, req.max_tokens,
-                                                    job.deadline, dict(req.decoder))
-        except Exception as exc:  # a request the runner cannot lay out fails alone
-            logger.exception("request %s failed to start", req.id)
+        except Exception as exc:  # a request the runner cannot hand over fails alone
+            logger.exception("request %s failed to take over its session's decoding", req.id)
             return [(job, internal_error(req.id, exc))]
-        seq = Sequence(key=(job.peer, req.id), session=req.session or None,
-                       arrival=job.arrival, deadline=job.deadline, step_tokens=decoding.step_tokens,
-                       payload=(job, decoding))
+        seq = Sequence(key=(job.peer, req.id), session=req.session or None, arrival=job.arrival,
+                       deadline=job.deadline, step_tokens=0 if carried is None else carried.step_tokens,
+                       payload=(job, carried), prepared=carried is not None)
         finals = self.scheduler.add(seq)
         if carried is not None:
             self.scheduler.admit_now(seq, time.monotonic())
@@ -104,12 +113,46 @@ class EngineCore:
         return self._replies(self.scheduler.cancel((peer, request_id)))
 
     def step(self) -> list[Reply]:
-        """Expire, admit, and run one step over the live batch (if any)."""
+        """Lay out what waits (bounded), expire, admit, and run one step over the live batch (if any)."""
+        replies = self._prepare()
         batch, finals = self.scheduler.schedule(time.monotonic())
-        replies = self._replies(finals)
+        replies += self._replies(finals)
         if batch:
             replies += self._run(batch)
         return replies
+
+    def _prepare(self) -> list[Reply]:
+        """Lay out waiting requests in arrival order, up to PREPARE_CHARS_PER_STEP characters of
+        context (at least one request); those past their deadline are left to the scheduler to drop."""
+        replies, chars = [], 0
+        for seq in self.scheduler.unprepared():
+            request = seq.payload[0].request
+            size = len(request.prefix) + len(request.suffix)
+            if time.monotonic() >= seq.deadline:
+                continue
+            if chars and chars + size > PREPARE_CHARS_PER_STEP:
+                break
+            chars += size
+            replies += self._start(seq)
+        return replies
+
+    def _start(self, seq: Sequence) -> list[Reply]:
+        """Lay `seq` out (`runner.start`); a request the runner refuses or fails on leaves alone."""
+        job = seq.payload[0]
+        req = job.request
+        try:
+            decoding = self.runner.start(req.prefix, req.suffix, req.mode, req.max_tokens, job.deadline,
+                                         dict(req.decoder))
+        except ProtocolError as exc:  # a field the runner refuses, such as a decoder override
+            error = Error(req.id, exc.code, exc.message[:MAX_ERROR_CHARS])
+        except Exception as exc:
+            logger.exception("request %s failed to start", req.id)
+            error = internal_error(req.id, exc)
+        else:
+            seq.payload, seq.step_tokens, seq.prepared = (job, decoding), decoding.step_tokens, True
+            return []
+        self.scheduler.remove(seq)
+        return [(job, error)]
 
     def _run(self, batch: list[Sequence]) -> list[Reply]:
         decodings = [seq.payload[1] for seq in batch]

@@ -23,7 +23,15 @@ PROTOCOL_VERSION = 2
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
-MAX_TEXT_CHARS = 1_000_000  # prefix, suffix, snippet and item texts; the frame cap bounds the sum
+# Caps on the context a request carries: the one definition, used by the front ends to clip what
+# they send and by the worker to refuse more. A canvas keeps at most the model's context (2,048
+# tokens are about 8,000 characters of code), so more text would only cost transfer and tokenizing
+# time, which an anonymous client could spend on purpose.
+MAX_PREFIX_CHARS = 24_000
+MAX_SUFFIX_CHARS = 12_000
+MAX_SNIPPET_TEXT_CHARS = 12_000  # each snippet's text
+MAX_SNIPPETS_TOTAL_CHARS = 24_000  # all snippets' texts together
+MAX_ITEM_CHARS = 1_000_000  # a completion's text (the worker's own output; the frame cap bounds it)
 MAX_PATH_CHARS = 4096  # snippet paths and document keys (URIs)
 MAX_SNIPPETS = 64
 MAX_ITEMS = 16
@@ -62,7 +70,7 @@ class ErrorCode(StrEnum):
     MALFORMED = "malformed"  # empty frame, not msgpack, not a map
     UNKNOWN_TYPE = "unknown_type"  # a tag nobody defined, or a message the receiver does not take
     INVALID_FIELD = "invalid_field"  # a missing, unknown, mistyped or out-of-range field
-    TOO_LARGE = "too_large"  # a frame over MAX_FRAME_BYTES
+    TOO_LARGE = "too_large"  # a frame over MAX_FRAME_BYTES, or a context text over its cap: send less
     VERSION_MISMATCH = "version_mismatch"
     UNSUPPORTED = "unsupported"  # well formed, but this worker does not serve it yet
     SHUTTING_DOWN = "shutting_down"
@@ -105,6 +113,27 @@ def _check_str(value: Any, where: str, max_chars: int, rid: str | None = None,
         raise _invalid(where, f"must be one of {', '.join(choices)}; got {_show(value)}", rid)
     if not min_chars <= len(value) <= max_chars:
         raise _invalid(where, f"must have {min_chars}..{max_chars} characters, got {len(value)}", rid)
+
+
+def _check_text(value: Any, where: str, cap: int, cap_name: str, rid: str | None) -> None:
+    """A context text: a str of at most `cap` characters, else `too_large` naming the cap."""
+    _check_type(value, where, (str,), rid)
+    if len(value) > cap:
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"field '{where}' has {len(value)} characters, over "
+                            f"the cap of {cap} ({cap_name}); send less context", rid)
+
+
+def _check_snippets(snippets: list[Snippet], rid: str | None) -> None:
+    _check_list(snippets, "snippets", MAX_SNIPPETS, Snippet, rid)
+    for i, snippet in enumerate(snippets):
+        _check_text(snippet.text, f"snippets[{i}].text", MAX_SNIPPET_TEXT_CHARS, "MAX_SNIPPET_TEXT_CHARS", rid)
+        _check_str(snippet.path, f"snippets[{i}].path", MAX_PATH_CHARS, rid)
+        _check_int(snippet.priority, f"snippets[{i}].priority", -MAX_PRIORITY, MAX_PRIORITY, rid)
+    total = sum(len(snippet.text) for snippet in snippets)
+    if total > MAX_SNIPPETS_TOTAL_CHARS:
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"field 'snippets' has {total} characters of text in all, "
+                            f"over the cap of {MAX_SNIPPETS_TOTAL_CHARS} (MAX_SNIPPETS_TOTAL_CHARS); "
+                            "send fewer or shorter snippets", rid)
 
 
 def _check_int(value: Any, where: str, lo: int, hi: int, rid: str | None = None) -> None:
@@ -270,13 +299,9 @@ class CompleteRequest:
         _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
         rid = self.id
         _check_str(self.kind, "kind", MAX_NAME_CHARS, rid, choices=KINDS)
-        _check_str(self.prefix, "prefix", MAX_TEXT_CHARS, rid)
-        _check_str(self.suffix, "suffix", MAX_TEXT_CHARS, rid)
-        _check_list(self.snippets, "snippets", MAX_SNIPPETS, Snippet, rid)
-        for i, snippet in enumerate(self.snippets):
-            _check_str(snippet.text, f"snippets[{i}].text", MAX_TEXT_CHARS, rid)
-            _check_str(snippet.path, f"snippets[{i}].path", MAX_PATH_CHARS, rid)
-            _check_int(snippet.priority, f"snippets[{i}].priority", -MAX_PRIORITY, MAX_PRIORITY, rid)
+        _check_text(self.prefix, "prefix", MAX_PREFIX_CHARS, "MAX_PREFIX_CHARS", rid)
+        _check_text(self.suffix, "suffix", MAX_SUFFIX_CHARS, "MAX_SUFFIX_CHARS", rid)
+        _check_snippets(self.snippets, rid)
         _check_str(self.mode, "mode", MAX_NAME_CHARS, rid, choices=MODES)
         _check_int(self.max_tokens, "max_tokens", 1, MAX_TOKENS, rid)
         _check_int(self.deadline_ms, "deadline_ms", 1, MAX_DEADLINE_MS, rid)
@@ -300,7 +325,7 @@ class Result:
         rid = self.id
         _check_list(self.items, "items", MAX_ITEMS, Item, rid)
         for i, item in enumerate(self.items):
-            _check_str(item.text, f"items[{i}].text", MAX_TEXT_CHARS, rid)
+            _check_str(item.text, f"items[{i}].text", MAX_ITEM_CHARS, rid)
             _check_float(item.confidence, f"items[{i}].confidence", 0.0, 1.0, rid)
             _check_int(item.forward_passes, f"items[{i}].forward_passes", 0, MAX_COUNT, rid)
         if not isinstance(self.timings, Timings):

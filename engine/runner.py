@@ -16,6 +16,7 @@ from pathlib import Path
 import torch
 
 from engine.prefix_cache import PrefixCache
+from engine.protocol import ErrorCode, ProtocolError
 from infill import decode
 from infill.checkpoint import load_model
 from infill.decoder_defaults import PER_MODE, decoder_config, model_decoder_defaults
@@ -78,10 +79,15 @@ class ModelRunner:
 
     def start(self, prefix: str, suffix: str, mode: str, max_tokens: int, deadline: float | None,
               overrides: dict) -> Decoding:
-        """Lay a request out for decoding (no forward pass); bad decoder overrides raise ValueError."""
+        """Lay a request out for decoding (no forward pass). Decoder overrides that are unknown, of
+        the wrong type, out of range or refused together raise ProtocolError (invalid_field), before
+        any tokenizing."""
         started = time.perf_counter()
         mode = resolve_mode(mode, prefix)
-        cfg = decoder_config(self.decoder_defaults, overrides, mode)
+        try:
+            cfg = decoder_config(self.decoder_defaults, overrides, mode)
+        except ValueError as exc:  # the model's own defaults were checked at start: the overrides are at fault
+            raise ProtocolError(ErrorCode.INVALID_FIELD, f"field 'decoder': {exc}") from None
         states, healed = start_request(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
         if cfg.reuse_prefix:
             for state in states:

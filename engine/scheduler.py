@@ -28,6 +28,11 @@ alone. A request's first step encodes its context (less what it reuses from an e
 keystroke), so only a few newcomers join each step: a step stays short, and the cancels and
 deadlines answered between steps go out on time.
 
+A sequence may join before the caller has laid its request out (`prepared` false: its
+`step_tokens` are not known yet). It waits, expires, is cancelled, superseded or refused like any
+other, so the checks come before the cost of the layout; admission stops at the first waiting
+sequence not laid out (first come, first served), and `unprepared` lists them for the caller.
+
 The wait bound sheds load the way a latency-bound service must (CoDel's idea, per request): on a
 worker that cannot keep up, a keystroke's completion that has waited long for room would come
 after the user typed on, so it is refused at once (`overloaded`: the client may try another
@@ -114,6 +119,7 @@ class Sequence:
     deadline: float
     step_tokens: int  # positions its next step encodes (the caller keeps it current)
     payload: Any = None  # the caller's; never looked into
+    prepared: bool = True  # the caller has laid it out (its step_tokens are known); else it is not admitted
     admitted_at: float | None = None  # when it first joined the running batch
     steps: int = 0  # steps it took part in
 
@@ -158,6 +164,10 @@ class Scheduler:
         """The session's live sequence if it is in the running batch and has run a step."""
         seq = None if session is None else self._latest.get(session)
         return seq if seq is not None and seq.steps > 0 and seq in self.running else None
+
+    def unprepared(self) -> list[Sequence]:
+        """The waiting sequences the caller has not laid out yet, in arrival order."""
+        return [seq for seq in self.waiting if not seq.prepared]
 
     def admit_now(self, seq: Sequence, now: float) -> None:
         """Let a waiting sequence into the running batch at once, past the bounds: one that took
@@ -240,7 +250,7 @@ class Scheduler:
     def _admit(self, now: float) -> None:
         tokens = sum(seq.step_tokens for seq in self.running)
         smallest = min((seq.step_tokens for seq in self.running), default=self.cfg.max_step_tokens)
-        while self.waiting and len(self.running) < self.cfg.max_live:
+        while self.waiting and self.waiting[0].prepared and len(self.running) < self.cfg.max_live:
             seq = self.waiting[0]
             smallest = min(smallest, seq.step_tokens)
             if self.running and not self._fits(tokens + seq.step_tokens, smallest):

@@ -8,6 +8,11 @@ scheduler and the model runner), runs one batched decoding step, and passes each
 back over an inproc PAIR pipe; the IO thread sends it. Every CompleteRequest gets exactly one
 reply: a Result (done, deadline, cancelled) or an Error (overloaded, internal, shutting down).
 
+The intake is bounded: the IO thread keeps at most `max_in_flight` requests in flight (queued for
+the main loop or held by the scheduler) and answers one more `overloaded` at once, without
+queueing it; a request's first Cancel is queued, later ones are not, so the queue holds at most two
+orders per request in flight. Rejected frames are logged at a bounded rate (`ThrottledLog`).
+
 A job is answered by whoever claims it first: the main loop when its reply is ready, or the IO
 thread when the worker shuts down with it still live. The runner is any object with `info()` and
 the step-wise methods `engine.core` lists (see `engine.runner.ModelRunner`).
@@ -40,6 +45,7 @@ from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, E
                              decode, encode)
 from engine.scheduler import SchedulerConfig
 from engine.supervisor import serve_workers, worker_addresses
+from engine.throttled_log import ThrottledLog
 from infill.weights import DEFAULT_WEIGHTS, WEIGHTS
 
 logger = logging.getLogger(__name__)
@@ -49,6 +55,11 @@ _POLL_S = 0.1  # how often the main loop looks at the stop flag while idle
 _PARENT_CHECK_S = 0.5  # how often a worker started by another process looks whether it is still there
 _ORPHAN_EXIT_S = 10.0  # an orphan whose main loop has not stopped this long after being asked exits
 _PIPE_SEND_TIMEOUT_MS = 2000  # the IO thread drains the pipe at once; longer means it has died
+_LOG_FLUSH_MS = 1000  # how often an idle IO thread sums up the rejected frames it did not log one by one
+# Requests in flight at the worker (queued for the main loop, or live in the scheduler) per request
+# the scheduler holds (max_live + max_waiting): one more is refused as overloaded at once. Twice lets
+# a burst reach the scheduler, which sheds by its own rules, while a flood cannot grow the queue.
+IN_FLIGHT_PER_SCHEDULER_SLOT = 2
 _STOP = b""  # the one-frame pipe message that tells the IO thread to finish
 _LOOPBACK_TCP = re.compile(r"tcp://127\.0\.0\.1:(\d{1,5}|\*)")
 _ANY_TCP = re.compile(r"tcp://([^\s:/]+|\[[0-9a-fA-F:.]+\]):(\d{1,5}|\*)")
@@ -61,6 +72,7 @@ class Job:
     peer: bytes
     request: CompleteRequest
     arrival: float  # time.monotonic() when the frame was received
+    cancel_queued: bool = False  # a Cancel of it is on its way to the main loop (IO thread only)
     _claimed: threading.Lock = field(default_factory=threading.Lock)
 
     @property
@@ -84,12 +96,14 @@ class _IOThread(threading.Thread):
     """Owns the ROUTER socket and the IO end of the reply pipe; nothing else touches them."""
 
     def __init__(self, router: zmq.Socket, pipe: zmq.Socket, jobs: queue.Queue, info: Info,
-                 loop_age: Callable[[], float], stats: EngineStats) -> None:
+                 loop_age: Callable[[], float], stats: EngineStats, max_in_flight: int) -> None:
         super().__init__(name="engine-io", daemon=True)
         self._router, self._pipe, self._jobs, self._info = router, pipe, jobs, info
         self._loop_age = loop_age
         self._stats = stats  # the main loop's counters, read (never written) here
+        self._max_in_flight = max_in_flight
         self._live: dict[tuple[bytes, str], Job] = {}
+        self._rejections = ThrottledLog(logger, "rejected frames")
         self._start_time = time.monotonic()
         self._served = 0
         self._handlers = {Hello: self._on_hello, InfoRequest: self._on_info, Health: self._on_health,
@@ -109,7 +123,8 @@ class _IOThread(threading.Thread):
         poller.register(self._router, zmq.POLLIN)
         poller.register(self._pipe, zmq.POLLIN)
         while True:
-            events = dict(poller.poll())
+            events = dict(poller.poll(_LOG_FLUSH_MS))
+            self._rejections.flush()
             if self._pipe in events and not self._forward_reply(self._pipe.recv_multipart()):
                 self._refuse_live()
                 return
@@ -151,7 +166,7 @@ class _IOThread(threading.Thread):
         try:
             msg = decode(frames[0])
         except ProtocolError as exc:
-            logger.warning("rejected a frame from peer %s: %s: %s", peer.hex(), exc.code, exc.message)
+            self._rejections.log("rejected a frame from peer %s: %s: %s", peer.hex(), exc.code, exc.message)
             self._send(peer, Error(exc.request_id, exc.code, exc.message))
             return
         handler = self._handlers.get(type(msg))
@@ -190,12 +205,19 @@ class _IOThread(threading.Thread):
             self._send(peer, Error(msg.id, ErrorCode.INVALID_FIELD,
                                    f"field 'id' {msg.id!r} is already in flight; use a fresh id"))
             return
+        if len(self._live) >= self._max_in_flight:
+            self._send(peer, Error(msg.id, ErrorCode.OVERLOADED,
+                                   f"the worker has {len(self._live)} requests in flight, its intake limit; "
+                                   "retry later or on another worker"))
+            return
         job = Job(peer, msg, arrival)
         self._live[key] = job
         self._jobs.put(job)
 
     def _on_cancel(self, peer: bytes, msg: Cancel, arrival: float) -> None:
-        if (peer, msg.id) in self._live:  # unknown ids are ignored: their one reply went out already
+        job = self._live.get((peer, msg.id))  # unknown ids are ignored: their one reply went out already
+        if job is not None and not job.cancel_queued:
+            job.cancel_queued = True
             self._jobs.put(CancelOrder(peer, msg.id))
 
 
@@ -210,7 +232,9 @@ class Worker:
 
     def __init__(self, runner: Any, address: str, keys: ServerKeys | None = None,
                  scheduler: SchedulerConfig | None = None) -> None:
-        self._core = EngineCore(runner, scheduler or SchedulerConfig())
+        cfg = scheduler or SchedulerConfig()
+        self._core = EngineCore(runner, cfg)
+        self.max_in_flight = IN_FLIGHT_PER_SCHEDULER_SLOT * (cfg.max_live + cfg.max_waiting)
         described = runner.info()
         info = Info(described["model"], described["family"], described["vocab_size"],
                     described["max_context"], PROTOCOL_VERSION)  # validated here, before binding
@@ -233,7 +257,8 @@ class Worker:
             self._close_context()
             raise
         # The sockets move to the IO thread; starting a thread is the memory barrier ZeroMQ asks for.
-        self._io = _IOThread(router, io_pipe, self._jobs, info, self._loop_age, self._core.stats)
+        self._io = _IOThread(router, io_pipe, self._jobs, info, self._loop_age, self._core.stats,
+                             self.max_in_flight)
 
     def _bind_router(self, address: str, keys: ServerKeys | None) -> zmq.Socket:
         router = self._ctx.socket(zmq.ROUTER)

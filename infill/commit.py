@@ -23,7 +23,7 @@ position are then per hole, while the confidence ranking of the other rules span
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 
 import torch
 
@@ -53,19 +53,42 @@ class DecoderConfig:
     #   again, once per position (0: never); not with `verify` (its answer is left to right's) or a window
 
     def __post_init__(self):
+        for setting in fields(self):
+            _check_type(setting.name, getattr(self, setting.name), type(setting.default))
         if self.rule not in RULES:
-            raise ValueError(f"unknown commit rule {self.rule!r}; choose one of {', '.join(RULES)}")
+            raise ValueError(f"setting 'rule' must be one of {', '.join(RULES)}; got {self.rule!r}")
         if self.confidence not in ("prob", "margin"):
-            raise ValueError(f"confidence must be 'prob' or 'margin', not {self.confidence!r}")
-        if not (0.0 < self.threshold <= 1.0 and self.factor > 0 and self.steps >= 1 and self.block >= 0
-                and self.refresh_every >= 1 and 1 <= self.lengths <= 4 and 0 <= self.drafts <= MAX_DRAFTS
-                and self.window >= 0 and 0.0 <= self.remask < 1.0):
-            raise ValueError(f"decoder settings out of range: {self}")
+            raise ValueError(f"setting 'confidence' must be 'prob' or 'margin'; got {self.confidence!r}")
+        for name, (in_range, wanted) in _RANGES.items():
+            if not in_range(getattr(self, name)):
+                raise ValueError(f"setting '{name}' must be {wanted}; got {getattr(self, name)!r}")
         if self.remask and (self.rule == "verify" or self.window):
-            raise ValueError("re-masking needs every committed token re-scored each pass: not with `verify` or a window")
+            raise ValueError("setting 'remask' needs every committed token re-scored each pass: not with "
+                             "rule 'verify' or a 'window'")
         if self.window and self.rule not in SLIDING_RULES:
-            raise ValueError(f"a sliding window needs a rule that commits from the left ({', '.join(SLIDING_RULES)}), "
-                             f"not {self.rule!r}")
+            raise ValueError(f"setting 'window' needs a rule that commits from the left "
+                             f"({', '.join(SLIDING_RULES)}), not {self.rule!r}")
+
+
+# setting -> (whether a value is in range, what a valid value is)
+_RANGES = {
+    "threshold": (lambda value: 0.0 < value <= 1.0, "in (0, 1]"),
+    "factor": (lambda value: value > 0, "positive"),
+    "steps": (lambda value: value >= 1, "at least 1"),
+    "block": (lambda value: value >= 0, "at least 0"),
+    "refresh_every": (lambda value: value >= 1, "at least 1"),
+    "lengths": (lambda value: 1 <= value <= 4, "in 1..4"),
+    "drafts": (lambda value: 0 <= value <= MAX_DRAFTS, f"in 0..{MAX_DRAFTS}"),
+    "window": (lambda value: value >= 0, "at least 0"),
+    "remask": (lambda value: 0.0 <= value < 1.0, "in [0, 1)"),
+}
+
+
+def _check_type(name: str, value: object, wanted: type) -> None:
+    """A setting's value has its default's type (an int may stand for a float; a bool for nothing else)."""
+    allowed = (int, float) if wanted is float else (wanted,)
+    if not isinstance(value, allowed) or (isinstance(value, bool) and wanted is not bool):
+        raise ValueError(f"setting '{name}' must be {wanted.__name__}; got {type(value).__name__} {value!r}")
 
 
 def block_candidates(masked: torch.Tensor, block: int) -> torch.Tensor:

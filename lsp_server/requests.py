@@ -16,8 +16,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from engine.protocol import (MAX_DEADLINE_MS, MAX_PATH_CHARS, MAX_TOKENS, MODES, CompleteRequest,
-                             Snippet)
+from engine.protocol import (MAX_DEADLINE_MS, MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, MODES,
+                             CompleteRequest, Snippet)
 from infill.modes import LINE_BREAK
 
 DEFAULT_DEADLINE_MS = 1500  # an inline completion later than this has usually been typed past
@@ -30,12 +31,7 @@ MAX_LINES = 200
 DEFAULT_PREFIX_TOKENS = 1024
 DEFAULT_SUFFIX_TOKENS = 384
 DEFAULT_SNIPPET_TOKENS = 384
-MAX_BUDGET_TOKENS = 32_768
-# The worker's canvas keeps at most the model's context (2,048 tokens are about 8,000 characters of
-# code); sending more only costs transfer and tokenizing time.
-MAX_PREFIX_CHARS = 24_000
-MAX_SUFFIX_CHARS = 12_000
-
+MAX_BUDGET_TOKENS = 32_768  # beyond the text caps (`engine.protocol`), which clip what is sent
 
 
 @dataclass(slots=True)
@@ -171,13 +167,28 @@ def new_request_id() -> str:
     return uuid.uuid4().hex
 
 
+def capped_snippets(snippets: list[Snippet]) -> list[Snippet]:
+    """`snippets` within the protocol's caps, in their order: each text cut to its first
+    MAX_SNIPPET_TEXT_CHARS, then the lowest priorities left out until the texts fit
+    MAX_SNIPPETS_TOTAL_CHARS."""
+    cut = [Snippet(snippet.text[:MAX_SNIPPET_TEXT_CHARS], snippet.path, snippet.priority)
+           for snippet in snippets]
+    kept, total_chars = set(), 0
+    for index in sorted(range(len(cut)), key=lambda i: -cut[i].priority):
+        if total_chars + len(cut[index].text) <= MAX_SNIPPETS_TOTAL_CHARS:
+            kept.add(index)
+            total_chars += len(cut[index].text)
+    return [snippet for index, snippet in enumerate(cut) if index in kept]
+
+
 def build_request(request_id: str, prefix: str, suffix: str, mode: str, max_tokens: int,
                   deadline_ms: int, document: str = "", decoder: dict | None = None,
                   snippets: list[Snippet] | None = None, session: str = "") -> CompleteRequest:
-    """A fill-in-the-middle request with the context windows clipped next to the cursor; a
-    newer request with the same non-empty `session` supersedes it at the worker."""
+    """A fill-in-the-middle request with the context windows clipped next to the cursor and the
+    snippets to the protocol's caps; a newer request with the same non-empty `session`
+    supersedes it at the worker."""
     return CompleteRequest(id=request_id, kind="fim", prefix=prefix[-MAX_PREFIX_CHARS:],
-                           suffix=suffix[:MAX_SUFFIX_CHARS], snippets=list(snippets or []),
+                           suffix=suffix[:MAX_SUFFIX_CHARS], snippets=capped_snippets(snippets or []),
                            mode=mode, max_tokens=max_tokens, deadline_ms=deadline_ms,
                            document=document[:MAX_PATH_CHARS], decoder=dict(decoder or {}),
                            session=session[:MAX_PATH_CHARS])

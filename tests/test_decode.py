@@ -101,8 +101,11 @@ def test_each_rule_fills_the_hole_within_its_pass_budget(tiny_model_dir):
 def test_unknown_decoder_setting_is_refused(tiny_model_dir):
     import pytest
 
-    with pytest.raises(ValueError, match="unknown decoder settings"):
+    from engine.protocol import ErrorCode, ProtocolError
+
+    with pytest.raises(ProtocolError, match="unknown decoder settings.*temperature") as info:
         ModelRunner(tiny_model_dir).complete("x", "", "single_line", 4, None, {"temperature": 2})
+    assert info.value.code == ErrorCode.INVALID_FIELD
 
 
 def test_end_tokens_wait_for_the_leftmost_position():
@@ -143,7 +146,7 @@ def test_a_bad_per_mode_setting_fails_at_start(tiny_model_dir, tmp_path):
     folder = tmp_path / "bad-defaults"
     shutil.copytree(tiny_model_dir, folder)
     (folder / "decoder.json").write_text('{"per_mode": {"multi_line": {"threshold": 2.0}}}')
-    with pytest.raises(ValueError, match="out of range"):
+    with pytest.raises(ValueError, match="setting 'threshold' must be in"):
         ModelRunner(folder)
 
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from infill.modes import resolve_mode
-from engine.protocol import MAX_PATH_CHARS, encode
-from lsp_server.requests import (MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Settings, build_request,
-                                 column_to_index, label_for, offset_at,
+from engine.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, Snippet, encode)
+from lsp_server.requests import (Settings, build_request, column_to_index, label_for, offset_at,
                                  postprocess, split_at, split_lines)
 
 EMOJI = "\U0001F600"  # one code point, two UTF-16 code units, four UTF-8 bytes
@@ -83,6 +83,17 @@ def test_build_request_clips_the_context_next_to_the_cursor():
     assert (request.kind, request.mode, request.max_tokens, request.deadline_ms) == ("fim", "single_line", 8, 20000)
     assert len(request.document) == MAX_PATH_CHARS
     assert encode(request)  # a valid message that fits in a frame
+
+
+def test_build_request_keeps_the_snippets_within_the_caps_highest_priorities_first():
+    quarter = MAX_SNIPPETS_TOTAL_CHARS // 4
+    snippets = [Snippet("a" * quarter, "a.py", 1), Snippet("b" * (MAX_SNIPPET_TEXT_CHARS + 9), "b.py", 5),
+                Snippet("c" * quarter, "c.py", 3), Snippet("d" * quarter, "d.py", 4)]
+    request = build_request("r1", "x = ", "", "single_line", 8, 1000, snippets=snippets)
+    assert [(s.path, len(s.text)) for s in request.snippets] == [("b.py", MAX_SNIPPET_TEXT_CHARS),
+                                                                 ("c.py", quarter), ("d.py", quarter)]
+    assert sum(len(s.text) for s in request.snippets) <= MAX_SNIPPETS_TOTAL_CHARS
+    assert encode(request)
 
 
 @pytest.mark.parametrize("text, mode, shown", [

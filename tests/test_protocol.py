@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.protocol import (MAX_FRAME_BYTES, MAX_OVERRIDES, MAX_SNIPPETS, MAX_TEXT_CHARS,
-                             PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
+from engine.protocol import (MAX_FRAME_BYTES, MAX_ITEM_CHARS, MAX_ITEMS, MAX_OVERRIDES, MAX_PREFIX_CHARS,
+                             MAX_SNIPPET_TEXT_CHARS, MAX_SNIPPETS, MAX_SNIPPETS_TOTAL_CHARS,
+                             MAX_SUFFIX_CHARS, PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
                              HealthOk, Hello, Info, InfoRequest, Item, MsgType, ProtocolError,
                              Result, Snippet, Timings, Welcome, decode, encode)
 
@@ -73,7 +74,6 @@ BAD_REQUEST_FIELDS = [
     ("kind", "patch", "must be one of fim, edit"),
     ("kind", 1, "must be str"),
     ("prefix", None, "must be str"),
-    ("prefix", "a" * (MAX_TEXT_CHARS + 1), "characters"),
     ("suffix", b"bytes", "must be str, got bytes"),
     ("snippets", "text", "must be list"),
     ("snippets", [1], "snippets[0]' must be a Snippet map"),
@@ -121,6 +121,33 @@ def test_complete_request_missing_field(name):
     del payload[name]
     expect_error(frame(MsgType.COMPLETE_REQUEST, payload), ErrorCode.INVALID_FIELD,
                  f"'{name}' is missing")
+
+
+TEXTS_OVER_THEIR_CAPS = [
+    ("prefix", "p" * (MAX_PREFIX_CHARS + 1), "'prefix'", "MAX_PREFIX_CHARS", "send less"),
+    ("suffix", "s" * (MAX_SUFFIX_CHARS + 1), "'suffix'", "MAX_SUFFIX_CHARS", "send less"),
+    ("snippets", [{"text": "t" * (MAX_SNIPPET_TEXT_CHARS + 1), "path": "a.py", "priority": 0}],
+     "'snippets[0].text'", "MAX_SNIPPET_TEXT_CHARS", "send less"),
+    ("snippets", [{"text": "t" * MAX_SNIPPET_TEXT_CHARS, "path": "a.py", "priority": 0}] * 2
+     + [{"text": "t", "path": "b.py", "priority": 0}], "'snippets'", "MAX_SNIPPETS_TOTAL_CHARS", "send fewer"),
+]
+
+
+@pytest.mark.parametrize("name, value, field_named, cap_named, advice", TEXTS_OVER_THEIR_CAPS,
+                         ids=[cap for *_, cap, _ in TEXTS_OVER_THEIR_CAPS])
+def test_context_over_its_cap_is_too_large_naming_the_field_and_the_cap(name, value, field_named, cap_named,
+                                                                        advice):
+    payload = wire(REQUEST) | {name: value}
+    error = expect_error(frame(MsgType.COMPLETE_REQUEST, payload), ErrorCode.TOO_LARGE, field_named, cap_named,
+                         advice)
+    assert error.request_id == "req-1"
+
+
+def test_context_exactly_at_its_caps_is_accepted():
+    request = CompleteRequest("edge", "fim", "p" * MAX_PREFIX_CHARS, "s" * MAX_SUFFIX_CHARS,
+                              snippets=[Snippet("t" * MAX_SNIPPET_TEXT_CHARS, f"{i}.py", 0)
+                                        for i in range(MAX_SNIPPETS_TOTAL_CHARS // MAX_SNIPPET_TEXT_CHARS)])
+    assert decode(encode(request)) == request
 
 
 def test_unknown_field_is_refused():
@@ -211,24 +238,24 @@ def test_decode_refuses_frames_over_the_cap():
 
 
 def test_encode_refuses_messages_over_the_cap():
-    big = "\u20ac" * MAX_TEXT_CHARS  # 3 bytes each in UTF-8: two of them pass 4 MiB
-    request = CompleteRequest("big", "fim", big, big)
+    big = "\u20ac" * MAX_ITEM_CHARS  # 3 bytes each in UTF-8: two of them pass 4 MiB
+    result = Result("big", [Item(big, 0.5, 1), Item(big, 0.5, 1)], Timings(0, 0, 0, 0), "done")
     with pytest.raises(ProtocolError) as info:
-        encode(request)
+        encode(result)
     assert info.value.code == ErrorCode.TOO_LARGE
     assert info.value.request_id == "big"
 
 
 def test_a_frame_exactly_at_the_cap_is_accepted():
-    text = "a" * MAX_TEXT_CHARS
-    request = CompleteRequest("edge", "fim", text, text,
-                              snippets=[Snippet(text, "a.py", 0), Snippet(text, "b.py", 0),
-                                        Snippet("c" * 100_000, "c.py", 0)])
-    overshoot = len(encode(request)) - MAX_FRAME_BYTES  # negative: the last snippet grows to fit
-    request.snippets[-1].text = "c" * (100_000 - overshoot)
-    raw = encode(request)
+    text = "a" * MAX_ITEM_CHARS
+    assert MAX_ITEMS >= 5
+    result = Result("edge", [Item(text, 0.5, 1) for _ in range(4)] + [Item("c" * 100_000, 0.5, 1)],
+                    Timings(0, 0, 0, 0), "done")
+    overshoot = len(encode(result)) - MAX_FRAME_BYTES  # negative: the last item grows to fit
+    result.items[-1].text = "c" * (100_000 - overshoot)
+    raw = encode(result)
     assert len(raw) == MAX_FRAME_BYTES
-    assert decode(raw) == request
+    assert decode(raw) == result
 
 
 texts = st.text(max_size=50)

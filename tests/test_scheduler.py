@@ -7,8 +7,9 @@ from engine.scheduler import Outcome, Scheduler, SchedulerConfig, Sequence
 
 
 def seq(key: str, arrival: float = 0.0, deadline: float = 10.0, tokens: int = 10,
-        session: str | None = None) -> Sequence:
-    return Sequence(key=key, session=session, arrival=arrival, deadline=deadline, step_tokens=tokens)
+        session: str | None = None, prepared: bool = True) -> Sequence:
+    return Sequence(key=key, session=session, arrival=arrival, deadline=deadline, step_tokens=tokens,
+                    prepared=prepared)
 
 
 def scheduler(**bounds) -> Scheduler:
@@ -209,3 +210,28 @@ def test_a_session_running_sequence_and_admission_at_once():
     assert outcomes(sched.add(newer)) == [("a", "cancelled")]
     sched.admit_now(newer, 2.0)  # it took "a"'s place: no wait for admission
     assert sched.running == [newer] and newer.admitted_at == 2.0 and not sched.waiting
+
+
+def test_admission_stops_at_the_first_request_not_laid_out():
+    sched = scheduler()
+    sched.add(seq("ready"))
+    sched.add(seq("raw", prepared=False))
+    sched.add(seq("behind"))  # laid out, but arrived after "raw": first come, first served
+    assert [s.key for s in sched.unprepared()] == ["raw"]
+    assert run_step(sched, 1.0)[0] == ["ready"]
+    sched.unprepared()[0].prepared = True
+    assert sched.unprepared() == []
+    assert run_step(sched, 2.0)[0] == ["ready", "raw", "behind"]
+
+
+def test_requests_not_laid_out_expire_are_cancelled_superseded_and_count_towards_the_bound():
+    sched = scheduler(max_live=1, max_waiting=2)
+    sched.add(seq("late", deadline=1.5, prepared=False))
+    sched.add(seq("old", session="doc", prepared=False))
+    sched.add(seq("gone", prepared=False))
+    assert outcomes(sched.add(seq("refused", prepared=False))) == [("refused", "overloaded")]
+    assert outcomes(sched.add(seq("new", session="doc", prepared=False))) == [("old", "cancelled")]
+    assert outcomes(sched.cancel("gone")) == [("gone", "cancelled")]
+    batch, finals = run_step(sched, 2.0)
+    assert batch == [] and outcomes(finals) == [("late", "expired")]
+    assert [s.key for s in sched.unprepared()] == ["new"]

@@ -370,7 +370,7 @@ def test_client_timeout_cancels_the_request(served, raw, client):
     client.timeout_s = 2.0
     assert wait_for_live_requests(client, 1, within_s=1.0) == 1  # the Cancel took "queued" off
     assert client.complete(request("next")).id == "next"
-    assert [c["prefix"] for c in served[1].calls] == ["sleep:3", "hold", "x = "]
+    assert [c["prefix"] for c in served[1].calls] == ["sleep:3", "x = "]  # "queued" was never laid out
 
 
 async def test_async_client(served):
@@ -400,7 +400,8 @@ async def test_cancelling_an_async_call_cancels_the_request(served, client):
             await queued
         assert await live(1) == 1  # "queued" is gone while "slow" still runs
         assert (await slow).id == "slow"
-        assert [c["prefix"] for c in served[1].calls] == ["sleep:0.6", "hold"]
+        laid_out = [c["prefix"] for c in served[1].calls]  # "queued" only if a step began before its cancel
+        assert laid_out in (["sleep:0.6"], ["sleep:0.6", "hold"])
     finally:
         async_client.close()
 
