@@ -11,7 +11,7 @@ reply: a Result (done, deadline, cancelled) or an Error (overloaded, internal, s
 The intake is bounded: the IO thread keeps at most `max_in_flight` requests in flight (queued for
 the main loop or held by the scheduler) and answers one more `overloaded` at once, without
 queueing it; a request's first Cancel is queued, later ones are not, so the queue holds at most two
-orders per request in flight. Rejected frames are logged at a bounded rate (`ThrottledLog`).
+orders per request in flight. Rejected frames are logged at a bounded rate (`RateLimitedLog`).
 
 A job is answered by whoever claims it first: the main loop when its reply is ready, or the IO
 thread when the worker shuts down with it still live. The runner is any object with `info()` and
@@ -45,7 +45,7 @@ from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, E
                              decode, encode)
 from engine.scheduler import SchedulerConfig
 from engine.supervisor import serve_workers, worker_addresses
-from engine.throttled_log import ThrottledLog
+from engine.ratelimit import RateLimitedLog
 from infill.weights import DEFAULT_WEIGHTS, WEIGHTS
 
 logger = logging.getLogger(__name__)
@@ -103,7 +103,7 @@ class _IOThread(threading.Thread):
         self._stats = stats  # the main loop's counters, read (never written) here
         self._max_in_flight = max_in_flight
         self._live: dict[tuple[bytes, str], Job] = {}
-        self._rejections = ThrottledLog(logger, "rejected frames")
+        self._rejections = RateLimitedLog(logger, what="rejected frames")
         self._start_time = time.monotonic()
         self._served = 0
         self._handlers = {Hello: self._on_hello, InfoRequest: self._on_info, Health: self._on_health,
@@ -124,7 +124,7 @@ class _IOThread(threading.Thread):
         poller.register(self._pipe, zmq.POLLIN)
         while True:
             events = dict(poller.poll(_LOG_FLUSH_MS))
-            self._rejections.flush()
+            self._rejections.tick()
             if self._pipe in events and not self._forward_reply(self._pipe.recv_multipart()):
                 self._refuse_live()
                 return

@@ -63,3 +63,17 @@ def test_a_quiet_log_writes_every_line_at_its_level(caplog, clock):
 def test_a_useless_limit_is_refused(lines, window):
     with pytest.raises(ValueError, match="lines_per_window >= 1"):
         RateLimitedLog(LOGGER, lines_per_window=lines, window_s=window)
+
+
+def test_tick_sums_up_a_flood_that_stopped_once_its_window_is_over(caplog, clock):
+    limited = RateLimitedLog(LOGGER, lines_per_window=1, window_s=1.0, clock=clock)
+    with caplog.at_level(logging.WARNING, LOGGER.name):
+        for i in range(5):
+            limited.log("bad frame %d", i)
+        clock.now += 0.5
+        limited.tick()
+        assert messages(caplog) == ["bad frame 0"]  # the window is not over yet
+        clock.now += 0.5
+        limited.tick()
+        limited.tick()
+    assert messages(caplog) == ["bad frame 0", "4 more lines like the above were not logged (at most 1 per 1 s)"]

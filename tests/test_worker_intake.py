@@ -217,7 +217,7 @@ def wait_for_logged_rejections(caplog, frames: int, within_s: float = 10.0) -> t
         records = [r.getMessage() for r in caplog.records if r.name == "engine.worker"]
         one_by_one = sum(message.startswith("rejected a frame") for message in records)
         summaries = sum(int(m.group(1)) for message in records
-                        if (m := re.match(r"(\d+) more rejected frames in the last", message)))
+                        if (m := re.match(r"(\d+) more rejected frames were not logged", message)))
         if one_by_one + summaries >= frames or time.monotonic() > give_up:
             return len(records), one_by_one, summaries
         time.sleep(0.1)
