@@ -47,7 +47,7 @@ from engine.client import DEFAULT_STARTUP_TIMEOUT_S, WorkerClient, WorkerError, 
 from engine.pool import AsyncWorkerPool
 from engine.supervisor import WorkerGroup, start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
-from lsp_server.requests import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS
+from completion.requests import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS
 
 logger = logging.getLogger("bench.load")
 

@@ -19,13 +19,14 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from completion import pipeline
+from completion.decide import NONE
+from completion.requests import new_request_id, split_at
+from completion.syntax import LANGUAGE_IDS
 from engine.client import WorkerError, WorkerTimeout
 from engine.protocol import Result
-from lsp_server import logs, pipeline
-from lsp_server.decide import NONE
-from lsp_server.requests import new_request_id, split_at
+from lsp_server import logs
 from lsp_server.stats import Answer
-from lsp_server.syntax import LANGUAGE_IDS
 
 if TYPE_CHECKING:
     from lsp_server.server import InfillLanguageServer

@@ -1,6 +1,6 @@
 """`infill complete FILE --line N --col M`: one completion from the command line.
 
-It cuts the file at the position with the language server's own rules (`lsp_server.requests`),
+It cuts the file at the position with the language server's own rules (`completion.requests`),
 sends one `CompleteRequest` through `engine.client.WorkerClient` to the worker given by
 `--worker`, or to a local worker on the bundled model that it starts and stops itself, and prints
 the post-processed completion with its timings: a short human report, or with `--json` one JSON
@@ -25,7 +25,7 @@ from engine.client import (WorkerClient, WorkerError, WorkerStartError, WorkerTi
                            spawn_local_worker, stop_worker)
 from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, MODES, CompleteRequest, Result
 from lsp_server import logs
-from lsp_server.requests import (DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, build_request,
+from completion.requests import (DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, build_request,
                                  new_request_id, postprocess, split_at, split_lines)
 
 EXIT_WORKER_FAILED = 1

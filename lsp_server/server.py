@@ -44,17 +44,18 @@ import zmq
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from completion import pipeline
+from completion.requests import Settings, label_for
 from engine.client import WorkerError, WorkerStartError, WorkerTimeout
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.supervisor import WorkerGroup, start_local_workers
-from lsp_server import logs, pipeline, transport
+from lsp_server import logs, transport
 from lsp_server.cache import CompletionCache
 from lsp_server.completer import complete_at
 from lsp_server.documents import Documents
 from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
 from lsp_server.launch_token import new_token, remove_token, token_path, write_token
-from lsp_server.requests import Settings, label_for
 from lsp_server.stats import ACCEPTED, EVENTS, Answer, StatsLog, default_stats_path
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlparse
 
 from engine.protocol import MAX_PATH_CHARS, Snippet
 from infill.modes import LINE_BREAK
-from lsp_server.index import Definition
+from completion.definitions import Definition
 
 CHARS_PER_TOKEN = 3.2
 BOUNDARY_SLACK = 0.25  # share of a window's budget it may give up to cut at a statement boundary

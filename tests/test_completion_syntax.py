@@ -1,11 +1,11 @@
-"""Tests of lsp_server.syntax: languages, incremental reparsing, and the queries at the cursor."""
+"""Tests of completion.syntax: languages, incremental reparsing, and the queries at the cursor."""
 from __future__ import annotations
 
 import pytest
 from lsprotocol import types
 from pygls.workspace import TextDocument
 
-from lsp_server.syntax import (GRAMMARS, SyntaxStore, error_count, in_empty_block, language_for,
+from completion.syntax import (GRAMMARS, SyntaxStore, error_count, in_empty_block, language_for,
                                literal_at, new_parser, point_at)
 
 SAMPLES = {

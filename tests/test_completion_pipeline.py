@@ -1,14 +1,14 @@
-"""Tests of lsp_server.pipeline: the steps of one completion around the worker call."""
+"""Tests of completion.pipeline: the steps of one completion around the worker call."""
 from __future__ import annotations
 
 from engine.protocol import Item, Result, Snippet, Timings, encode
-from lsp_server.context import Context
+from completion.context import Context
 from lsp_server.documents import Documents
-from lsp_server.index import Definition
-from lsp_server.pipeline import (AUTOMATIC_DECODERS, INVOKED_DECODERS, context_for, decide_at,
+from completion.definitions import Definition
+from completion.pipeline import (AUTOMATIC_DECODERS, INVOKED_DECODERS, context_for, decide_at,
                                  hole_at, requests_for)
-from lsp_server.requests import Settings
-from lsp_server.syntax import SyntaxStore
+from completion.requests import Settings
+from completion.syntax import SyntaxStore
 
 URI = "file:///w/m.py"
 TEXT = 'def f(x):\n    return g(x\n\ndef h():\n    s = "ab"\n'

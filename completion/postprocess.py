@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from infill.modes import LINE_BREAK
-from lsp_server.decide import SINGLE_LINE, only_closers
+from completion.decide import SINGLE_LINE, only_closers
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _OPENERS = frozenset(_PAIRS.values())

@@ -1,4 +1,4 @@
-"""Tests of lsp_server.context (windows, names, snippet choice) and lsp_server.index (definitions)."""
+"""Tests of completion.context (windows, names, snippet choice) and completion.definitions (definitions)."""
 from __future__ import annotations
 
 import os
@@ -6,14 +6,14 @@ import os
 import pytest
 
 from engine.protocol import Snippet
-from lsp_server.context import (PRIORITY_OPEN_DOCUMENT, PRIORITY_RECENT_EDIT, PRIORITY_SAME_DOCUMENT,
+from completion.context import (PRIORITY_OPEN_DOCUMENT, PRIORITY_RECENT_EDIT, PRIORITY_SAME_DOCUMENT,
                                 PRIORITY_WORKSPACE, approx_tokens, edit_snippets, fit_snippets,
                                 names_near, prefix_window,
                                 rank_definitions, stem_at, suffix_window, visible_lines)
 from lsp_server.documents import Documents
-from lsp_server.index import (WORKSPACE_MAX_FILE_BYTES, Definition, DefinitionIndex, definitions,
+from completion.definitions import (WORKSPACE_MAX_FILE_BYTES, Definition, DefinitionIndex, definitions,
                               imports, scan_workspace)
-from lsp_server.syntax import new_parser
+from completion.syntax import new_parser
 
 
 def test_windows_keep_whole_lines_nearest_the_cursor():

@@ -22,7 +22,7 @@ from urllib.parse import urlparse
 from lsprotocol import types
 from tree_sitter import Language, Node, Parser, Point, Tree
 
-from lsp_server.requests import offset_at
+from completion.requests import offset_at
 
 logger = logging.getLogger(__name__)
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from tree_sitter import Node, Tree
 
-from lsp_server.syntax import COMMENT_TYPES, EXTENSIONS, encode, new_parser
+from completion.syntax import COMMENT_TYPES, EXTENSIONS, encode, new_parser
 
 logger = logging.getLogger(__name__)
 

@@ -1,11 +1,11 @@
-"""Tests of lsp_server.requests: positions, holes, modes, requests, post-processing, settings."""
+"""Tests of completion.requests: positions, holes, modes, requests, post-processing, settings."""
 from __future__ import annotations
 
 import pytest
 
 from infill.modes import resolve_mode
 from engine.protocol import MAX_PATH_CHARS, encode
-from lsp_server.requests import (MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Settings, build_request,
+from completion.requests import (MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Settings, build_request,
                                  column_to_index, label_for, offset_at,
                                  postprocess, split_at, split_lines)
 

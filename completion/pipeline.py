@@ -2,7 +2,7 @@
 
 The server (`lsp_server.server`) runs them in order: `hole_at` cuts the document at the cursor and
 finds its tree; `decide_at` says none, single line or multi-line; `context_for` cuts the windows
-and picks the snippets (`lsp_server.context`); `requests_for` builds one
+and picks the snippets (`completion.context`); `requests_for` builds one
 `CompleteRequest` per candidate decoding (an Invoked request asks for several, with different
 commit thresholds, so the user has distinct choices; an automatic one asks for one); `finish`
 post-processes every item, drops empty and repeated ones, and puts first those that add no syntax
@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from engine.protocol import CompleteRequest, Result
-from lsp_server import context
-from lsp_server.decide import cursor_at, decide
+from completion import context
+from completion.decide import cursor_at, decide
 from lsp_server.documents import Documents
-from lsp_server.index import imports
-from lsp_server.postprocess import clean, rank
-from lsp_server.requests import Settings, build_request
-from lsp_server.syntax import (ParsedDocument, SyntaxStore, byte_offset, in_empty_block,
+from completion.definitions import imports
+from completion.postprocess import clean, rank
+from completion.requests import Settings, build_request
+from completion.syntax import (ParsedDocument, SyntaxStore, byte_offset, in_empty_block,
                                language_for, literal_at)
 
 logger = logging.getLogger(__name__)
