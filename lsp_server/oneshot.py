@@ -25,8 +25,9 @@ from engine.client import (WorkerClient, WorkerError, WorkerStartError, WorkerTi
                            spawn_local_worker, stop_worker)
 from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, MODES, CompleteRequest, Result
 from lsp_server import logs
-from completion.requests import (DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, build_request,
-                                 new_request_id, postprocess, split_at, split_lines)
+from completion.positions import split_at, split_lines
+from completion.requests import build_request, new_request_id, postprocess
+from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE
 
 EXIT_WORKER_FAILED = 1
 EXIT_BAD_INPUT = 2
