@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import uuid
 
-from completion.positions import LINE_BREAK
 from engine.protocol import MAX_PATH_CHARS, CompleteRequest, Snippet
 
 # The worker's canvas keeps at most the model's context (2,048 tokens are about 8,000 characters of
@@ -29,16 +28,3 @@ def build_request(request_id: str, prefix: str, suffix: str, mode: str, max_toke
                            mode=mode, max_tokens=max_tokens, deadline_ms=deadline_ms,
                            document=document[:MAX_PATH_CHARS], decoder=dict(decoder or {}),
                            session=session[:MAX_PATH_CHARS])
-
-
-def postprocess(text: str, mode: str) -> str | None:
-    """What the editor shows for the worker's `text` in `mode`, or None when there is nothing.
-
-    Single line: the text up to the end of its first line. Multi-line: the text without its
-    trailing line breaks. Text that is empty or only whitespace is nothing.
-    """
-    if mode == "single_line":
-        text = LINE_BREAK.split(text, maxsplit=1)[0]
-    else:
-        text = text.rstrip("\r\n")
-    return text if text.strip() else None
