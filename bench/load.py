@@ -43,11 +43,11 @@ from pathlib import Path
 from bench.editor import COMPLETED, OUTCOMES, Record
 from bench.faults import kill_and_time_recovery, probe_request
 from bench.quality import load_tasks, percentile, set_name
+from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS
 from engine.client import DEFAULT_STARTUP_TIMEOUT_S, WorkerClient, WorkerError, WorkerTimeout
 from engine.pool import AsyncWorkerPool
 from engine.supervisor import WorkerGroup, start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
-from lsp_server.requests import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS
 
 logger = logging.getLogger("bench.load")
 

@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from completion import pipeline
+from completion.decide import NONE
+from completion.positions import split_at
+from completion.requests import new_request_id
+from completion.syntax import LANGUAGE_IDS
 from engine.client import WorkerError, WorkerTimeout
 from engine.protocol import Result
-from lsp_server import logs, pipeline
-from lsp_server.decide import NONE
-from lsp_server.requests import new_request_id, split_at
+from lsp_server import logs
 from lsp_server.stats import Answer
-from lsp_server.syntax import LANGUAGE_IDS
 
 if TYPE_CHECKING:
     from lsp_server.server import InfillLanguageServer
@@ -94,10 +96,9 @@ async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position
     budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
     if client is None or budget_ms < 1:
         return _answer(uri, mode, [], started, False)
-    decoders = pipeline.INVOKED_DECODERS[:candidates] if invoked else pipeline.AUTOMATIC_DECODERS
     window = pipeline.context_for(hole, ls.settings, ls.documents)
     requests = pipeline.requests_for(hole, window, logs.request_id.get(), mode, ls.settings,
-                                     budget_ms, decoders, session)
+                                     budget_ms, pipeline.decoders_for(invoked, candidates), session)
     results = await asyncio.gather(*(client.complete(r) for r in requests), return_exceptions=True)
     texts = pipeline.finish(hole, _answered(results), mode, ls.settings)
     ls.cache.put(uri, hole.prefix, hole.suffix, texts, mode, logs.request_id.get())
@@ -116,7 +117,7 @@ def _hole(ls: InfillLanguageServer, uri: str, position: types.Position) -> pipel
         logger.info("no completion at %d:%d in %s: outside the document or not UTF-8 text",
                     position.line, position.character, uri)
         return None
-    return pipeline.hole_at(ls.documents.syntax, uri, *hole)
+    return pipeline.hole_at(uri, *hole, ls.documents.syntax.get(uri))
 
 
 def _answered(results: list[Result | BaseException]) -> list[Result]:

@@ -1,6 +1,6 @@
 """The server's view of the code: parsed open documents and the index of definitions.
 
-Trees follow every edit (incremental reparse, `lsp_server.syntax`); the definitions of an open
+Trees follow every edit (incremental reparse, `lsp_server.trees`); the definitions of an open
 document are re-read from its tree once its edits pause for `INDEX_DELAY_S`, never per keystroke;
 the workspace's files are indexed once, in a thread, after `initialized`. Definitions of a file
 that is open come from the editor's text, not from the disk. The places edited last, across the
@@ -16,8 +16,9 @@ from pathlib import Path
 
 from lsprotocol import types
 
-from lsp_server.index import DefinitionIndex, definitions, scan_workspace
-from lsp_server.syntax import SyntaxStore
+from completion.definitions import DefinitionIndex, definitions
+from lsp_server.trees import SyntaxStore
+from lsp_server.workspace import scan_workspace
 
 logger = logging.getLogger(__name__)
 

@@ -1,11 +1,15 @@
-"""`infill complete FILE --line N --col M`: one completion from the command line.
+"""`infill complete FILE --line N --col M`: one completion from the command line, as an editor shows it.
 
-It cuts the file at the position with the language server's own rules (`lsp_server.requests`),
-sends one `CompleteRequest` through `engine.client.WorkerClient` to the worker given by
-`--worker`, or to a local worker on the bundled model that it starts and stops itself, and prints
-the post-processed completion with its timings: a short human report, or with `--json` one JSON
-object. Exit codes: 0 answered (possibly with an empty completion), 1 the worker failed, 2 bad
-input (a file that is not UTF-8, a position outside it, bad flags).
+It completes the file as the language server completes a document that an editor has just opened
+on its own, with the rules they share (`completion.plan` and `completion.finish`): the decision at
+the cursor from the file's tree (for an automatic trigger, or with `--invoked` for the user's
+request), the windows and the definitions of the same file as snippets, one request per
+candidate, and the same post-processing and ranking. Where the decision is "no completion" no
+worker is asked. Otherwise the requests go through `engine.client.WorkerClient` to the worker
+given by `--worker`, or to a local worker on the bundled model that it starts and stops itself,
+and it prints the completion with its timings: a short human report, or with `--json` one JSON
+object. Exit codes: 0 answered (possibly with no completion), 1 the worker failed, 2 bad input
+(a file that is not UTF-8, a position outside it, bad flags).
 """
 from __future__ import annotations
 
@@ -20,13 +24,15 @@ from pathlib import Path
 
 import zmq
 
-from infill.modes import resolve_mode
+import completion
+from completion.pipeline import INVOKED_DECODERS
+from completion.positions import split_at, split_lines
+from completion.requests import new_request_id
+from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, Settings
 from engine.client import (WorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
                            spawn_local_worker, stop_worker)
 from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, MODES, CompleteRequest, Result
 from lsp_server import logs
-from lsp_server.requests import (DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, build_request,
-                                 new_request_id, postprocess, split_at, split_lines)
 
 EXIT_WORKER_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -47,14 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
                         help="the cursor's column, 0-based as in LSP, in UTF-16 code units "
                              "(the character index, except after characters outside the BMP)")
     parser.add_argument("--json", action="store_true",
-                        help="print one JSON object (completion, confidence, forward_passes, "
-                             "stop_reason, timings) instead of the human report")
+                        help="print one JSON object (completion, completions, mode, confidence, "
+                             "forward_passes, stop_reason, timings) instead of the human report")
     parser.add_argument("--worker", metavar="ADDRESS", default=None,
                         help="use the running worker at ADDRESS (e.g. tcp://127.0.0.1:5555) "
                              "instead of starting a local one on the bundled model")
     parser.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
-                        help="single_line, multi_line, or auto: single line when the cursor's "
-                             f"line already has text (default {DEFAULT_MODE})")
+                        help="auto: decided at the cursor as the language server decides (no "
+                             "completion, single line or multi-line); single_line or multi_line "
+                             f"replace that shape, never a \"no completion\" (default {DEFAULT_MODE})")
+    parser.add_argument("--invoked", action="store_true",
+                        help="complete as when the user asks for a completion (an editor's Invoked "
+                             "trigger): also inside strings, comments and mid-line, with every "
+                             "candidate the language server asks for (under completions, best "
+                             "first); without it, as an editor completes while the user types")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS, metavar="N",
                         help=f"most tokens to write, 1..{MAX_TOKENS} (default {DEFAULT_MAX_TOKENS})")
     parser.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS, metavar="N",
@@ -88,31 +100,37 @@ def _bounds(text: str, line: int) -> str:
     return f"the columns of line {line} are 0..{units} (UTF-16 code units)"
 
 
-def ask_worker(address: str | None, request: CompleteRequest) -> Result:
-    """Send `request` to the worker at `address`, or to a local worker started (and stopped) here."""
+def ask_worker(address: str | None, requests: Sequence[CompleteRequest]) -> list[Result]:
+    """Send `requests`, one after another, to the worker at `address`, or to a local worker
+    started (and stopped) here."""
     process: subprocess.Popen | None = None
     if address is None:
         process, address = spawn_local_worker()
     try:
         with WorkerClient(address, client_name="infill-complete") as client:
-            return client.complete(request)
+            return [client.complete(request) for request in requests]
     finally:
         if process is not None:
             stop_worker(process)
 
 
-def summary(result: Result, mode: str) -> dict:
-    """The answer as the JSON object that `--json` prints."""
-    item = result.items[0] if result.items else None
-    text = postprocess(item.text, mode) if item is not None else None
-    return {"completion": text or "", "mode": mode,
+def summary(results: Sequence[Result], texts: Sequence[str], mode: str) -> dict:
+    """The answer as the JSON object that `--json` prints: the texts an editor would show, best
+    first, and the figures of the first candidate's reply (none when no worker was asked)."""
+    first = results[0] if results else None
+    item = first.items[0] if first is not None and first.items else None
+    return {"completion": texts[0] if texts else "", "completions": list(texts), "mode": mode,
             "confidence": item.confidence if item is not None else 0.0,
             "forward_passes": item.forward_passes if item is not None else 0,
-            "stop_reason": result.stop_reason, "timings": asdict(result.timings)}
+            "stop_reason": first.stop_reason if first is not None else None,
+            "timings": asdict(first.timings) if first is not None else None}
 
 
 def human_report(answer: dict) -> str:
     t = answer["timings"]
+    if t is None:
+        return ("(no completion)\n-- none: an editor completes nothing here while the user types "
+                "(--invoked asks anyway); no worker asked\n")
     return (f"{answer['completion'] or '(no completion)'}\n"
             f"-- {answer['mode']}, {answer['stop_reason']}: {answer['forward_passes']} forward "
             f"passes, confidence {answer['confidence']:.2f}\n"
@@ -138,14 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except InputError as exc:
         sys.stderr.write(f"infill complete: {exc}\n")
         return EXIT_BAD_INPUT
-    mode = resolve_mode(args.mode, prefix)
-    request = build_request(new_request_id(), prefix, suffix, mode, args.max_tokens,
-                            args.deadline_ms, args.file.resolve().as_uri())
+    settings = Settings(deadline_ms=args.deadline_ms, max_tokens=args.max_tokens, mode=args.mode)
+    hole = completion.hole_in_text(args.file.resolve().as_uri(), prefix, suffix)
+    planned = completion.plan(hole, settings, new_request_id(), args.invoked, len(INVOKED_DECODERS))
     try:
-        result = ask_worker(args.worker, request)
+        results = ask_worker(args.worker, planned.requests) if planned.requests else []
     except (WorkerStartError, WorkerError, WorkerTimeout, zmq.ZMQError) as exc:
         sys.stderr.write(f"infill complete: the worker failed: {exc}\n")
         return EXIT_WORKER_FAILED
-    answer = summary(result, mode)
+    answer = summary(results, completion.finish(hole, results, planned.mode, settings), planned.mode)
     sys.stdout.write(json.dumps(answer) + "\n" if args.json else human_report(answer))
     return 0

@@ -44,17 +44,19 @@ import zmq
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
+from completion import pipeline
+from completion.positions import LINE_BREAK
 from engine.client import WorkerError, WorkerStartError, WorkerTimeout
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.supervisor import WorkerGroup, start_local_workers
-from lsp_server import logs, pipeline, transport
+from lsp_server import logs, transport
 from lsp_server.cache import CompletionCache
 from lsp_server.completer import complete_at
 from lsp_server.documents import Documents
 from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
 from lsp_server.launch_token import new_token, remove_token, token_path, write_token
-from lsp_server.requests import Settings, label_for
+from lsp_server.settings import ServerSettings
 from lsp_server.stats import ACCEPTED, EVENTS, Answer, StatsLog, default_stats_path
 
 logger = logging.getLogger(__name__)
@@ -74,7 +76,7 @@ class InfillLanguageServer(LanguageServer):
         self.default_worker_address = worker_address
         self.default_worker_keys = worker_keys
         self.default_stats_log = stats_log
-        self.settings = Settings(worker_address=worker_address, stats_log=stats_log)
+        self.settings = ServerSettings(worker_address=worker_address, stats_log=stats_log)
         self.local_worker: WorkerGroup | None = None
         self.shutdown_requested = False
         self.documents = Documents()
@@ -88,7 +90,7 @@ class InfillLanguageServer(LanguageServer):
     def configure(self, options: Any, update: bool = False) -> None:
         """Take the settings from `initializationOptions`, or with `update` those a configuration
         change names (the others stay); bad values are logged and ignored."""
-        settings, problems = Settings.from_options(options, self.settings if update else None)
+        settings, problems = ServerSettings.from_options(options, self.settings if update else None)
         for problem in problems:
             logger.warning("%s", problem)
         if settings.worker_address is None:
@@ -183,6 +185,14 @@ def _stats_path(setting: str | None) -> Path | None:
     if setting is None:
         return default_stats_path()
     return Path(setting).expanduser() if setting else None
+
+
+def label_for(text: str) -> str:
+    """A completion item's label: the completion's first line that has text, without its indent."""
+    for line in LINE_BREAK.split(text):
+        if line.strip():
+            return line.strip()
+    return text
 
 
 def completion_item(text: str, position: types.Position, request_id: str,

@@ -34,7 +34,7 @@ def self_check(address: str) -> int:
     line, col = EXAMPLE_CURSOR
     print(f"self-check: completing {EXAMPLE.relative_to(REPO_ROOT)} at line {line}, column {col}", flush=True)
     return oneshot.main([str(EXAMPLE), "--line", str(line), "--col", str(col), "--worker", address,
-                         "--mode", "single_line", "--deadline-ms", str(SELF_CHECK_DEADLINE_MS)])
+                         "--deadline-ms", str(SELF_CHECK_DEADLINE_MS)])
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,10 +1,15 @@
-"""Tests of lsp_server.documents: trees follow edits at once, definitions once the edits pause."""
+"""Tests of lsp_server.documents: trees follow edits at once, definitions once the edits pause;
+the documents as the sources of a completion's context."""
 from __future__ import annotations
 
 import asyncio
 
 from lsprotocol import types
 
+import completion
+from completion.definitions import Definition
+from completion.pipeline import AUTOMATIC_DECODERS, context_for, decide_at, hole_at, requests_for
+from completion.settings import Settings
 from lsp_server import documents as documents_module
 from lsp_server.documents import Documents
 
@@ -43,3 +48,53 @@ async def test_the_workspace_is_indexed_but_open_documents_keep_their_text(tmp_p
     assert documents.index.lookup("from_disk") == [] and documents.index.lookup("from_editor")
     documents.close(open_uri)
     assert documents.syntax.get(open_uri) is None and documents.index.lookup("from_editor")
+
+
+def test_edits_are_remembered_by_place_newest_last():
+    documents = Documents()
+    for uri, line in [("u", 10), ("v", 3), ("u", 12), ("u", 40)]:
+        documents.note_edit(uri, line)
+    assert list(documents.recent_edits) == [("v", 3), ("u", 12), ("u", 40)]
+
+
+def test_context_for_cuts_windows_at_statements_and_adds_definitions_edits_and_imports():
+    body = "".join(f"    v{i} = helper_{i}(a)\n" for i in range(40))
+    text = ("import os\n\n\ndef far_away(a, b):\n    \"\"\"Add two things.\"\"\"\n    return a\n\n\n"
+            f"def main(a):\n{body}    x = far_away(v1, a)\n    far_\n\n\ndef tail():\n    pass\n")
+    documents = Documents()
+    documents.open(URI, "python", text)
+    other = "file:///w/other.py"
+    documents.index.update(other, [Definition("helper_30", "def helper_30(a):", other, 0)])
+    edited = "file:///w/edited.py"
+    documents.open(edited, "python", "".join(f"e{i} = {i}\n" for i in range(20)))
+    documents.note_edit(edited, 10)
+    documents.note_edit(URI, 50)  # in the window: the model sees it already
+    cut = text.index("far_\n") + 4
+    hole = hole_at(URI, text[:cut], text[cut:], documents.syntax.get(URI))
+    window = context_for(hole, Settings(prefix_tokens=120, suffix_tokens=6, snippet_tokens=200),
+                         documents)
+    assert window.prefix.startswith("    v") and text[:cut].endswith(window.prefix)
+    assert window.suffix == "\n\n\ndef tail():"  # whole lines, within 6 tokens (19 chars)
+    texts = [snippet.text for snippet in window.snippets]
+    assert texts[-1] == "import os"  # the most important sits last, next to the prefix
+    assert texts[-2] == 'def far_away(a, b):\n    """Add two things."""'
+    assert "e7 = 7\ne8 = 8\ne9 = 9\ne10 = 10\ne11 = 11\ne12 = 12\ne13 = 13" in texts
+    assert "def helper_30(a):" in texts and "def main(a):" not in texts  # main is in the window
+    assert len(texts) == 4
+
+
+def test_a_document_just_opened_gets_the_requests_that_plan_makes_from_its_text():
+    text = ("import os\n\n\ndef far_away(a, b):\n    \"\"\"Add two things.\"\"\"\n    return a\n\n\n"
+            + "".join(f"v{i} = far_away({i}, os)\n" for i in range(60)) + "x = far_\n")
+    cut = len(text) - 1
+    settings = Settings(prefix_tokens=100, snippet_tokens=200)
+    documents = Documents()
+    documents.open(URI, "python", text)
+    hole = hole_at(URI, text[:cut], text[cut:], documents.syntax.get(URI))
+    mode = decide_at(hole, False, settings.mode)
+    window = context_for(hole, settings, documents)
+    served = requests_for(hole, window, "r", mode, settings, settings.deadline_ms, AUTOMATIC_DECODERS)
+    planned = completion.plan(completion.hole_in_text(URI, text[:cut], text[cut:]), settings, "r")
+    assert planned.mode == mode == "single_line" and planned.requests == served
+    assert [s.text for s in served[0].snippets] == ['def far_away(a, b):\n    """Add two things."""',
+                                                    "import os"]

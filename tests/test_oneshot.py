@@ -1,7 +1,9 @@
 """Tests of `infill complete`: the real console script, a real local worker, a real model.
 
 The model is the bundled one; a small model's completions may be poor, so the tests check the
-report's shape, not its text. Bad input is refused before any worker starts.
+report's shape, not its text. Bad input, and a place where an editor would not complete, are
+answered before any worker starts. That it prints what the language server shows is
+tests/test_completion_front_ends.py.
 """
 from __future__ import annotations
 
@@ -33,6 +35,7 @@ def test_json_report(tmp_path, model_env):
     answer = json.loads(done.stdout)
     assert isinstance(answer["completion"], str) and "\n" not in answer["completion"]  # single line
     assert answer["mode"] == "single_line" and answer["stop_reason"] in ("done", "deadline")
+    assert answer["completions"] == ([answer["completion"]] if answer["completion"] else [])
     assert 0.0 <= answer["confidence"] <= 1.0 and answer["forward_passes"] >= 1
     timings = answer["timings"]
     assert set(timings) == {"queue_ms", "prefill_ms", "decode_ms", "total_ms"}
@@ -46,6 +49,14 @@ def test_human_report_for_an_empty_file(tmp_path, model_env):
     assert done.returncode == 0, done.stderr[-3000:]
     assert "-- multi_line, " in done.stdout and "forward passes" in done.stdout
     assert all(f"{part} " in done.stdout for part in ("queue", "prefill", "decode", "total"))
+
+
+def test_no_place_to_complete_asks_no_worker(tmp_path):
+    source = tmp_path / "mid.py"
+    source.write_text("total = add(1, 2)\n")
+    done = infill_complete(str(source), "--line", "0", "--col", "8", "--worker", "ipc:///nonexistent/w")
+    assert done.returncode == 0, done.stderr[-3000:]  # a worker that does not exist was never asked
+    assert done.stdout.startswith("(no completion)\n-- none: ") and "no worker asked" in done.stdout
 
 
 def test_a_file_that_is_not_utf8_is_refused(tmp_path):

@@ -21,8 +21,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from infill.modes import LINE_BREAK
-from lsp_server.decide import SINGLE_LINE, only_closers
+from completion.decide import SINGLE_LINE, only_closers
+from completion.positions import LINE_BREAK
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _OPENERS = frozenset(_PAIRS.values())

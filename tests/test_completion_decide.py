@@ -1,10 +1,10 @@
-"""Tests of lsp_server.decide: whether and how much to complete at a cursor."""
+"""Tests of completion.decide: whether and how much to complete at a cursor."""
 from __future__ import annotations
 
 import pytest
 
-from lsp_server.decide import Cursor, cursor_at, decide, only_closers
-from lsp_server.syntax import byte_offset, in_empty_block, literal_at, new_parser
+from completion.decide import Cursor, cursor_at, decide, only_closers
+from completion.syntax import byte_offset, in_empty_block, literal_at, new_parser
 
 
 def cursor(text: str, language: str = "python") -> Cursor:

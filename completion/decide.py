@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from infill.modes import LINE_BREAK
+from completion.positions import LINE_BREAK
 
 NONE = "none"
 SINGLE_LINE = "single_line"

@@ -1,10 +1,10 @@
-"""Tree-sitter trees of the open documents, kept current by incremental reparsing.
+"""Tree-sitter for the completion rules: languages, parsing, and the queries at a cursor.
 
-A document's language comes from its LSP `languageId`, or else from its file extension. Each
-`ParsedDocument` keeps its own copy of the text and its tree: on `didChange` every change is applied
-to the text and announced to the tree with `tree.edit`, and one reparse with the old tree reuses
-everything the edit did not touch. If the text ever disagrees with the editor's (a change that does
-not fit, a full-text sync), the document is parsed afresh from the editor's text.
+A text's language comes from an LSP `languageId`, or else from its file extension. A
+`ParsedDocument` keeps a text and its tree; `replace` announces an edit to the tree with
+`tree.edit`, so that one reparse with the old tree reuses everything the edit did not touch (a
+front end that keeps documents open keeps one per document), and `errors_added` reparses a copy
+to count the syntax errors an insertion would add.
 
 Tree columns count UTF-8 bytes and rows count `\\n`, as tree-sitter does; text with lone surrogates
 is encoded with `surrogatepass`, so offsets stay consistent even for text that cannot be sent.
@@ -14,17 +14,11 @@ from __future__ import annotations
 
 import functools
 import importlib
-import logging
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import urlparse
 
-from lsprotocol import types
 from tree_sitter import Language, Node, Parser, Point, Tree
-
-from lsp_server.requests import offset_at
-
-logger = logging.getLogger(__name__)
 
 MAX_PARSE_BYTES = 4_000_000  # larger documents get no tree: the line rules still apply
 
@@ -166,55 +160,6 @@ class ParsedDocument:
         data = encode(self.text)
         found = query(self.tree, len(encode(self.text[:offset])))
         return None if found is None else len(data[:found].decode("utf-8", "surrogatepass"))
-
-    def apply(self, change: types.TextDocumentContentChangeEvent, encoding: str) -> bool:
-        """Apply one LSP change; False when its range does not fit the text (nothing changed)."""
-        if not isinstance(change, types.TextDocumentContentChangePartial):
-            self.text = change.text
-            self.tree = None
-            return True
-        start = offset_at(self.text, change.range.start.line, change.range.start.character, encoding)
-        end = offset_at(self.text, change.range.end.line, change.range.end.character, encoding)
-        if start is None or end is None or end < start:
-            return False
-        self.replace(start, end, change.text)
-        return True
-
-
-class SyntaxStore:
-    """The parsed open documents, by URI."""
-
-    def __init__(self) -> None:
-        self.documents: dict[str, ParsedDocument] = {}
-
-    def open(self, uri: str, language_id: str | None, text: str) -> ParsedDocument | None:
-        language = language_for(uri, language_id)
-        if language is None:
-            self.documents.pop(uri, None)
-            return None
-        document = ParsedDocument.parse(language, text)
-        self.documents[uri] = document
-        return document
-
-    def change(self, uri: str, changes: list[types.TextDocumentContentChangeEvent],
-               encoding: str, editor_text: str) -> None:
-        """Apply `changes` and reparse once; `editor_text` is the editor's text after them."""
-        document = self.documents.get(uri)
-        if document is None:
-            return
-        fitted = all(document.apply(change, encoding) for change in changes)
-        if not fitted or document.text != editor_text:
-            logger.info("reparsing %s from scratch: its changes did not fit the text", uri)
-            document.text = editor_text
-            document.reparse(incremental=False)
-            return
-        document.reparse()
-
-    def close(self, uri: str) -> None:
-        self.documents.pop(uri, None)
-
-    def get(self, uri: str) -> ParsedDocument | None:
-        return self.documents.get(uri)
 
 
 def _ancestors(node: Node | None):

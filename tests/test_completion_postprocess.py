@@ -1,11 +1,11 @@
-"""Tests of lsp_server.postprocess: from the worker's text to what the editor shows."""
+"""Tests of completion.postprocess: from the worker's text to what the editor shows."""
 from __future__ import annotations
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lsp_server.postprocess import (balance, clean, drop_suffix_repeat, indent_style, rank,
+from completion.postprocess import (balance, clean, drop_suffix_repeat, indent_style, rank,
                                     reindent, trim_to_mode)
 
 

@@ -1,31 +1,31 @@
 """One completion's steps around the worker call: the hole, the decision, the requests, the answer.
 
-The server (`lsp_server.server`) runs them in order: `hole_at` cuts the document at the cursor and
-finds its tree; `decide_at` says none, single line or multi-line; `context_for` cuts the windows
-and picks the snippets (`lsp_server.context`); `requests_for` builds one
-`CompleteRequest` per candidate decoding (an Invoked request asks for several, with different
-commit thresholds, so the user has distinct choices; an automatic one asks for one); `finish`
-post-processes every item, drops empty and repeated ones, and puts first those that add no syntax
-error to the document. Nothing here waits on the worker.
+Every front end runs them in order: `hole_at` (a caller that keeps the document's tree) or
+`hole_in_text` (one that has only the text) cuts the text at the cursor with its tree; `decide_at`
+says none, single line or multi-line; `context_for` cuts the windows and picks the snippets
+(`completion.context`) from the `Sources` at hand; `requests_for` builds one `CompleteRequest`
+per candidate decoding (an Invoked request asks for several, with different commit thresholds, so
+the user has distinct choices; an automatic one asks for one); `finish` post-processes every item,
+drops empty and repeated ones, and puts first those that add no syntax error to the document.
+`plan` runs the steps up to the requests for a caller with one text and no session. Nothing here
+waits on the worker.
 """
 from __future__ import annotations
 
 import functools
-import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from completion import context
+from completion.decide import NONE, cursor_at, decide
+from completion.definitions import imports
+from completion.postprocess import clean, rank
+from completion.requests import build_request
+from completion.settings import Settings
+from completion.sources import Sources, TextSources
+from completion.syntax import (GRAMMARS, ParsedDocument, byte_offset, in_empty_block, language_for,
+                               literal_at)
 from engine.protocol import CompleteRequest, Result
-from lsp_server import context
-from lsp_server.decide import cursor_at, decide
-from lsp_server.documents import Documents
-from lsp_server.index import imports
-from lsp_server.postprocess import clean, rank
-from lsp_server.requests import Settings, build_request
-from lsp_server.syntax import (ParsedDocument, SyntaxStore, byte_offset, in_empty_block,
-                               language_for, literal_at)
-
-logger = logging.getLogger(__name__)
 
 # Decoder overrides per candidate: a sure decoding first, a bolder one that commits more per pass.
 INVOKED_DECODERS: tuple[dict, ...] = ({"threshold": 0.9}, {"threshold": 0.6})
@@ -43,11 +43,21 @@ class Hole:
     document: ParsedDocument | None = None
 
 
-def hole_at(syntax: SyntaxStore, uri: str, prefix: str, suffix: str) -> Hole:
-    document = syntax.get(uri)
+def hole_at(uri: str, prefix: str, suffix: str, document: ParsedDocument | None = None) -> Hole:
+    """The hole between `prefix` and `suffix`; `document`, the caller's parse of the text, is used
+    while its text is the hole's."""
     if document is None or document.tree is None or document.text != prefix + suffix:
         return Hole(uri, prefix, suffix, language_for(uri))
     return Hole(uri, prefix, suffix, document.language, document)
+
+
+def hole_in_text(uri: str, prefix: str, suffix: str, language: str | None = None) -> Hole:
+    """The hole with a fresh parse of its text, in `language` (a grammar's name) or else the
+    language of `uri`'s extension; no parse for a language without a grammar."""
+    language = language or language_for(uri)
+    if language not in GRAMMARS:
+        return Hole(uri, prefix, suffix, language)
+    return Hole(uri, prefix, suffix, language, ParsedDocument.parse(language, prefix + suffix))
 
 
 def decide_at(hole: Hole, invoked: bool, setting: str) -> str:
@@ -61,8 +71,8 @@ def decide_at(hole: Hole, invoked: bool, setting: str) -> str:
                   invoked, setting)
 
 
-def context_for(hole: Hole, settings: Settings, documents: Documents) -> context.Context:
-    """The windows around the hole and the snippets that fit their budgets."""
+def context_for(hole: Hole, settings: Settings, sources: Sources) -> context.Context:
+    """The windows around the hole and the snippets from `sources` that fit their budgets."""
     after = before = None
     document = hole.document
     if document is not None:
@@ -72,16 +82,16 @@ def context_for(hole: Hole, settings: Settings, documents: Documents) -> context
     suffix = context.suffix_window(hole.suffix, settings.suffix_tokens, before)
     if settings.snippet_tokens == 0:
         return context.Context(prefix, suffix, [])
-    index = documents.index
+    index = sources.index
     names = context.names_near(prefix, suffix)
     stem = context.stem_at(hole.prefix)
     if len(stem) >= context.MIN_STEM_CHARS:
         names = index.starting_with(stem, context.MAX_STEM_MATCHES) + names
     visible = context.visible_lines(hole.prefix, prefix, suffix)
-    ranked = context.rank_definitions(names, index.lookup, hole.uri, documents.open_uris, visible)
+    ranked = context.rank_definitions(names, index.lookup, hole.uri, sources.open_uris, visible)
     cut_off = document is not None and document.tree is not None and len(prefix) < len(hole.prefix)
     imports_text = imports(document.tree, document.text) if cut_off else ""
-    edits = context.edit_snippets(documents.recent_edits, documents.text_of, hole.uri, visible)
+    edits = context.edit_snippets(sources.recent_edits, sources.text_of, hole.uri, visible)
     candidates = context.snippet_candidates(ranked, imports_text, hole.uri, edits)
     return context.Context(prefix, suffix, context.fit_snippets(candidates, settings.snippet_tokens))
 
@@ -90,6 +100,12 @@ def _suffix_boundary(document: ParsedDocument, cursor: int, offset: int) -> int 
     """`document.boundary_before` for an offset counted from the cursor."""
     found = document.boundary_before(cursor + offset)
     return None if found is None else found - cursor
+
+
+def decoders_for(invoked: bool, candidates: int = 1) -> tuple[dict, ...]:
+    """The decoder overrides of the candidates to ask for: up to `candidates` when the user asked
+    (an Invoked trigger), else one."""
+    return INVOKED_DECODERS[:candidates] if invoked else AUTOMATIC_DECODERS
 
 
 def requests_for(hole: Hole, window: context.Context, request_id: str, mode: str,
@@ -120,3 +136,26 @@ def finish(hole: Hole, results: Sequence[Result], mode: str, settings: Settings)
     if document is None or document.text != hole.prefix + hole.suffix:  # edited while we waited
         return list(dict.fromkeys(texts))
     return rank(texts, lambda text: document.errors_added(len(hole.prefix), text))
+
+
+@dataclass(slots=True)
+class Plan:
+    """What to ask the worker for one completion: none when `mode` is "none"."""
+
+    hole: Hole
+    mode: str
+    requests: list[CompleteRequest]
+
+
+def plan(hole: Hole, settings: Settings, request_id: str, invoked: bool = False,
+         candidates: int = 1) -> Plan:
+    """The decision and the requests for a caller with one text and no session (no other open
+    documents, no edits): the snippets are the definitions of the hole's own text."""
+    mode = decide_at(hole, invoked, settings.mode)
+    if mode == NONE:
+        return Plan(hole, mode, [])
+    sources = TextSources.of(hole.uri, hole.document, hole.prefix + hole.suffix)
+    window = context_for(hole, settings, sources)
+    requests = requests_for(hole, window, request_id, mode, settings, settings.deadline_ms,
+                            decoders_for(invoked, candidates))
+    return Plan(hole, mode, requests)

@@ -20,9 +20,9 @@ from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from urllib.parse import unquote, urlparse
 
+from completion.definitions import Definition
+from completion.positions import LINE_BREAK
 from engine.protocol import MAX_PATH_CHARS, Snippet
-from infill.modes import LINE_BREAK
-from lsp_server.index import Definition
 
 CHARS_PER_TOKEN = 3.2
 BOUNDARY_SLACK = 0.25  # share of a window's budget it may give up to cut at a statement boundary

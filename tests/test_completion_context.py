@@ -1,19 +1,15 @@
-"""Tests of lsp_server.context (windows, names, snippet choice) and lsp_server.index (definitions)."""
+"""Tests of completion.context (windows, names, snippet choice) and completion.definitions."""
 from __future__ import annotations
-
-import os
 
 import pytest
 
-from engine.protocol import Snippet
-from lsp_server.context import (PRIORITY_OPEN_DOCUMENT, PRIORITY_RECENT_EDIT, PRIORITY_SAME_DOCUMENT,
+from completion.context import (PRIORITY_OPEN_DOCUMENT, PRIORITY_RECENT_EDIT, PRIORITY_SAME_DOCUMENT,
                                 PRIORITY_WORKSPACE, approx_tokens, edit_snippets, fit_snippets,
-                                names_near, prefix_window,
-                                rank_definitions, stem_at, suffix_window, visible_lines)
-from lsp_server.documents import Documents
-from lsp_server.index import (WORKSPACE_MAX_FILE_BYTES, Definition, DefinitionIndex, definitions,
-                              imports, scan_workspace)
-from lsp_server.syntax import new_parser
+                                names_near, prefix_window, rank_definitions, stem_at, suffix_window,
+                                visible_lines)
+from completion.definitions import Definition, DefinitionIndex, definitions, imports
+from completion.syntax import new_parser
+from engine.protocol import Snippet
 
 
 def test_windows_keep_whole_lines_nearest_the_cursor():
@@ -97,46 +93,9 @@ def test_definitions_and_imports_per_language(language, source, expected):
     assert imports(tree, source) == first_import
 
 
-def test_scan_workspace_skips_hidden_and_generated_folders(tmp_path):
-    (tmp_path / "pkg").mkdir()
-    (tmp_path / "pkg" / "a.py").write_text("def alpha():\n    pass\n")
-    (tmp_path / "node_modules").mkdir()
-    (tmp_path / "node_modules" / "b.js").write_text("function beta() {}\n")
-    (tmp_path / ".git").mkdir()
-    (tmp_path / ".git" / "c.py").write_text("def gamma(): pass\n")
-    (tmp_path / "notes.txt").write_text("def delta(): pass\n")
-    (tmp_path / "latin1.py").write_bytes(b"x = '\xe9'\n")
-    scanned = scan_workspace(tmp_path)
-    assert [(uri.rsplit("/", 1)[-1], [d.name for d in found]) for uri, found in scanned] == [("a.py", ["alpha"])]
-
-
-def test_scan_workspace_reads_regular_files_inside_the_workspace_only(tmp_path):
-    workspace, outside = tmp_path / "ws", tmp_path / "outside"
-    workspace.mkdir()
-    outside.mkdir()
-    (outside / "secret.py").write_text("def secret():\n    pass\n")
-    (workspace / "a.py").write_text("def alpha():\n    pass\n")
-    (workspace / "inner.py").symlink_to(workspace / "a.py")  # a link that stays inside is read
-    (workspace / "leak.py").symlink_to(outside / "secret.py")
-    (workspace / "linked").symlink_to(outside, target_is_directory=True)
-    os.mkfifo(workspace / "fifo.py")  # reading it would wait for a writer forever
-    (workspace / "zero.py").symlink_to("/dev/zero")
-    (workspace / "big.py").write_text("def big():\n    pass\n" + "#" * WORKSPACE_MAX_FILE_BYTES)
-    scanned = scan_workspace(workspace)
-    names = sorted(d.name for _, found in scanned for d in found)
-    assert names == ["alpha", "alpha"]
-
-
 def test_recent_edits_become_snippets_newest_first_outside_the_windows():
     texts = {"file:///a.py": "a0\na1\na2\na3\na4\na5\na6\na7\na8\n", "file:///b.py": "b0\nb1\n"}
     edits = [("file:///a.py", 8), ("file:///b.py", 0), ("file:///a.py", 1), ("file:///gone.py", 0)]
     snippets = edit_snippets(edits, texts.get, "file:///a.py", range(0, 4))
     assert [(s.text, s.path, s.priority) for s in snippets] == [
         ("b0\nb1", "/b.py", PRIORITY_RECENT_EDIT - 2), ("a5\na6\na7\na8", "/a.py", PRIORITY_RECENT_EDIT - 3)]
-
-
-def test_edits_are_remembered_by_place_newest_last():
-    documents = Documents()
-    for uri, line in [("u", 10), ("v", 3), ("u", 12), ("u", 40)]:
-        documents.note_edit(uri, line)
-    assert list(documents.recent_edits) == [("v", 3), ("u", 12), ("u", 40)]

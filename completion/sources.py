@@ -1,0 +1,54 @@
+"""Where a completion's snippets come from, beyond the text around the cursor.
+
+`Sources` is what `completion.pipeline.context_for` reads: an index of definitions, the files it
+counts as open (their definitions outrank the workspace's), the places edited last and the text of
+a file. The language server's documents (`lsp_server.documents.Documents`) are one: every open
+document and the workspace. `TextSources` is the other, for a caller with one text and no session
+(`infill complete`, an HTTP request): the definitions of that text alone, no edits.
+"""
+from __future__ import annotations
+
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from completion.definitions import DefinitionIndex, definitions
+from completion.syntax import ParsedDocument
+
+
+class Sources(Protocol):
+    @property
+    def index(self) -> DefinitionIndex: ...
+
+    @property
+    def open_uris(self) -> Collection[str]: ...
+
+    @property
+    def recent_edits(self) -> Sequence[tuple[str, int]]: ...  # (uri, line), newest last
+
+    def text_of(self, uri: str) -> str | None: ...
+
+
+@dataclass(slots=True)
+class TextSources:
+    """One text, `uri`, open on its own: its definitions are the index."""
+
+    uri: str
+    text: str
+    index: DefinitionIndex = field(default_factory=DefinitionIndex)
+    recent_edits: tuple[tuple[str, int], ...] = ()
+
+    @classmethod
+    def of(cls, uri: str, document: ParsedDocument | None, text: str) -> TextSources:
+        """The sources of `text`, whose parse is `document` (None: no language, no definitions)."""
+        sources = cls(uri, text)
+        if document is not None and document.tree is not None:
+            sources.index.update(uri, definitions(document.tree, document.text, uri))
+        return sources
+
+    @property
+    def open_uris(self) -> Collection[str]:
+        return (self.uri,)
+
+    def text_of(self, uri: str) -> str | None:
+        return self.text if uri == self.uri else None

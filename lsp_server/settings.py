@@ -1,0 +1,37 @@
+"""The language server's settings: the completion rules' (`completion.settings`) and its own.
+
+Its own say where the workers are and how to reach them, where the stats go, and which languages
+to complete; all come from the client's `initializationOptions` and configuration changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from completion.settings import Settings
+
+
+def _non_empty_text(value: Any) -> bool:
+    return isinstance(value, str) and bool(value.strip())
+
+
+@dataclass(slots=True)
+class ServerSettings(Settings):
+    """The settings of one editor's session."""
+
+    worker_address: str | None = None  # None: spawn a local worker on the bundled model
+    stats_log: str | None = None  # None: the default path; "": no stats log
+    languages: list[str] | None = None  # None: every language; else grammar names ("python", ...)
+    worker_keys: str | None = None  # CURVE key folder (`infill keys`) for remote workers; None: the command line's
+
+
+ServerSettings.OPTIONS = {
+    "workerAddress": ("worker_address", _non_empty_text, "a non-empty ZeroMQ address string"),
+    "workerKeys": ("worker_keys", _non_empty_text, "the path of a key folder made by `infill keys`"),
+    **Settings.OPTIONS,
+    "statsLog": ("stats_log", lambda value: isinstance(value, str),
+                 "a file path, or \"\" for no stats log"),
+    "languages": ("languages", lambda value: isinstance(value, list)
+                  and all(isinstance(name, str) for name in value),
+                  "a list of language names such as \"python\", \"typescript\", \"cpp\""),
+}

@@ -1,0 +1,31 @@
+"""The completion rules point one way: no LSP session, no model, only the engine's wire types."""
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import completion
+
+ALLOWED_ENGINE = {"engine.protocol"}
+FORBIDDEN_ROOTS = {"lsp_server", "lsprotocol", "pygls", "infill", "torch", "zmq"}
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module that `path` imports, at any depth of its code."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+    return found
+
+
+def test_completion_imports_no_front_end_no_model_and_only_the_engines_wire_types():
+    files = sorted(Path(completion.__file__).parent.glob("*.py"))
+    assert len(files) >= 10
+    for path in files:
+        for module in imported_modules(path):
+            root = module.split(".")[0]
+            assert root not in FORBIDDEN_ROOTS, f"{path.name} imports {module}"
+            assert root != "engine" or module in ALLOWED_ENGINE, f"{path.name} imports {module}"
