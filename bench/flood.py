@@ -31,12 +31,12 @@ from pathlib import Path
 
 import zmq
 
+from completion.settings import DEFAULT_DEADLINE_MS
 from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_worker, stop_worker
 from engine.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
                              MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
                              CompleteRequest, Snippet, encode)
 from infill.paths import REPO_ROOT, bundled_model_dir
-from lsp_server.requests import DEFAULT_DEADLINE_MS
 
 NORMAL_PREFIX = "def area(radius):\n    return 3.14159 * "
 NORMAL_SUFFIX = "\n\n\nprint(area(2))\n"

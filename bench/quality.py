@@ -45,6 +45,7 @@ from pathlib import Path
 from statistics import fmean
 
 from bench.sandbox import DEFAULT_MEMORY_BYTES, DEFAULT_TIME_LIMIT_S, SandboxResult, run_program
+from completion.pipeline import decide_at, hole_in_text
 from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_worker, stop_worker
 from engine.protocol import MODES, CompleteRequest, ProtocolError
 from infill.paths import bundled_model_dir
@@ -172,8 +173,18 @@ def judging_program(task: dict, completion: str) -> str | None:
             + f"check({task['entry_point']})\n")
 
 
+def task_mode(task: dict, setting: str) -> str:
+    """The mode to ask for: the setting, or with "auto" the one the language server would decide
+    for a completion the user asked for at the hole (`completion`)."""
+    if setting != "auto":
+        return setting
+    hole = hole_in_text(task.get("path") or "file:///task.py", task["prompt"], task["suffix"], "python")
+    return decide_at(hole, True, setting)
+
+
 def build_request(task: dict, settings: Settings) -> CompleteRequest:
-    return CompleteRequest(uuid.uuid4().hex, "fim", task["prompt"], task["suffix"], mode=settings.mode,
+    return CompleteRequest(uuid.uuid4().hex, "fim", task["prompt"], task["suffix"],
+                           mode=task_mode(task, settings.mode),
                            max_tokens=settings.max_tokens, deadline_ms=settings.deadline_ms,
                            decoder=dict(settings.decoder))
 
@@ -312,7 +323,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=None, help="torch threads of a spawned worker")
     parser.add_argument("--weights", default=None, choices=WEIGHTS,
                         help="linear-layer weights of a spawned worker (default: the worker's)")
-    parser.add_argument("--mode", choices=MODES, default="auto", help="completion mode (default auto)")
+    parser.add_argument("--mode", choices=(*MODES, "auto"), default="auto",
+                        help="completion mode (default auto: the language server's decision at each hole)")
     parser.add_argument("--max-tokens", type=int, default=64, help="tokens per completion (default 64)")
     parser.add_argument("--deadline-ms", type=int, default=30000,
                         help="each request's deadline at the worker (default 30000)")

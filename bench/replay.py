@@ -27,6 +27,7 @@ import torch
 from bench.quality import edit_similarity, load_tasks, percentile, select_tasks
 from engine.prefix_cache import PrefixCache
 from engine.runner import ModelRunner
+from infill.job import Job
 from infill.paths import bundled_model_dir
 from infill.weights import DEFAULT_WEIGHTS, WEIGHTS
 
@@ -52,8 +53,8 @@ def replay(runner: ModelRunner, tasks: list[dict]) -> list[dict]:
             for reuse, side in sides.items():
                 runner.prefixes = side["cache"]
                 started = time.perf_counter()
-                done = runner.complete(prefix, suffix, "single_line", MAX_TOKENS, None,
-                                       {"reuse_prefix": reuse})
+                [done] = runner.complete(Job.fim(prefix, suffix, "single_line", MAX_TOKENS,
+                                                 decoder={"reuse_prefix": reuse}), None)
                 side["ms"].append((time.perf_counter() - started) * 1e3)
                 side["answers"].append(done.text.rstrip("\n"))
     without = sides[False]["answers"]

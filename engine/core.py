@@ -13,14 +13,14 @@ step first lays out the waiting requests in arrival order, PREPARE_CHARS_PER_STE
 context at most (at least one request): a burst of large requests delays each step by about one
 request's layout, never by the whole burst's.
 
-The runner is any object with `start(prefix, suffix, mode, max_tokens, deadline, overrides)`
-returning a decoding with `done` and `step_tokens` (positions its next step encodes), or raising
-ProtocolError for a field it refuses (answered with that error's code), `step(decodings) -> forward
-passes`, `finish(decoding)`, `completion(decoding)` and `typed_on(decoding, typed, deadline)` (see
-`engine.runner.ModelRunner`).
+The runner meets `engine.work.Runner`: it starts a job (`engine.work.job_of` of the request) as a
+decoding with `done` and `step_tokens`, or raises ProtocolError for a field it refuses (answered
+with that error's code), steps batches, finishes late ones, and answers one text per hole; the
+scheduler carries each request as a `Work`. A Result holds one item per hole (`Item.hole`), its
+timings the queue, the layout (`prepare_ms`), the first pass (`prefill_ms`) and the rest.
 
-Typing on: a request that supersedes a running one of its session, a few characters further on
-the same line, takes over that one's decoding when it had already committed what was typed (the
+Typing on: a FIM request that supersedes a running one of its session, a few characters further
+on the same line, takes over that one's decoding when it had already committed what was typed (the
 worker's own typing-through); the superseded request is answered `cancelled` as always.
 """
 from __future__ import annotations
@@ -33,6 +33,7 @@ from typing import Any
 from engine.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode, Item,
                              Message, ProtocolError, Result, Timings)
 from engine.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
+from engine.work import Runner, Work, job_of
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def empty_result(job: Any, stop_reason: str) -> Result:
 
 
 class EngineCore:
-    def __init__(self, runner: Any, cfg: SchedulerConfig = SchedulerConfig()) -> None:
+    def __init__(self, runner: Runner, cfg: SchedulerConfig = SchedulerConfig()) -> None:
         self.runner = runner
         self.scheduler = Scheduler(cfg)
         self.stats = EngineStats()
@@ -86,7 +87,7 @@ class EngineCore:
             return [(job, internal_error(req.id, exc))]
         seq = Sequence(key=(job.peer, req.id), session=req.session or None, arrival=job.arrival,
                        deadline=job.deadline, step_tokens=0 if carried is None else carried.step_tokens,
-                       payload=(job, carried), prepared=carried is not None)
+                       payload=Work(job, carried), prepared=carried is not None)
         finals = self.scheduler.add(seq)
         if carried is not None:
             self.scheduler.admit_now(seq, time.monotonic())
@@ -98,16 +99,16 @@ class EngineCore:
         when this one is the same request a few characters further on the same line; else None."""
         req = job.request
         older = self.scheduler.running_of(req.session or None)
-        if older is None:
+        if older is None or req.kind != "fim" or older.payload.request.kind != "fim":
             return None
-        old = older.payload[0].request
+        old = older.payload.request
         if (not req.prefix.startswith(old.prefix) or req.suffix != old.suffix
                 or (req.mode, req.max_tokens, req.decoder) != (old.mode, old.max_tokens, old.decoder)):
             return None
         typed = req.prefix[len(old.prefix):]
         if not typed or "\n" in typed:
             return None
-        return self.runner.typed_on(older.payload[1], typed, job.deadline)
+        return self.runner.typed_on(older.payload.decoding, typed, job.deadline)
 
     def cancel(self, peer: bytes, request_id: str) -> list[Reply]:
         return self._replies(self.scheduler.cancel((peer, request_id)))
@@ -126,8 +127,8 @@ class EngineCore:
         context (at least one request); those past their deadline are left to the scheduler to drop."""
         replies, chars = [], 0
         for seq in self.scheduler.unprepared():
-            request = seq.payload[0].request
-            size = len(request.prefix) + len(request.suffix)
+            request = seq.payload.request
+            size = len(request.prefix) + len(request.suffix) + sum(len(piece) for piece in request.pieces)
             if time.monotonic() >= seq.deadline:
                 continue
             if chars and chars + size > PREPARE_CHARS_PER_STEP:
@@ -138,24 +139,23 @@ class EngineCore:
 
     def _start(self, seq: Sequence) -> list[Reply]:
         """Lay `seq` out (`runner.start`); a request the runner refuses or fails on leaves alone."""
-        job = seq.payload[0]
+        job = seq.payload.incoming
         req = job.request
         try:
-            decoding = self.runner.start(req.prefix, req.suffix, req.mode, req.max_tokens, job.deadline,
-                                         dict(req.decoder))
-        except ProtocolError as exc:  # a field the runner refuses, such as a decoder override
+            decoding = self.runner.start(job_of(req), job.deadline)
+        except ProtocolError as exc:  # a job or field the runner refuses, such as a decoder override
             error = Error(req.id, exc.code, exc.message[:MAX_ERROR_CHARS])
         except Exception as exc:
             logger.exception("request %s failed to start", req.id)
             error = internal_error(req.id, exc)
         else:
-            seq.payload, seq.step_tokens, seq.prepared = (job, decoding), decoding.step_tokens, True
+            seq.payload.decoding, seq.step_tokens, seq.prepared = decoding, decoding.step_tokens, True
             return []
         self.scheduler.remove(seq)
         return [(job, error)]
 
     def _run(self, batch: list[Sequence]) -> list[Reply]:
-        decodings = [seq.payload[1] for seq in batch]
+        decodings = [seq.payload.decoding for seq in batch]
         tokens, started = sum(seq.step_tokens for seq in batch), time.perf_counter()
         try:
             forwards = self.runner.step(decodings)
@@ -173,7 +173,7 @@ class EngineCore:
         return [reply for seq in batch for reply in self._step_alone(seq)]
 
     def _step_alone(self, seq: Sequence) -> list[Reply]:
-        job, decoding = seq.payload
+        job, decoding = seq.payload.incoming, seq.payload.decoding
         try:
             if not decoding.done:  # the failed batch may have finished it before the error
                 self._count(1, self.runner.step([decoding]))
@@ -191,7 +191,7 @@ class EngineCore:
     def _replies(self, finals: list[Final]) -> list[Reply]:
         replies = []
         for final in finals:
-            job = final.seq.payload[0]
+            job = final.seq.payload.incoming
             try:
                 replies.append((job, self._reply(final)))
             except Exception as exc:  # a failure while answering fails this request alone
@@ -201,7 +201,7 @@ class EngineCore:
 
     def _reply(self, final: Final) -> Message:
         seq, outcome = final.seq, final.outcome
-        job, decoding = seq.payload
+        job, decoding = seq.payload.incoming, seq.payload.decoding
         if outcome is Outcome.OVERLOADED:
             cfg, waited_ms = self.scheduler.cfg, elapsed_ms(job.arrival, time.monotonic())
             return Error(job.request.id, ErrorCode.OVERLOADED,
@@ -218,12 +218,13 @@ class EngineCore:
         return self._result(seq)
 
     def _result(self, seq: Sequence) -> Result:
-        job, decoding = seq.payload
-        completion = self.runner.completion(decoding)
+        job, decoding = seq.payload.incoming, seq.payload.decoding
+        answers = self.runner.answers(decoding)
         now = time.monotonic()
         queued_until = seq.admitted_at if seq.admitted_at is not None else now
-        timings = Timings(elapsed_ms(job.arrival, queued_until), completion.prefill_ms, completion.decode_ms,
-                          elapsed_ms(job.arrival, now))
-        item = Item(completion.text, completion.confidence, completion.forward_passes)
-        logger.debug("request %s: %s in %.1f ms", job.request.id, completion.stop_reason, timings.total_ms)
-        return Result(job.request.id, [item], timings, completion.stop_reason)
+        timings = Timings(elapsed_ms(job.arrival, queued_until), decoding.prefill_ms, decoding.decode_ms,
+                          elapsed_ms(job.arrival, now), decoding.prepare_ms)
+        items = [Item(a.text, a.confidence, a.forward_passes, hole) for hole, a in enumerate(answers)]
+        stop_reason = "deadline" if any(a.stop_reason == "deadline" for a in answers) else "done"
+        logger.debug("request %s: %s in %.1f ms", job.request.id, stop_reason, timings.total_ms)
+        return Result(job.request.id, items, timings, stop_reason)

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import msgpack
 
-PROTOCOL_VERSION = 2
+PROTOCOL_VERSION = 3  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
@@ -34,7 +34,8 @@ MAX_SNIPPETS_TOTAL_CHARS = 24_000  # all snippets' texts together
 MAX_ITEM_CHARS = 1_000_000  # a completion's text (the worker's own output; the frame cap bounds it)
 MAX_PATH_CHARS = 4096  # snippet paths and document keys (URIs)
 MAX_SNIPPETS = 64
-MAX_ITEMS = 16
+MAX_HOLES = 32  # regions of one edit job
+MAX_ITEMS = 2 * MAX_HOLES  # a Result's items: one (or a few) per hole
 MAX_OVERRIDES = 32
 MAX_OVERRIDE_KEY_CHARS = 64
 MAX_OVERRIDE_STR_CHARS = 256
@@ -45,7 +46,7 @@ MAX_PRIORITY = 1000  # snippet priorities lie in [-MAX_PRIORITY, MAX_PRIORITY]; 
 MAX_COUNT = 2**53  # counters (vocabulary size, context length, served requests)
 
 KINDS = ("fim", "edit")
-MODES = ("single_line", "multi_line", "auto")
+MODES = ("single_line", "multi_line")  # the front end decides; the worker takes it as given
 STOP_REASONS = ("done", "deadline", "cancelled")
 
 
@@ -136,6 +137,33 @@ def _check_snippets(snippets: list[Snippet], rid: str | None) -> None:
                             "send fewer or shorter snippets", rid)
 
 
+def _check_regions(request: CompleteRequest, rid: str | None) -> None:
+    """An edit's holes and the pieces between them; a FIM request has neither."""
+    _check_list(request.holes, "holes", MAX_HOLES, Hole, rid)
+    _check_type(request.pieces, "pieces", (list,), rid)
+    if request.kind == "fim":
+        if request.holes or request.pieces:
+            raise _invalid("holes", "must be empty for kind 'fim' (its hole is prefix|suffix); "
+                                    "send several regions as kind 'edit'", rid)
+        return
+    if not request.holes:
+        raise _invalid("holes", "must name at least one region for kind 'edit'", rid)
+    if len(request.pieces) != len(request.holes) - 1:
+        raise _invalid("pieces", f"must hold the {len(request.holes) - 1} texts between the "
+                                 f"{len(request.holes)} holes, got {len(request.pieces)}", rid)
+    for i, hole in enumerate(request.holes):
+        _check_str(hole.mode, f"holes[{i}].mode", MAX_NAME_CHARS, rid, choices=MODES)
+        _check_int(hole.max_tokens, f"holes[{i}].max_tokens", 1, MAX_TOKENS, rid)
+        _check_text(hole.replaces, f"holes[{i}].replaces", MAX_SUFFIX_CHARS, "MAX_SUFFIX_CHARS", rid)
+    for i, piece in enumerate(request.pieces):
+        _check_text(piece, f"pieces[{i}]", MAX_PREFIX_CHARS, "MAX_PREFIX_CHARS", rid)
+    total = len(request.prefix) + len(request.suffix) + sum(len(piece) for piece in request.pieces)
+    if total > MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS:
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"the edit's text has {total} characters in all, over "
+                            f"the cap of {MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS} (MAX_PREFIX_CHARS + "
+                            "MAX_SUFFIX_CHARS); send a smaller window of the file", rid)
+
+
 def _check_int(value: Any, where: str, lo: int, hi: int, rid: str | None = None) -> None:
     _check_type(value, where, (int,), rid)
     if not lo <= value <= hi:
@@ -182,22 +210,33 @@ class Snippet:
 
 
 @dataclass(slots=True)
+class Hole:
+    """One region of an edit job: its mode, its token budget, and the text now in it."""
+
+    mode: str
+    max_tokens: int
+    replaces: str = ""
+
+
+@dataclass(slots=True)
 class Item:
-    """One candidate completion."""
+    """One candidate text for one hole (`hole`: its index, left to right; 0 for FIM)."""
 
     text: str
     confidence: float
     forward_passes: int
+    hole: int = 0
 
 
 @dataclass(slots=True)
 class Timings:
     """Where a request's time went, in milliseconds since it arrived at the worker."""
 
-    queue_ms: float
-    prefill_ms: float
-    decode_ms: float
+    queue_ms: float  # waiting for room in a step
+    prefill_ms: float  # the first pass over the canvas (the context's keys and values)
+    decode_ms: float  # the passes after it
     total_ms: float
+    prepare_ms: float = 0.0  # tokenizing and laying out the canvas
 
 
 @dataclass(slots=True)
@@ -276,16 +315,22 @@ class HealthOk:
 
 @dataclass(slots=True)
 class CompleteRequest:
-    """Fill the hole between `prefix` and `suffix`; answered by one `Result` or one `Error`."""
+    """A job for the worker; answered by one `Result` or one `Error`.
+
+    `kind="fim"`: fill the one hole between `prefix` and `suffix` (in `mode`, `max_tokens` at
+    most); `holes` and `pieces` stay empty. `kind="edit"`: the regions `holes` (each with its own
+    mode and budget) in `prefix hole[0] pieces[0] hole[1] ... pieces[H-2] hole[H-1] suffix`,
+    decoded jointly; `mode` and `max_tokens` are unused.
+    """
 
     TAG: ClassVar[MsgType] = MsgType.COMPLETE_REQUEST
-    RECORD_LISTS: ClassVar[dict[str, type]] = {"snippets": Snippet}
+    RECORD_LISTS: ClassVar[dict[str, type]] = {"snippets": Snippet, "holes": Hole}
     id: str
     kind: str
     prefix: str
     suffix: str
     snippets: list[Snippet] = field(default_factory=list)
-    mode: str = "auto"
+    mode: str = "single_line"
     max_tokens: int = 64
     deadline_ms: int = 1000  # a budget counted from the request's arrival at the worker
     document: str = ""  # the document key (URI), for logs
@@ -294,6 +339,8 @@ class CompleteRequest:
     # each came on (a client sends each call in flight on a socket of its own): start it with a
     # random id of the client, so that no other client's requests share it.
     session: str = ""
+    holes: list[Hole] = field(default_factory=list)  # an edit's regions, left to right
+    pieces: list[str] = field(default_factory=list)  # an edit's text between its regions
 
     def __post_init__(self) -> None:
         _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
@@ -304,6 +351,7 @@ class CompleteRequest:
         _check_snippets(self.snippets, rid)
         _check_str(self.mode, "mode", MAX_NAME_CHARS, rid, choices=MODES)
         _check_int(self.max_tokens, "max_tokens", 1, MAX_TOKENS, rid)
+        _check_regions(self, rid)
         _check_int(self.deadline_ms, "deadline_ms", 1, MAX_DEADLINE_MS, rid)
         _check_str(self.document, "document", MAX_PATH_CHARS, rid)
         _check_str(self.session, "session", MAX_PATH_CHARS, rid)
@@ -328,9 +376,10 @@ class Result:
             _check_str(item.text, f"items[{i}].text", MAX_ITEM_CHARS, rid)
             _check_float(item.confidence, f"items[{i}].confidence", 0.0, 1.0, rid)
             _check_int(item.forward_passes, f"items[{i}].forward_passes", 0, MAX_COUNT, rid)
+            _check_int(item.hole, f"items[{i}].hole", 0, MAX_HOLES - 1, rid)
         if not isinstance(self.timings, Timings):
             raise _invalid("timings", f"must be a Timings map, got {type(self.timings).__name__}", rid)
-        for name in ("queue_ms", "prefill_ms", "decode_ms", "total_ms"):
+        for name in ("queue_ms", "prefill_ms", "decode_ms", "total_ms", "prepare_ms"):
             _check_float(getattr(self.timings, name), f"timings.{name}", 0.0, math.inf, rid)
         _check_str(self.stop_reason, "stop_reason", MAX_NAME_CHARS, rid, choices=STOP_REASONS)
 

@@ -1,11 +1,11 @@
-"""The model runner: loads a model folder and decodes many completion requests in shared steps.
+"""The model runner: loads a model folder and decodes many jobs in shared steps.
 
-It owns the model and its tokenizer and knows nothing about sockets or scheduling: `start` turns a
-request's fields into a `Decoding`, `step` advances a batch of them by one forward pass (the
-cached hole windows of all of them together), `finish` gives a late one its anytime answer, and
-`completion` reads a finished one back as text. `typed_on` hands a decoding in progress over to
-the next keystroke when the user typed what it had already committed. `complete` runs one request
-to the end.
+It owns the model, its tokenizer and the cross-keystroke cache of canvases, and knows nothing
+about sockets or scheduling: `start` lays a job (`infill.job`) out as a `Decoding`, `step`
+advances a batch of them by one forward pass (the cached hole windows of all of them together),
+`finish` gives a late one its anytime answer, and `answers` reads a finished one back, one
+`Completion` per hole. `typed_on` hands a one-hole decoding in progress over to the next keystroke
+when the user typed what it had already committed. `complete` runs one job to the end.
 """
 from __future__ import annotations
 
@@ -13,52 +13,52 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import torch
-
 from engine.prefix_cache import PrefixCache
 from engine.protocol import ErrorCode, ProtocolError
 from infill import decode
 from infill.checkpoint import load_model
+from infill.commit import DecoderConfig
 from infill.decoder_defaults import PER_MODE, decoder_config, model_decoder_defaults
-from infill.fim import hole_text, start_request
-from infill.modes import resolve_mode
+from infill.fim import JobDecoding, hole_length, job_answers, start_job
+from infill.job import Job
 from infill.quantize import for_inference
 from infill.tokenizer import CodeTokenizer
 
 
 @dataclass(slots=True)
 class Completion:
+    """One hole's answer."""
+
     text: str
     confidence: float
     forward_passes: int
-    prefill_ms: float
-    decode_ms: float
     stop_reason: str  # "done" | "deadline"
 
 
 @dataclass(slots=True, eq=False)
 class Decoding:
-    """One request inside the runner: its decode states (one per candidate hole length) and what
-    turns the hole back into text."""
+    """One job inside the runner, and where its time went."""
 
-    states: list[decode.DecodeState]
-    healed: str  # the prefix's re-opened tail, dropped from the front of the answer
+    work: JobDecoding
     prepare_ms: float  # tokenizing and laying out the canvas
-    decode_ms: float = 0.0  # wall time of the steps it took part in
+    prefill_ms: float = 0.0  # the step of its first pass over the canvas
+    decode_ms: float = 0.0  # the steps after it
 
     @property
     def done(self) -> bool:
-        return all(state.done for state in self.states)
-
-    @property
-    def unfinished(self) -> list[decode.DecodeState]:
-        return [state for state in self.states if not state.done]
+        return self.work.done
 
     @property
     def step_tokens(self) -> int:
         """Positions its next step encodes: the canvas (less what it reuses from an earlier
         request) for a full pass, the first step and each cache refresh; else the hole's window."""
-        return sum(state.step_tokens for state in self.unfinished)
+        return self.work.step_tokens
+
+
+def shared_mode(job: Job) -> str | None:
+    """The mode every hole of `job` has (whose decoder defaults apply), or None when they differ."""
+    modes = {hole.mode for hole in job.holes}
+    return modes.pop() if len(modes) == 1 else None
 
 
 class ModelRunner:
@@ -70,87 +70,94 @@ class ModelRunner:
         self.prefixes = PrefixCache()
         for mode in (None, *self.decoder_defaults.get(PER_MODE, {})):  # a bad decoder.json fails at start, not per request
             decoder_config(self.decoder_defaults, {}, mode)
-        self.complete("def f(x):\n    return x", "\n", "single_line", 4, None, {})  # warm-up: kernel JIT, lazy tables
+        self.complete(Job.fim("def f(x):\n    return x", "\n", "single_line", 4), None)  # warm-up: kernel JIT, lazy tables
 
     def info(self) -> dict:
         cfg = self.model.cfg
         return {"model": self.model_dir.name, "family": cfg.family, "vocab_size": cfg.vocab_size,
                 "max_context": cfg.max_position_embeddings}
 
-    def start(self, prefix: str, suffix: str, mode: str, max_tokens: int, deadline: float | None,
-              overrides: dict) -> Decoding:
-        """Lay a request out for decoding (no forward pass). Decoder overrides that are unknown, of
-        the wrong type, out of range or refused together raise ProtocolError (invalid_field), before
-        any tokenizing."""
+    def start(self, job: Job, deadline: float | None) -> Decoding:
+        """Lay a job out for decoding (no forward pass). Decoder overrides that are unknown, of the
+        wrong type, out of range or refused together, and holes that ask for more tokens than the
+        model's context, raise ProtocolError (invalid_field) before any tokenizing."""
         started = time.perf_counter()
-        mode = resolve_mode(mode, prefix)
+        cfg = self._config(job)
+        work = start_job(self.model, self.tok, job, cfg, deadline, self.model.cfg.snippet_context)
+        if cfg.reuse_prefix:
+            for state in work.states:
+                self._reuse(state)
+        return Decoding(work, (time.perf_counter() - started) * 1e3)
+
+    def _config(self, job: Job) -> DecoderConfig:
+        holes = sum(hole_length(hole) for hole in job.holes)
+        context = self.model.cfg.max_position_embeddings
+        if holes >= context:
+            raise ProtocolError(ErrorCode.INVALID_FIELD, f"field 'holes' asks for {holes} tokens; the "
+                                f"model's context is {context}: send fewer or smaller regions")
         try:
-            cfg = decoder_config(self.decoder_defaults, overrides, mode)
+            return decoder_config(self.decoder_defaults, dict(job.decoder), shared_mode(job))
         except ValueError as exc:  # the model's own defaults were checked at start: the overrides are at fault
             raise ProtocolError(ErrorCode.INVALID_FIELD, f"field 'decoder': {exc}") from None
-        states, healed = start_request(self.model, self.tok, prefix, suffix, mode, max_tokens, cfg, deadline)
-        if cfg.reuse_prefix:
-            for state in states:
-                self._reuse(state)
-        return Decoding(states, healed, (time.perf_counter() - started) * 1e3)
 
     def typed_on(self, decoding: Decoding, typed: str, deadline: float | None) -> Decoding | None:
         """`decoding` continued for the next keystroke, whose prefix is its own plus `typed`: if
         what it has committed from the left already starts with `typed`, a decoding of the same
-        state whose answer drops `typed` (and that stops at `deadline`); else None. A single hole
-        length only (a single-line request)."""
-        if len(decoding.states) != 1 or decoding.done:
+        state whose answer drops `typed` (and that stops at `deadline`); else None. A one-hole job
+        of a single hole length only (a single-line request)."""
+        work = decoding.work
+        if len(work.states) != 1 or not work.job.one_hole or work.done:
             return None
-        state = decoding.states[0]
-        hole, masked = state.ids[0, state.span], state.masked
-        run = int(torch.nonzero(masked)[0]) if masked.any() else len(masked)
-        if not self.tok.decode(hole[:run].tolist()).startswith(decoding.healed + typed):
+        [state], [healed] = work.states, work.healed
+        if not self.tok.decode(decode.committed_run(state)).startswith(healed + typed):
             return None
         state.deadline = deadline
-        return Decoding(decoding.states, decoding.healed + typed, prepare_ms=0.0)
+        return Decoding(JobDecoding(work.job, work.states, [healed + typed]), prepare_ms=0.0)
 
     def _reuse(self, state: decode.DecodeState) -> None:
         """Give `state` the keys/values of a kept canvas it types on from, outside its window
         (the positions a step runs are never reused)."""
-        found = self.prefixes.lookup(state.ids[0], int(state.positions[0]), int(state.positions[-1]) + 1)
+        found = self.prefixes.lookup(state.ids[0], *decode.window_bounds(state))
         if found is None:
             return
-        state.prefix, end = found
+        prefix, end = found
+        suffix = None
         if end is not None:
             first, kv, moved = end
-            state.suffix = (first, self.model.moved(kv, moved))
+            suffix = (first, self.model.moved(kv, moved))
+        decode.reuse_context(state, prefix, suffix)
 
     def step(self, decodings: list[Decoding]) -> int:
         """Advance each unfinished decoding by one pass, sharing the forward; returns forward passes run."""
         started = time.perf_counter()
-        states = [state for d in decodings for state in d.unfinished]
+        first_pass = [any(state.passes == 0 for state in d.work.unfinished) for d in decodings]
+        states = [state for d in decodings for state in d.work.unfinished]
         forwards = decode.step(self.model, states)
         for state in states:
-            if state.encoded is not None:  # its first full pass: keep it for the next keystrokes
-                self.prefixes.store(*state.encoded, int(state.positions[0]), int(state.positions[-1]) + 1)
-                state.encoded = None
+            encoded = decode.take_encoded(state)
+            if encoded is not None:  # its first full pass: keep it for the next keystrokes
+                self.prefixes.store(*encoded, *decode.window_bounds(state))
         elapsed_ms = (time.perf_counter() - started) * 1e3
-        for d in decodings:
-            d.decode_ms += elapsed_ms
+        for d, first in zip(decodings, first_pass):
+            if first:
+                d.prefill_ms += elapsed_ms
+            else:
+                d.decode_ms += elapsed_ms
         return forwards
 
     def finish(self, decoding: Decoding) -> None:
         """Past its deadline: fill what is left from its last pass (it must have had one)."""
-        for state in decoding.unfinished:
+        for state in decoding.work.unfinished:
             decode.finish(state)
 
-    def completion(self, decoding: Decoding) -> Completion:
-        chosen = decode.best(decoding.states)
-        decoded = decode.results(chosen)[0]
-        text = hole_text(self.tok, decoded.tokens, decoding.healed, chosen.rules.single_line, chosen.cfg.cut_loops)
-        return Completion(text=text, confidence=decoded.confidence, forward_passes=decoded.forward_passes,
-                          prefill_ms=decoding.prepare_ms, decode_ms=decoding.decode_ms,
-                          stop_reason=decoded.stop_reason)
+    def answers(self, decoding: Decoding) -> list[Completion]:
+        """One Completion per hole of the job, left to right."""
+        return [Completion(a.text, a.decoded.confidence, a.decoded.forward_passes, a.decoded.stop_reason)
+                for a in job_answers(self.tok, decoding.work)]
 
-    def complete(self, prefix: str, suffix: str, mode: str, max_tokens: int, deadline: float | None,
-                 overrides: dict) -> Completion:
-        """One request decoded alone, to the end."""
-        decoding = self.start(prefix, suffix, mode, max_tokens, deadline, overrides)
+    def complete(self, job: Job, deadline: float | None) -> list[Completion]:
+        """One job decoded alone, to the end."""
+        decoding = self.start(job, deadline)
         while not decoding.done:
             self.step([decoding])
-        return self.completion(decoding)
+        return self.answers(decoding)

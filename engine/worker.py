@@ -14,8 +14,8 @@ queueing it; a request's first Cancel is queued, later ones are not, so the queu
 orders per request in flight. Rejected frames are logged at a bounded rate (`RateLimitedLog`).
 
 A job is answered by whoever claims it first: the main loop when its reply is ready, or the IO
-thread when the worker shuts down with it still live. The runner is any object with `info()` and
-the step-wise methods `engine.core` lists (see `engine.runner.ModelRunner`).
+thread when the worker shuts down with it still live. The runner meets `engine.work.Runner`
+(see `engine.runner.ModelRunner`).
 """
 from __future__ import annotations
 
@@ -196,10 +196,6 @@ class _IOThread(threading.Thread):
                                   stats.carried))
 
     def _on_complete(self, peer: bytes, msg: CompleteRequest, arrival: float) -> None:
-        if msg.kind != "fim":
-            self._send(peer, Error(msg.id, ErrorCode.UNSUPPORTED,
-                                   f"kind '{msg.kind}' is not served by this worker yet; send 'fim'"))
-            return
         key = (peer, msg.id)
         if key in self._live:
             self._send(peer, Error(msg.id, ErrorCode.INVALID_FIELD,

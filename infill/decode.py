@@ -560,6 +560,32 @@ def hole_tokens(state: DecodeState) -> list[list[int]]:
     return [state.ids[0, span].tolist() for span in state.spans]
 
 
+def window_bounds(state: DecodeState) -> tuple[int, int]:
+    """The first canvas position a step runs and one past the last: outside them, a canvas's
+    keys/values may come from an earlier request's (`reuse_context`)."""
+    return int(state.positions[0]), int(state.positions[-1]) + 1
+
+
+def reuse_context(state: DecodeState, prefix: list[KV] | None, suffix: Reused | None) -> None:
+    """Give a state that has not run the keys/values of its canvas's start (`prefix`) and end
+    (`suffix`) from an earlier request, for its first full pass to attend to instead of encoding."""
+    assert state.passes == 0, "only a state that has not run reuses an earlier canvas"
+    state.prefix, state.suffix = prefix, suffix
+
+
+def take_encoded(state: DecodeState) -> tuple[torch.Tensor, list[KV]] | None:
+    """The canvas (N,) and keys/values its first full pass made, once (None before or after)."""
+    encoded, state.encoded = state.encoded, None
+    return encoded
+
+
+def committed_run(state: DecodeState) -> list[int]:
+    """A one-hole state's committed tokens from the hole's start up to its first mask."""
+    hole, masked = state.ids[0, state.span], state.masked
+    run = int(torch.nonzero(masked)[0]) if masked.any() else len(masked)
+    return hole[:run].tolist()
+
+
 def results(state: DecodeState) -> list[Decoded]:
     """Each hole's decoding, left to right: its tokens, the mean top-1 probability of the tokens
     it committed, and the passes and stop reason of the whole state (its holes share them)."""

@@ -15,7 +15,6 @@ from types import MappingProxyType
 from typing import Any
 
 MODES = ("single_line", "multi_line")
-MAX_HOLES = 32  # regions of one next edit; more is a bug of the caller, not a bigger job
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,8 +40,6 @@ class Job:
     def __post_init__(self) -> None:
         if not self.holes:
             raise ValueError("a job needs at least one hole")
-        if len(self.holes) > MAX_HOLES:
-            raise ValueError(f"a job has at most {MAX_HOLES} holes, got {len(self.holes)}")
         if len(self.pieces) != len(self.holes) + 1:
             raise ValueError(f"a job with {len(self.holes)} holes needs {len(self.holes) + 1} text "
                              f"pieces around them, got {len(self.pieces)}")

@@ -130,8 +130,8 @@ def _answered(results: list[Result | BaseException]) -> list[Result]:
             raise result
         else:
             t = result.timings
-            logger.info("%s: %s, %d items; queue %.1f, prefill %.1f, decode %.1f, total %.1f ms",
-                        result.id, result.stop_reason, len(result.items), t.queue_ms, t.prefill_ms,
-                        t.decode_ms, t.total_ms)
+            logger.info("%s: %s, %d items; queue %.1f, layout %.1f, first pass %.1f, decode %.1f, "
+                        "total %.1f ms", result.id, result.stop_reason, len(result.items), t.queue_ms,
+                        t.prepare_ms, t.prefill_ms, t.decode_ms, t.total_ms)
             answered.append(result)
     return answered

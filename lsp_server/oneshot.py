@@ -134,8 +134,8 @@ def human_report(answer: dict) -> str:
     return (f"{answer['completion'] or '(no completion)'}\n"
             f"-- {answer['mode']}, {answer['stop_reason']}: {answer['forward_passes']} forward "
             f"passes, confidence {answer['confidence']:.2f}\n"
-            f"-- queue {t['queue_ms']:.1f} ms, prefill {t['prefill_ms']:.1f} ms, "
-            f"decode {t['decode_ms']:.1f} ms, total {t['total_ms']:.1f} ms\n")
+            f"-- queue {t['queue_ms']:.1f} ms, layout {t['prepare_ms']:.1f} ms, first pass "
+            f"{t['prefill_ms']:.1f} ms, decode {t['decode_ms']:.1f} ms, total {t['total_ms']:.1f} ms\n")
 
 
 def _check_limits(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:

@@ -1,7 +1,7 @@
 """A worker process on a fake model, for tests that need real processes: `python tests/fake_worker.py
 ADDRESS [KEYS_DIR]`.
 
-Its completion is `PID:prefix`. A prefix may act in the request's decoding step: "sleep:S" sleeps
+Its completion is `PID:prefix` (for each hole of an edit). A prefix may act in the request's decoding step: "sleep:S" sleeps
 S seconds (the main loop does not tick meanwhile), "boom" raises, and "once:PATH:ACTION" runs ACTION ("die" is a SIGKILL of this
 process, "hang" a 30 s sleep) the first time any worker sees PATH, creating it, then answers
 normally: a request retried on a second worker is answered there.
@@ -27,16 +27,18 @@ class Completion:
     text: str
     confidence: float = 0.5
     forward_passes: int = 1
-    prefill_ms: float = 0.0
-    decode_ms: float = 0.0
     stop_reason: str = "done"
 
 
 @dataclass(slots=True, eq=False)
 class Decoding:
     prefix: str
+    holes: int = 1
     done: bool = False
     step_tokens: int = 1
+    prepare_ms: float = 0.0
+    prefill_ms: float = 0.0
+    decode_ms: float = 0.0
 
 
 def act(prefix: str) -> None:
@@ -67,8 +69,8 @@ class FakeRunner:
     def info(self) -> dict:
         return {"model": "fake", "family": "fake", "vocab_size": 8, "max_context": 8}
 
-    def start(self, prefix, suffix, mode, max_tokens, deadline, overrides) -> Decoding:
-        return Decoding(prefix)
+    def start(self, job, deadline) -> Decoding:
+        return Decoding(job.prefix, len(job.holes))
 
     def step(self, decodings: list[Decoding]) -> int:
         for decoding in decodings:
@@ -79,8 +81,8 @@ class FakeRunner:
     def finish(self, decoding: Decoding) -> None:
         decoding.done = True
 
-    def completion(self, decoding: Decoding) -> Completion:
-        return Completion(f"{os.getpid()}:{decoding.prefix}")
+    def answers(self, decoding: Decoding) -> list[Completion]:
+        return [Completion(f"{os.getpid()}:{decoding.prefix}")] * decoding.holes
 
     def typed_on(self, decoding: Decoding, typed: str, deadline: float) -> None:
         return None

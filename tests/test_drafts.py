@@ -2,6 +2,7 @@
 import torch
 
 from engine.runner import ModelRunner
+from runner_fim import complete_fim, start_fim
 from infill.drafts import context_drafts, guesses
 
 MASK, PAD, NEWLINE = 0, 1, 9
@@ -38,8 +39,8 @@ def test_guesses_prefer_the_lookup_and_stop_before_an_end():
 
 def run_both(runner: ModelRunner, request: tuple, drafts: int):
     never = 1 << 16
-    plain = runner.complete(*request, None, {"rule": "left_to_right", "refresh_every": never})
-    checked = runner.complete(*request, None, {"rule": "verify", "drafts": drafts, "refresh_every": never})
+    plain = complete_fim(runner, *request, None, {"rule": "left_to_right", "refresh_every": never})
+    checked = complete_fim(runner, *request, None, {"rule": "verify", "drafts": drafts, "refresh_every": never})
     return plain, checked
 
 
@@ -72,11 +73,11 @@ def test_a_verify_decoding_past_its_deadline_answers_from_its_last_pass(tiny_mod
     import time
 
     runner = ModelRunner(tiny_model_dir)
-    decoding = runner.start("x = 1\n", "", "multi_line", 24, None, {"rule": "verify", "refresh_every": 1 << 16})
+    decoding = start_fim(runner, "x = 1\n", "", "multi_line", 24, None, {"rule": "verify", "refresh_every": 1 << 16})
     runner.step([decoding])
     runner.step([decoding])  # a cached pass with guess windows
     assert not decoding.done, "the hole should outlast two passes"
-    decoding.states[0].deadline = time.monotonic() - 1
+    decoding.work.states[0].deadline = time.monotonic() - 1
     runner.step([decoding])
-    out = runner.completion(decoding)
+    out = runner.answers(decoding)[0]
     assert decoding.done and out.stop_reason == "deadline" and out.forward_passes == 3

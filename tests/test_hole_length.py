@@ -5,6 +5,7 @@ import pytest
 import torch
 
 from engine.runner import ModelRunner
+from runner_fim import start_fim
 from infill import decode
 from infill.commit import DecoderConfig
 from infill.decode import HoleRules
@@ -72,12 +73,12 @@ def test_single_line_requests_keep_one_length(runner):
 
 
 def test_the_runner_answers_from_the_best_length(runner):
-    d = runner.start("def f(x):\n", "\n", "multi_line", 48, None, {"lengths": 2, "rule": "left_to_right"})
+    d = start_fim(runner, "def f(x):\n", "\n", "multi_line", 48, None, {"lengths": 2, "rule": "left_to_right"})
     while not d.done:
         runner.step([d])
-    chosen = decode.best(d.states)
-    expected = hole_text(runner.tok, decode.results(chosen)[0].tokens, d.healed, False)
-    assert len(d.states) == 2 and runner.completion(d).text == expected
+    chosen = decode.best(d.work.states)
+    expected = hole_text(runner.tok, decode.results(chosen)[0].tokens, d.work.healed[0], False)
+    assert len(d.work.states) == 2 and runner.answers(d)[0].text == expected
 
 
 def test_a_looping_middle_is_cut_to_its_first_copy(runner):

@@ -38,7 +38,7 @@ def test_json_report(tmp_path, model_env):
     assert answer["completions"] == ([answer["completion"]] if answer["completion"] else [])
     assert 0.0 <= answer["confidence"] <= 1.0 and answer["forward_passes"] >= 1
     timings = answer["timings"]
-    assert set(timings) == {"queue_ms", "prefill_ms", "decode_ms", "total_ms"}
+    assert set(timings) == {"queue_ms", "prepare_ms", "prefill_ms", "decode_ms", "total_ms"}
     assert 0 <= timings["decode_ms"] <= timings["total_ms"]
 
 
@@ -48,7 +48,7 @@ def test_human_report_for_an_empty_file(tmp_path, model_env):
     done = infill_complete(str(empty), "--line", "0", "--col", "0", *FAST, env=model_env)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "-- multi_line, " in done.stdout and "forward passes" in done.stdout
-    assert all(f"{part} " in done.stdout for part in ("queue", "prefill", "decode", "total"))
+    assert all(f"{part} " in done.stdout for part in ("queue", "layout", "first pass", "decode", "total"))
 
 
 def test_no_place_to_complete_asks_no_worker(tmp_path):

@@ -4,6 +4,7 @@ import torch
 
 from engine.prefix_cache import MIN_REUSE_TOKENS, PrefixCache, shared_end, shared_start
 from engine.runner import ModelRunner
+from runner_fim import complete_fim, start_fim
 from infill.decode import encode, full_pass
 from infill.fim import prepare
 
@@ -70,45 +71,45 @@ def test_a_reused_start_of_the_same_canvas_changes_nothing(runner):
 
 def test_the_next_keystroke_reuses_the_shared_start(runner):
     runner.prefixes = PrefixCache()
-    first = runner.complete(PREFIX + "        return ", "\n", "single_line", 8, None, {})
+    first = complete_fim(runner, PREFIX + "        return ", "\n", "single_line", 8, None, {})
     assert runner.prefixes.misses == 1 and runner.prefixes.hits == 0
-    again = runner.complete(PREFIX + "        return ", "\n", "single_line", 8, None, {})
+    again = complete_fim(runner, PREFIX + "        return ", "\n", "single_line", 8, None, {})
     assert runner.prefixes.hits == 1 and again.text == first.text
-    d = runner.start(PREFIX + "        return d", "\n", "single_line", 8, None, {})
-    reused = d.states[0].prefix[0][0].shape[2]
-    assert MIN_REUSE_TOKENS <= reused <= int(d.states[0].positions[0])
-    runner.start(PREFIX + "        return d", "\n", "single_line", 8, None, {"reuse_prefix": False})
+    d = start_fim(runner, PREFIX + "        return d", "\n", "single_line", 8, None, {})
+    reused = d.work.states[0].prefix[0][0].shape[2]
+    assert MIN_REUSE_TOKENS <= reused <= int(d.work.states[0].positions[0])
+    start_fim(runner, PREFIX + "        return d", "\n", "single_line", 8, None, {"reuse_prefix": False})
     assert runner.prefixes.hits == 2  # asked not to, it did not look
 
 
 def test_the_next_keystroke_reuses_the_shared_end_moved_to_its_place(runner):
     runner.prefixes = PrefixCache()
-    runner.complete(PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
-    d = runner.start(PREFIX + "        return default", SUFFIX, "single_line", 8, None, {})
-    state = d.states[0]
+    complete_fim(runner, PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
+    d = start_fim(runner, PREFIX + "        return default", SUFFIX, "single_line", 8, None, {})
+    state = d.work.states[0]
     first, kv = state.suffix
     assert first > int(state.positions[-1]) and kv[0][0].shape[2] == state.ids.shape[1] - first
     assert kv[0][0].shape[2] >= MIN_REUSE_TOKENS
     assert d.step_tokens == first - state.prefix[0][0].shape[2]  # the first pass runs only what lies between
     while not d.done:
         runner.step([d])
-    assert state.suffix is None and runner.completion(d).text is not None
+    assert state.suffix is None and runner.answers(d)[0].text is not None
 
 
 def test_a_keystroke_in_a_file_longer_than_the_context_reuses_the_start(runner):
     long_prefix = PREFIX * 8  # past the model's 256 positions: the canvas holds the prefix's end only
     runner.prefixes = PrefixCache()
-    runner.complete(long_prefix + "        return", SUFFIX, "single_line", 8, None, {})
-    state = runner.start(long_prefix + "        return d", SUFFIX, "single_line", 8, None, {}).states[0]
+    complete_fim(runner, long_prefix + "        return", SUFFIX, "single_line", 8, None, {})
+    state = start_fim(runner, long_prefix + "        return d", SUFFIX, "single_line", 8, None, {}).work.states[0]
     assert state.prefix is not None and state.prefix[0][0].shape[2] >= int(state.positions[0]) - 4
 
 
 def test_a_canvas_that_differs_in_more_than_a_keystroke_reuses_nothing(runner):
     runner.prefixes = PrefixCache()
-    runner.complete(PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
+    complete_fim(runner, PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
     middle = len(PREFIX) // 2
     elsewhere = PREFIX[:middle] + "x = 1\n" * 12 + PREFIX[middle:] + "        return"  # another place of the file
-    state = runner.start(elsewhere, SUFFIX, "single_line", 8, None, {}).states[0]
+    state = start_fim(runner, elsewhere, SUFFIX, "single_line", 8, None, {}).work.states[0]
     assert state.prefix is None and state.suffix is None
 
 
@@ -116,8 +117,8 @@ def test_the_line_below_reuses_nothing(runner):
     """Its suffix lacks the line that was the kept canvas's suffix: not typing on at one place."""
     runner.prefixes = PrefixCache()
     lines = SUFFIX.split("\n")
-    runner.complete(PREFIX, "\n".join(lines[1:]), "single_line", 8, None, {})
-    state = runner.start(PREFIX + lines[1] + "\n", "\n".join(lines[2:]), "single_line", 8, None, {}).states[0]
+    complete_fim(runner, PREFIX, "\n".join(lines[1:]), "single_line", 8, None, {})
+    state = start_fim(runner, PREFIX + lines[1] + "\n", "\n".join(lines[2:]), "single_line", 8, None, {}).work.states[0]
     assert state.prefix is None and state.suffix is None and runner.prefixes.misses == 2
 
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from engine.protocol import (MAX_FRAME_BYTES, MAX_ITEM_CHARS, MAX_ITEMS, MAX_OVERRIDES, MAX_PREFIX_CHARS,
                              MAX_SNIPPET_TEXT_CHARS, MAX_SNIPPETS, MAX_SNIPPETS_TOTAL_CHARS,
                              MAX_SUFFIX_CHARS, PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
-                             HealthOk, Hello, Info, InfoRequest, Item, MsgType, ProtocolError,
+                             HealthOk, Hello, Hole, Info, InfoRequest, Item, MsgType, ProtocolError,
                              Result, Snippet, Timings, Welcome, decode, encode)
 
 REQUEST = CompleteRequest(
@@ -84,7 +84,7 @@ BAD_REQUEST_FIELDS = [
     ("snippets", [{"text": "a", "path": "p", "priority": 5000}], "snippets[0].priority"),
     ("snippets", [{"text": "a", "path": "p", "priority": True}], "got bool"),
     ("snippets", [{"text": "", "path": "", "priority": 0}] * (MAX_SNIPPETS + 1), "at most"),
-    ("mode", "line", "must be one of single_line, multi_line, auto"),
+    ("mode", "line", "must be one of single_line, multi_line;"),
     ("max_tokens", 0, "1..1024"),
     ("max_tokens", 1025, "1..1024"),
     ("max_tokens", 1.5, "must be int, got float"),
@@ -173,12 +173,14 @@ BAD_OTHER_FIELDS = [
     (HealthOk(1.0, 0, 0, 0.0), "step_requests", None, "must be int"),
     (RESULT, "stop_reason", "timeout", "done, deadline, cancelled"),
     (RESULT, "items", {"text": "x"}, "must be list"),
-    (RESULT, "items", [{"text": "x", "confidence": 1.5, "forward_passes": 1}], "items[0].confidence"),
-    (RESULT, "items", [{"text": "x", "confidence": 0.5, "forward_passes": -1}], "forward_passes"),
-    (RESULT, "items", [{"text": "x", "confidence": 0.5}], "items[0].forward_passes' is missing"),
+    (RESULT, "items", [{"text": "x", "confidence": 1.5, "forward_passes": 1, "hole": 0}], "items[0].confidence"),
+    (RESULT, "items", [{"text": "x", "confidence": 0.5, "forward_passes": -1, "hole": 0}], "forward_passes"),
+    (RESULT, "items", [{"text": "x", "confidence": 0.5, "hole": 0}], "items[0].forward_passes' is missing"),
+    (RESULT, "items", [{"text": "x", "confidence": 0.5, "forward_passes": 1, "hole": 32}], "items[0].hole"),
     (RESULT, "timings", "fast", "timings' must be a Timings map"),
-    (RESULT, "timings", {"queue_ms": 1, "prefill_ms": 1, "decode_ms": 1}, "timings.total_ms"),
-    (RESULT, "timings", {"queue_ms": -1, "prefill_ms": 1, "decode_ms": 1, "total_ms": 1}, "queue_ms"),
+    (RESULT, "timings", {"queue_ms": 1, "prefill_ms": 1, "decode_ms": 1, "prepare_ms": 1}, "timings.total_ms"),
+    (RESULT, "timings", {"queue_ms": -1, "prefill_ms": 1, "decode_ms": 1, "total_ms": 1, "prepare_ms": 0},
+     "queue_ms"),
     (Cancel("a"), "id", "", "1..128"),
     (Cancel("a"), "id", None, "must be str"),
     (Error(None, "c", "m"), "id", 5, "must be str"),
@@ -264,10 +266,23 @@ overrides = st.dictionaries(st.text(min_size=1, max_size=10),
                             st.one_of(st.booleans(), st.integers(-10, 10),
                                       st.floats(allow_nan=False, allow_infinity=False), texts),
                             max_size=4)
-requests = st.builds(CompleteRequest, st.text(min_size=1, max_size=32), st.sampled_from(["fim", "edit"]),
-                     texts, texts, st.lists(snippets, max_size=3),
-                     st.sampled_from(["single_line", "multi_line", "auto"]), st.integers(1, 1024),
-                     st.integers(1, 60000), texts, overrides)
+modes = st.sampled_from(["single_line", "multi_line"])
+holes = st.lists(st.builds(Hole, modes, st.integers(1, 1024), texts), min_size=1, max_size=4)
+fim_requests = st.builds(CompleteRequest, st.text(min_size=1, max_size=32), st.just("fim"),
+                         texts, texts, st.lists(snippets, max_size=3), modes, st.integers(1, 1024),
+                         st.integers(1, 60000), texts, overrides)
+
+
+@st.composite
+def edit_requests(draw) -> CompleteRequest:
+    regions = draw(holes)
+    return CompleteRequest(draw(st.text(min_size=1, max_size=32)), "edit", draw(texts), draw(texts),
+                           draw(st.lists(snippets, max_size=3)), deadline_ms=draw(st.integers(1, 60000)),
+                           decoder=draw(overrides), holes=regions,
+                           pieces=draw(st.lists(texts, min_size=len(regions) - 1, max_size=len(regions) - 1)))
+
+
+requests = st.one_of(fim_requests, edit_requests())
 
 
 @settings(max_examples=60, deadline=None)

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from engine.runner import ModelRunner
+from runner_fim import complete_fim, start_fim
 from infill import decode
 from infill.commit import DecoderConfig
 
@@ -18,13 +19,13 @@ def runner(tiny_model_dir):
 
 def test_only_rules_that_commit_from_the_left_slide():
     DecoderConfig(rule="left_run", window=8)
-    with pytest.raises(ValueError, match="sliding window"):
+    with pytest.raises(ValueError, match="setting 'window'"):
         DecoderConfig(rule="threshold", window=8)
 
 
 def test_a_cached_pass_runs_the_window_and_scores_only_it(runner):
-    decoding = runner.start(*REQUEST, None, {"rule": "left_to_right", "window": 4, "refresh_every": 1 << 16})
-    state = decoding.states[0]
+    decoding = start_fim(runner, *REQUEST, None, {"rule": "left_to_right", "window": 4, "refresh_every": 1 << 16})
+    state = decoding.work.states[0]
     runner.step([decoding])  # the first pass runs the whole canvas and commits hole position 0
     assert state.scored == slice(1, 5)
     assert state.positions.tolist() == list(range(state.span.start, state.span.start + 5))  # position 0 and 1..4
@@ -39,13 +40,13 @@ def test_refreshing_every_pass_answers_as_the_whole_window_does(runner):
     """With a full pass every step nothing is stale, so the window only limits what is scored:
     the left-to-right answer cannot change."""
     for window in (1, 3, 8):
-        whole = runner.complete(*REQUEST, None, {"rule": "left_to_right", "refresh_every": 1})
-        sliding = runner.complete(*REQUEST, None, {"rule": "left_to_right", "refresh_every": 1, "window": window})
+        whole = complete_fim(runner, *REQUEST, None, {"rule": "left_to_right", "refresh_every": 1})
+        sliding = complete_fim(runner, *REQUEST, None, {"rule": "left_to_right", "refresh_every": 1, "window": window})
         assert sliding.text == whole.text and sliding.forward_passes == whole.forward_passes
 
 
 def test_the_kept_canvas_is_not_written_by_a_sliding_window(runner):
-    decoding = runner.start(*REQUEST, None, {"rule": "left_run", "window": 4, "refresh_every": 1 << 16})
+    decoding = start_fim(runner, *REQUEST, None, {"rule": "left_run", "window": 4, "refresh_every": 1 << 16})
     runner.step([decoding])  # the first pass: the runner keeps the canvas for the next keystrokes
     kept = {key: [(k.clone(), v.clone()) for k, v in kv] for key, (_, kv) in runner.prefixes._entries.items()}
     while not decoding.done:

@@ -8,6 +8,8 @@ import torch
 from engine.core import EngineCore
 from engine.protocol import CompleteRequest, Result
 from engine.runner import ModelRunner
+from infill import decode
+from runner_fim import complete_fim
 from engine.scheduler import SchedulerConfig
 from engine.worker import Job
 
@@ -30,11 +32,8 @@ def job(rid: str, prefix: str) -> Job:
 
 def committed_text(runner: ModelRunner, core: EngineCore) -> str:
     """What the one running request has committed from the left, after its prefix."""
-    decoding = core.scheduler.running[0].payload[1]
-    state = decoding.states[0]
-    masked = state.masked
-    run = int(torch.nonzero(masked)[0]) if masked.any() else len(masked)
-    return runner.tok.decode(state.ids[0, state.span][:run].tolist())[len(decoding.healed):]
+    work = core.scheduler.running[0].payload.decoding.work
+    return runner.tok.decode(decode.committed_run(work.states[0]))[len(work.healed[0]):]
 
 
 def run_to_the_end(core: EngineCore) -> dict[str, Result]:
@@ -45,7 +44,7 @@ def run_to_the_end(core: EngineCore) -> dict[str, Result]:
 
 
 def test_a_keystroke_that_types_what_was_committed_takes_the_decoding_over(runner):
-    alone = runner.complete(PREFIX, SUFFIX, "single_line", 8, None, dict(DECODER)).text
+    alone = complete_fim(runner, PREFIX, SUFFIX, "single_line", 8, None, dict(DECODER)).text
     core = EngineCore(runner, SchedulerConfig(max_wait_s=None, max_slowdown=None))
     assert core.add(job("first", PREFIX)) == []
     core.step()
@@ -54,7 +53,7 @@ def test_a_keystroke_that_types_what_was_committed_takes_the_decoding_over(runne
     typed = committed[0]
     replies = dict((j.request.id, reply) for j, reply in core.add(job("next", PREFIX + typed)))
     assert replies["first"].stop_reason == "cancelled" and core.stats.carried == 1
-    assert core.scheduler.running[0].payload[0].request.id == "next"  # in the batch at once
+    assert core.scheduler.running[0].payload.request.id == "next"  # in the batch at once
     replies = run_to_the_end(core)
     assert replies["next"].items[0].text == alone[len(typed):]
 
@@ -66,5 +65,5 @@ def test_a_keystroke_that_types_something_else_decodes_afresh(runner):
     other = "Q" if not committed_text(runner, core).startswith("Q") else "Z"
     replies = dict((j.request.id, reply) for j, reply in core.add(job("next", PREFIX + other)))
     assert replies["first"].stop_reason == "cancelled" and core.stats.carried == 0
-    alone = runner.complete(PREFIX + other, SUFFIX, "single_line", 8, None, dict(DECODER)).text
+    alone = complete_fim(runner, PREFIX + other, SUFFIX, "single_line", 8, None, dict(DECODER)).text
     assert run_to_the_end(core)["next"].items[0].text == alone

@@ -19,7 +19,7 @@ import zmq
 from engine.client import (AsyncWorkerClient, WorkerClient, WorkerError, WorkerStartError,
                            WorkerTimeout, spawn_local_worker, start_worker_process, stop_worker)
 from engine.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
-                             HealthOk, Hello, MsgType, Result, decode, encode)
+                             HealthOk, Hello, Hole, MsgType, Result, decode, encode)
 from engine.scheduler import SchedulerConfig
 from engine.worker import Worker, check_bind_address, main
 
@@ -33,20 +33,24 @@ class FakeCompletion:
     text: str
     confidence: float
     forward_passes: int
-    prefill_ms: float
-    decode_ms: float
     stop_reason: str
 
 
 @dataclass(slots=True, eq=False)
 class FakeDecoding:
-    prefix: str
-    suffix: str
+    pieces: tuple[str, ...]
     steps_left: int
     step_s: float  # how long a step that holds it sleeps
     passes: int = 0
     stop_reason: str = "done"
     step_tokens: int = 4
+    prepare_ms: float = 0.5
+    prefill_ms: float = 1.5
+    decode_ms: float = 2.5
+
+    @property
+    def prefix(self) -> str:
+        return self.pieces[0]
 
     @property
     def done(self) -> bool:
@@ -54,8 +58,9 @@ class FakeDecoding:
 
 
 class FakeRunner:
-    """Echoes the hole's context after 3 steps. Prefixes: "boom" fails every step it is in,
-    "sleep:S" takes 10 steps of S/10 seconds, "hold" never finishes before its deadline."""
+    """Echoes each hole's context (the text before it, "|", the text after it) after 3 steps.
+    Prefixes: "boom" fails every step it is in, "sleep:S" takes 10 steps of S/10 seconds, "hold"
+    never finishes before its deadline."""
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
@@ -64,12 +69,13 @@ class FakeRunner:
     def info(self) -> dict:
         return dict(INFO)
 
-    def start(self, prefix, suffix, mode, max_tokens, deadline, overrides) -> FakeDecoding:
-        self.calls.append(dict(prefix=prefix, suffix=suffix, mode=mode, max_tokens=max_tokens,
-                               deadline=deadline, overrides=overrides))
-        if prefix.startswith("sleep:"):
-            return FakeDecoding(prefix, suffix, 10, float(prefix.split(":")[1]) / 10)
-        return FakeDecoding(prefix, suffix, 10**9 if prefix == "hold" else 3, 0.0)
+    def start(self, job, deadline) -> FakeDecoding:
+        hole = job.holes[0]
+        self.calls.append(dict(prefix=job.prefix, suffix=job.suffix, mode=hole.mode, max_tokens=hole.max_tokens,
+                               deadline=deadline, overrides=dict(job.decoder), holes=len(job.holes)))
+        if job.prefix.startswith("sleep:"):
+            return FakeDecoding(job.pieces, 10, float(job.prefix.split(":")[1]) / 10)
+        return FakeDecoding(job.pieces, 10**9 if job.prefix == "hold" else 3, 0.0)
 
     def step(self, decodings: list[FakeDecoding]) -> int:
         self.batches.append(len(decodings))
@@ -83,8 +89,9 @@ class FakeRunner:
     def finish(self, decoding: FakeDecoding) -> None:
         decoding.steps_left, decoding.stop_reason = 0, "deadline"
 
-    def completion(self, d: FakeDecoding) -> FakeCompletion:
-        return FakeCompletion(f"{d.prefix}|{d.suffix}", 0.75, d.passes, 1.5, 2.5, d.stop_reason)
+    def answers(self, d: FakeDecoding) -> list[FakeCompletion]:
+        return [FakeCompletion(f"{before}|{after}", 0.75, d.passes, d.stop_reason)
+                for before, after in zip(d.pieces, d.pieces[1:])]
 
     def typed_on(self, decoding: FakeDecoding, typed: str, deadline: float) -> None:
         return None  # never hands a decoding over: every request decodes its own
@@ -183,7 +190,7 @@ def test_complete_gets_a_result(served, client):
     assert result.id == "r1" and result.stop_reason == "done"
     assert [(i.text, i.confidence, i.forward_passes) for i in result.items] == [("x = |\n", 0.75, 3)]
     t = result.timings
-    assert (t.prefill_ms, t.decode_ms) == (1.5, 2.5) and 0 <= t.queue_ms <= t.total_ms
+    assert (t.prepare_ms, t.prefill_ms, t.decode_ms) == (0.5, 1.5, 2.5) and 0 <= t.queue_ms <= t.total_ms
     call = served[1].calls[0]
     assert (call["mode"], call["max_tokens"], call["overrides"]) == ("multi_line", 9, {"steps": 2})
     assert started < call["deadline"] <= time.monotonic() + 2.0
@@ -234,10 +241,31 @@ def test_a_model_error_in_a_shared_step_fails_its_request_alone(served, raw):
     assert not raw.sock.poll(100)
 
 
-def test_edit_kind_is_unsupported_for_now(client):
-    with pytest.raises(WorkerError) as info:
-        client.complete(CompleteRequest("e1", "edit", "a", "b"))
-    assert info.value.code == ErrorCode.UNSUPPORTED
+def test_an_edit_job_gets_the_items_of_each_hole(served, client):
+    holes = [Hole("single_line", 4, "old"), Hole("multi_line", 8), Hole("single_line", 2)]
+    result = client.complete(CompleteRequest("e1", "edit", "a", "d", holes=holes, pieces=["b", "c"]))
+    assert [(item.hole, item.text) for item in result.items] == [(0, "a|b"), (1, "b|c"), (2, "c|d")]
+    assert served[1].calls[0]["holes"] == 3
+
+
+@pytest.mark.parametrize("fields, code", [
+    ({"kind": "edit"}, ErrorCode.INVALID_FIELD),  # no hole
+    ({"kind": "edit", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}] * 2, "pieces": []},
+     ErrorCode.INVALID_FIELD),  # a piece missing between two holes
+    ({"kind": "edit", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}] * 33,
+      "pieces": ["x"] * 32}, ErrorCode.INVALID_FIELD),  # over MAX_HOLES
+    ({"kind": "edit", "holes": [{"mode": "auto", "max_tokens": 4, "replaces": ""}], "pieces": []},
+     ErrorCode.INVALID_FIELD),  # the worker takes no "auto": the front end decides
+    ({"kind": "fim", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}], "pieces": []},
+     ErrorCode.INVALID_FIELD),  # FIM's hole is prefix|suffix
+    ({"kind": "edit", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}] * 2,
+      "pieces": ["p" * 30_000]}, ErrorCode.TOO_LARGE),  # the pieces over the text cap
+])
+def test_a_bad_job_gets_its_error_and_the_next_request_succeeds(raw, fields, code):
+    payload = msgpack.unpackb(encode(request("bad"))[1:]) | fields
+    reply = raw(bytes([MsgType.COMPLETE_REQUEST]) + msgpack.packb(payload))
+    assert isinstance(reply, Error) and reply.id == "bad" and reply.code == code
+    assert isinstance(raw(encode(request("good"))), Result)
 
 
 def test_duplicate_id_in_flight(raw):

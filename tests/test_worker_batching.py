@@ -12,13 +12,14 @@ from engine.protocol import CompleteRequest, Error, ErrorCode, Health, Result, d
 from engine.scheduler import SchedulerConfig
 from engine.worker import Worker
 from infill.paths import bundled_model_dir
+from runner_fim import complete_fim
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
 PROMPTS = [
     ("def area(radius):\n    return 3.14159 * ", "\n", "single_line", 16),
     ("import os\n\ndef read(path):\n", "\n", "multi_line", 24),
-    ("class Counter:\n    def __init__(self, start=0):\n        self.", "\n", "auto", 20),
+    ("class Counter:\n    def __init__(self, start=0):\n        self.", "\n", "single_line", 20),
     ("for i in range(", "):\n    print(i)\n", "single_line", 8),
 ]
 LONG = ("import os\n\n\ndef main():\n", "\n", "multi_line", 96)  # the bundled model commits one token a pass
@@ -73,7 +74,7 @@ def replies(sock: zmq.Socket, count: int) -> dict:
 
 
 def test_concurrent_requests_share_steps_and_decode_as_alone(runner, short_tmp):
-    alone = [runner.complete(*p, None, {}) for p in PROMPTS]
+    alone = [complete_fim(runner, *p, None, {}) for p in PROMPTS]
     # every request must join the shared steps, however slow a busy machine makes them: no shedding
     with serving(runner, short_tmp, SchedulerConfig(max_wait_s=None, max_slowdown=None)) as sock:
         for i, prompt in enumerate(PROMPTS):

@@ -33,8 +33,8 @@ safe_text = st.text(st.characters(codec="utf-8"), max_size=40)
 class QuickRunner(FakeRunner):
     """FakeRunner without its slow prefixes: every request finishes in three steps ("boom" still fails)."""
 
-    def start(self, prefix, suffix, mode, max_tokens, deadline, overrides) -> FakeDecoding:
-        return FakeDecoding(prefix, suffix, 3, 0.0)
+    def start(self, job, deadline) -> FakeDecoding:
+        return FakeDecoding(job.pieces, 3, 0.0)
 
 
 @st.composite
@@ -42,7 +42,7 @@ def valid_message(draw) -> bytes:
     kind = draw(st.sampled_from(["complete", "complete", "hello", "health", "info", "cancel"]))
     if kind == "complete":
         return encode(CompleteRequest(fresh_id(), "fim", draw(safe_text), draw(safe_text),
-                                      mode=draw(st.sampled_from(["single_line", "multi_line", "auto"])),
+                                      mode=draw(st.sampled_from(["single_line", "multi_line"])),
                                       max_tokens=draw(st.integers(1, 64)),
                                       deadline_ms=draw(st.integers(200, 3000))))
     if kind == "hello":

@@ -25,9 +25,9 @@ LAYOUT_S_PER_CHAR = 10e-6  # LayoutCostRunner: a maximal request's layout takes 
 class LayoutCostRunner(FakeRunner):
     """FakeRunner whose layout (`start`) takes time in proportion to the context, as tokenizing does."""
 
-    def start(self, prefix, suffix, mode, max_tokens, deadline, overrides) -> FakeDecoding:
-        time.sleep((len(prefix) + len(suffix)) * LAYOUT_S_PER_CHAR)
-        return super().start(prefix, suffix, mode, max_tokens, deadline, overrides)
+    def start(self, job, deadline) -> FakeDecoding:
+        time.sleep(sum(map(len, job.pieces)) * LAYOUT_S_PER_CHAR)
+        return super().start(job, deadline)
 
 
 class GatedRunner(FakeRunner):

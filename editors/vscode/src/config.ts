@@ -1,7 +1,7 @@
 /**
  * The extension's settings (`infill.*` in package.json) as typed getters. Launch settings choose
  * how the server starts, or which running one to connect to; server settings go to `infill lsp` as `initializationOptions` and in
- * configuration changes, under the names of `lsp_server/requests.py`. An unset server setting
+ * configuration changes, under the names of `completion/settings.py` and `lsp_server/settings.py`. An unset server setting
  * (null) is left out, so the server's own default applies.
  */
 import type { WorkspaceConfiguration } from "vscode";

@@ -1,0 +1,76 @@
+"""The worker's unit of work: a wire request as the model's job, and the contract with the runner.
+
+`job_of` turns a validated `CompleteRequest` into an `infill.job.Job`: FIM's one hole between its
+prefix and suffix, or an edit's regions between its pieces; snippets least important first (a full
+canvas keeps the last ones), decoder overrides as sent. `Work` is what the scheduler carries for
+each request: the worker's record of it and, once laid out, its decoding. `Runner` is what the
+engine core asks of a model runner (`engine.runner.ModelRunner` is the real one; tests use fakes).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from engine.protocol import CompleteRequest, ErrorCode, ProtocolError
+from infill.job import Hole, Job
+
+
+def job_of(request: CompleteRequest) -> Job:
+    """The job a request asks for; raises ProtocolError (invalid_field) for one the job refuses."""
+    snippets = tuple(s.text for s in sorted(request.snippets, key=lambda s: s.priority))
+    try:
+        if request.kind == "fim":
+            return Job.fim(request.prefix, request.suffix, request.mode, request.max_tokens, snippets,
+                           request.decoder)
+        holes = tuple(Hole(h.mode, h.max_tokens, h.replaces) for h in request.holes)
+        return Job((request.prefix, *request.pieces, request.suffix), holes, snippets, dict(request.decoder))
+    except ValueError as exc:
+        raise ProtocolError(ErrorCode.INVALID_FIELD, f"the job is not valid: {exc}", request.id) from None
+
+
+class Decoding(Protocol):
+    """A job being decoded, as the core sees it."""
+
+    prepare_ms: float  # laying it out
+    prefill_ms: float  # its first pass
+    decode_ms: float  # the passes after it
+
+    @property
+    def done(self) -> bool: ...
+
+    @property
+    def step_tokens(self) -> int: ...  # positions its next step encodes
+
+
+class HoleAnswer(Protocol):
+    text: str
+    confidence: float
+    forward_passes: int
+    stop_reason: str
+
+
+class Runner(Protocol):
+    def info(self) -> dict: ...
+
+    def start(self, job: Job, deadline: float | None) -> Decoding: ...  # ProtocolError for a bad job
+
+    def step(self, decodings: list[Any]) -> int: ...  # forward passes run
+
+    def finish(self, decoding: Any) -> None: ...  # the anytime answer of a late one
+
+    def answers(self, decoding: Any) -> list[HoleAnswer]: ...  # one per hole, left to right
+
+    def typed_on(self, decoding: Any, typed: str, deadline: float | None) -> Decoding | None: ...
+
+
+@dataclass(slots=True, eq=False)
+class Work:
+    """One request in the scheduler: the worker's record of it (`peer`, `request`, `arrival`,
+    `deadline`) and, once laid out, its decoding."""
+
+    incoming: Any
+    decoding: Decoding | None = None
+
+    @property
+    def request(self) -> CompleteRequest:
+        return self.incoming.request
