@@ -8,9 +8,11 @@ import threading
 import pytest
 import zmq
 
-from engine.protocol import CompleteRequest, Error, ErrorCode, Health, Result, decode, encode
+from engine.protocol import CompleteRequest, Error, ErrorCode, Health, Hole, Result, decode, encode
 from engine.scheduler import SchedulerConfig
 from engine.worker import Worker
+from infill.job import Hole as JobHole
+from infill.job import Job
 from infill.paths import bundled_model_dir
 from runner_fim import complete_fim
 
@@ -104,3 +106,31 @@ def test_supersession_overload_and_expiry_each_get_one_reply(runner, short_tmp):
     assert isinstance(overloaded["refused"], Error) and overloaded["refused"].code == ErrorCode.OVERLOADED
     assert overloaded["first"].stop_reason == "done" and overloaded["first"].items[0].forward_passes > 1
     assert isinstance(expired, Result) and expired.stop_reason == "deadline"
+
+
+EDIT = ["def area(radius):\n    return ", "\n\n\ndef perimeter(radius):\n    return ",
+        "\n\n\ndef diameter(radius):\n    return ", "\n"]
+
+
+def edit_request(rid: str) -> CompleteRequest:
+    holes = [Hole("single_line", 12, "3.14 * radius ** 2")] + [Hole("single_line", 12)] * 2
+    return CompleteRequest(rid, "edit", EDIT[0], EDIT[-1], holes=holes, pieces=EDIT[1:-1], deadline_ms=30_000)
+
+
+def test_a_three_hole_edit_and_a_fim_request_share_steps_and_answer_as_alone(runner, short_tmp):
+    job = Job(tuple(EDIT), tuple(JobHole("single_line", 12) for _ in range(3)))
+    alone = [a.text for a in runner.complete(job, None)]
+    fim_alone = complete_fim(runner, *PROMPTS[0], None, {})
+    with serving(runner, short_tmp, SchedulerConfig(max_wait_s=None, max_slowdown=None)) as sock:
+        sock.send(encode(edit_request("edit")))
+        sock.send(encode(request("fim", PROMPTS[0])))
+        results = replies(sock, 2)
+        sock.send(encode(Health()))
+        health = recv(sock)
+    edit, fim = results["edit"], results["fim"]
+    assert [item.hole for item in edit.items] == [0, 1, 2] and all(item.text for item in edit.items)
+    assert [item.text for item in edit.items] == alone  # `replaces` does not enter this model's canvas
+    assert fim.items[0].text == fim_alone.text
+    passes = edit.items[0].forward_passes + fim.items[0].forward_passes
+    assert health.step_requests == passes and health.steps < passes  # the two shared steps
+    assert edit.timings.prefill_ms > 0 and edit.timings.prepare_ms > 0

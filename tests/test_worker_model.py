@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 import zmq
 
-from engine.client import WorkerClient, spawn_local_worker, stop_worker
-from engine.protocol import CompleteRequest, Error, ErrorCode, decode
+from engine.client import WorkerClient, WorkerError, spawn_local_worker, stop_worker
+from engine.protocol import CompleteRequest, Error, ErrorCode, Hole, decode
 from infill.paths import bundled_model_dir
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -51,3 +51,20 @@ def test_malformed_frame_then_good_request(worker):
     finally:
         sock.close()
     assert complete(worker, "fim-2").items[0].text.strip()
+
+
+def test_a_three_hole_edit_returns_three_texts_and_a_bad_one_its_error(worker):
+    pieces = ["def area(radius):\n    return ", "\n\n\ndef perimeter(radius):\n    return ",
+              "\n\n\ndef diameter(radius):\n    return ", "\n"]
+    holes = [Hole("single_line", 12)] * 3
+    with WorkerClient(worker, timeout_s=30) as client:
+        result = client.complete(CompleteRequest("edit-1", "edit", pieces[0], pieces[-1], holes=holes,
+                                                 pieces=pieces[1:-1], deadline_ms=30000))
+        with pytest.raises(WorkerError) as refused:  # more tokens than the model's context
+            client.complete(CompleteRequest("edit-2", "edit", "x", "y", holes=[Hole("multi_line", 1024)] * 12,
+                                            pieces=["z"] * 11, deadline_ms=30000))
+        after = client.complete(CompleteRequest("fim-3", "fim", PREFIX, "\n", deadline_ms=30000))
+    assert result.stop_reason == "done" and [item.hole for item in result.items] == [0, 1, 2]
+    assert all(item.text.strip() for item in result.items)
+    assert refused.value.code == ErrorCode.INVALID_FIELD and "context" in str(refused.value)
+    assert after.items[0].text.strip()
