@@ -19,6 +19,7 @@ from infill.tokenizer import CodeTokenizer
 
 
 PREFIX_ALIGN = 64  # tokens: a cut prefix loses at most this many more than the budget asks
+SNIPPET_SHARE = 4  # snippets take at most a quarter of the context (for models trained with them)
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,21 +47,27 @@ def prefix_cut(n_tokens: int, room: int) -> int:
     return -(-cut // PREFIX_ALIGN) * PREFIX_ALIGN
 
 
-def fim_canvas(tok: CodeTokenizer, prefix: str, suffix: str, hole_len: int, max_context: int,
-               snippets: list[str] = ()) -> Canvas:
-    """Lay out one FIM request; snippets fill what the prefix leaves of its budget, nearest last."""
-    healed = tok.heal(prefix)
-    suffix_ids = tok.encode(suffix)
-    n_prefix, n_suffix = budget_split(max_context, hole_len, len(healed.ids), len(suffix_ids))
-    prefix_ids = healed.ids[prefix_cut(len(healed.ids), n_prefix):]
-    n_prefix = len(prefix_ids)
-    spare = max_context - hole_len - 1 - n_prefix - n_suffix
-    snippet_ids: list[int] = []
+def snippet_tokens(tok: CodeTokenizer, snippets: list[str], room: int) -> list[int]:
+    """Snippets laid out as `<|snippet|> text` each, the last ones (the most important) kept
+    whole while they fit in `room` tokens, in their order."""
+    laid: list[int] = []
     for text in reversed(list(snippets)):
         ids = [tok.snippet_id] + tok.encode(text)
-        if len(ids) > spare - len(snippet_ids):
+        if len(ids) > room - len(laid):
             break
-        snippet_ids = ids + snippet_ids
+        laid = ids + laid
+    return laid
+
+
+def fim_canvas(tok: CodeTokenizer, prefix: str, suffix: str, hole_len: int, max_context: int,
+               snippets: list[str] = ()) -> Canvas:
+    """Lay out one FIM request; snippets take at most 1/SNIPPET_SHARE of the context, most
+    important last, and the prefix and suffix share the rest."""
+    healed = tok.heal(prefix)
+    suffix_ids = tok.encode(suffix)
+    snippet_ids = snippet_tokens(tok, snippets, max_context // SNIPPET_SHARE) if snippets else []
+    n_prefix, n_suffix = budget_split(max_context - len(snippet_ids), hole_len, len(healed.ids), len(suffix_ids))
+    prefix_ids = healed.ids[prefix_cut(len(healed.ids), n_prefix):]
     head = [tok.file_id] + snippet_ids + prefix_ids
     ids = head + [tok.mask_id] * hole_len + suffix_ids[:n_suffix]
     return Canvas(ids=ids, hole_start=len(head), hole_len=hole_len, healed=healed.text)

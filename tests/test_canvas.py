@@ -1,5 +1,6 @@
 """Canvas layout: budgets, healing, nearest context kept."""
-from infill.canvas import PREFIX_ALIGN, budget_split, fim_canvas, kept_ends, regions_canvas, widest_reach
+from infill.canvas import (PREFIX_ALIGN, SNIPPET_SHARE, budget_split, fim_canvas, kept_ends, regions_canvas,
+                           snippet_tokens, widest_reach)
 
 
 def test_budget_prefers_prefix_but_keeps_suffix():
@@ -29,6 +30,20 @@ def test_long_context_keeps_tokens_nearest_the_hole(tiny_tokenizer):
     before = tok.decode(canvas.ids[1:canvas.hole_start])
     after = tok.decode(canvas.ids[canvas.hole_start + 16:])
     assert before.endswith("x199 = 199\n") and after.startswith("y0 = 0\n")
+
+
+
+def test_snippets_take_at_most_their_share_most_important_last(tiny_tokenizer):
+    tok = tiny_tokenizer
+    prefix = "".join(f"x{i} = {i}\n" for i in range(200))
+    snippets = [f"def helper{i}(a):\n    return a + {i}" for i in range(30)]
+    canvas = fim_canvas(tok, prefix, "\n", hole_len=16, max_context=240, snippets=snippets)
+    laid = snippet_tokens(tok, snippets, 240 // SNIPPET_SHARE)
+    assert laid and len(laid) <= 240 // SNIPPET_SHARE and len(canvas.ids) <= 240
+    assert canvas.ids[1:1 + len(laid)] == laid  # after the file marker, before the prefix
+    assert tok.decode(laid).endswith("def helper29(a):\n    return a + 29")  # the most important kept
+    assert tok.decode(canvas.ids[1 + len(laid):canvas.hole_start]).endswith("x199 = 199\n")
+    assert fim_canvas(tok, prefix, "\n", 16, 240).ids == fim_canvas(tok, prefix, "\n", 16, 240, snippets=[]).ids
 
 
 def test_a_cut_prefix_starts_in_place_while_typing_goes_on(tiny_tokenizer):
