@@ -38,7 +38,10 @@ the context cache itself, that `bench.decode` measures.
 Several holes in one canvas (`start_regions`) decode jointly: the window is the union of the holes'
 windows (gathered positions, not one slice), each pass scores all holes, each hole keeps its own
 rules (first token, end tokens, tail), and one commit rule ranks the confidences of all holes
-(blocks and the left-to-right rule act per hole: `infill.commit.select`). Such a state never grows.
+(blocks and the left-to-right rule act per hole: `infill.commit.select`). The window shrinks as
+holes finish (`shrink`): a hole done in one pass runs once more, then its keys/values join the
+context, as the sliding window's do. Such a state never grows, slides or verifies guesses: those
+apply to one-hole jobs.
 """
 from __future__ import annotations
 
@@ -199,7 +202,8 @@ class DecodeState:
     spans: list[slice]  # each hole's positions in `ids`, left to right; L counts them all, in this order
     positions: torch.Tensor  # (W,) sorted window of a cached step: each hole, and (if shifted) the position before it
     rows: torch.Tensor  # (L,) the window row whose output predicts each hole position (those it scores)
-    scored: slice  # the hole positions (of the (L,) vectors) its next pass scores: all but in a sliding window
+    scored: slice | torch.Tensor  # the hole positions (of the (L,) vectors) its next pass scores: all, a
+    #   sliding window's slice, or the indices (S,) of the holes still in a shrinking window
     shifted: bool  # logits are shifted: the position before a hole predicts its first token
     hole_rules: list[HoleRules]  # per hole
     cfg: DecoderConfig
@@ -223,6 +227,7 @@ class DecodeState:
     kv: list[KV] | None = None  # a sliding window's keys/values of the whole canvas, per layer (1, nkv, N, hd)
     remasked: torch.Tensor | None = None  # (L,) bool: positions masked again once already (`remask`)
     mask_id: int = 0  # the model's mask token, written over a position masked again
+    active: list[int] | None = None  # a shrinking window's holes still run, left to right (None: all)
 
     @property
     def span(self) -> slice:
@@ -260,6 +265,17 @@ class DecodeState:
     def slides(self) -> bool:
         """Its window slides along the hole (`window` > 0, one hole)."""
         return self.cfg.window > 0 and len(self.spans) == 1
+
+    @property
+    def shrinks(self) -> bool:
+        """Its window drops the holes that are done (several holes; not with `remask`, which
+        re-scores every committed token)."""
+        return len(self.spans) > 1 and not self.cfg.remask
+
+    @property
+    def keeps_kv(self) -> bool:
+        """It keeps the whole canvas's keys/values, updated by each pass's window."""
+        return self.slides or self.shrinks
 
     @property
     def guess_windows(self) -> int:
@@ -374,7 +390,10 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     windows with the first 1, 2, ... of the state's guesses written in, which `head` turns into
     logits (`confirm_drafts`)."""
     scored, length = state.scored, len(state.masked)
-    if scored == slice(0, length):
+    if isinstance(scored, torch.Tensor):  # a shrinking window: the holes still in it, in order
+        for rows, h in zip(logit_parts(state), state.active):
+            restrict(logits[rows], state.masked[state.parts[h]], state.hole_rules[h])
+    elif scored == slice(0, length):
         for part, rules in zip(state.parts, state.hole_rules):
             restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
     else:  # a sliding window (one hole)
@@ -392,14 +411,41 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if state.cfg.remask:
         remask(state, logits, scores.lse)
     first = int(torch.nonzero(state.masked)[0])
+    undecided = [bool(state.masked[part].any()) for part in state.parts]  # before this pass's commits
     may_commit = torch.cat([eligible(state.last_best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
     commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts))
+    if state.shrinks and not state.done:
+        shrink(state, [h for h, left in enumerate(undecided) if left])
     if guessed:
         confirm_drafts(state, guessed, head)
     if state.slides and not state.done:
         slide(state, first)
     plan_drafts(state)
+
+
+def logit_parts(state: DecodeState) -> list[slice]:
+    """Each active hole's rows of a shrinking window's logits (S, V), in order."""
+    sizes = [state.parts[h].stop - state.parts[h].start for h in state.active]
+    bounds = [0, *itertools.accumulate(sizes)]
+    return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
+
+
+def shrink(state: DecodeState, keep: list[int]) -> None:
+    """Lay out the next pass over the holes `keep` only: those that were undecided before the pass
+    just run. A hole done in that pass runs once more, so that its keys/values are those of the
+    tokens it committed; then it leaves the window and they are context, from `state.kv`."""
+    if keep == (state.active if state.active is not None else list(range(len(state.spans)))):
+        return
+    positions, _ = layout([state.spans[h] for h in keep], state.shifted)
+    holes = torch.cat([torch.arange(span.start, span.stop) for span in state.spans])  # (L,)
+    predictors = (holes - 1 if state.shifted else holes).clamp(min=0)
+    state.positions = positions
+    state.rows = torch.searchsorted(positions, predictors).clamp(max=len(positions) - 1)  # (L,); rows
+    #   of holes out of the window are never read
+    state.scored = torch.cat([torch.arange(state.parts[h].start, state.parts[h].stop) for h in keep])
+    state.active = keep
+    state.context = without(state.kv, positions)
 
 
 def remask(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> None:
@@ -504,12 +550,12 @@ def window_hidden(model: Transformer, states: list[DecodeState]) -> list[list[to
             h, state.context, whole = encode(model, state.ids, state.positions, state.prefix, state.suffix)
             hidden[i] = [h]
             state.prefix, state.suffix, state.encoded = None, None, (canvas, whole)
-            if state.slides:  # its own copy: the kept canvas's keys/values stay as encoded
+            if state.keeps_kv:  # its own copy: the kept canvas's keys/values stay as encoded
                 state.kv = [(k.clone(), v.clone()) for k, v in whole]
         elif state.needs_full_pass:
             h, state.context, whole = encode(model, state.ids, state.positions)
             hidden[i] = [h]
-            state.kv = whole if state.slides else None
+            state.kv = whole if state.keeps_kv else None
         else:
             own = pass_windows(state)
             owners += [i] * len(own)
@@ -519,7 +565,7 @@ def window_hidden(model: Transformer, states: list[DecodeState]) -> list[list[to
         batched, window_kv = batch_window_pass(model, windows, positions, [states[i].context for i in owners])
         for row, (i, h) in enumerate(zip(owners, batched)):
             state = states[i]
-            if i not in hidden and state.slides:  # its own window (not a guess): keep its keys/values
+            if i not in hidden and state.keeps_kv:  # its own window (not a guess): keep its keys/values
                 n = len(state.positions)
                 for (k, v), (wk, wv) in zip(state.kv, window_kv):
                     k[:, :, state.positions], v[:, :, state.positions] = wk[row:row + 1, :, :n], wv[row:row + 1, :, :n]

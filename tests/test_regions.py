@@ -90,6 +90,22 @@ def test_holes_share_their_passes(model, tiny_tokenizer):
     assert run(model, second) == 4  # decoded apart, the two holes take 6 + 4 passes
 
 
+
+def test_a_done_hole_leaves_the_window_after_one_more_pass(model, tiny_tokenizer):
+    cfg = DecoderConfig(rule="left_to_right", refresh_every=1 << 16)  # one commit per hole per pass
+    state = holes(model, tiny_tokenizer, [2, 6], cfg)
+    first_window, first_span = len(state.positions), state.spans[0]
+    for _ in range(2):
+        decode.step(model, [state])
+    assert not state.masked[state.parts[0]].any() and state.active is None  # done, still in the window
+    decode.step(model, [state])  # its committed tokens run once, for their keys/values
+    assert state.active == [1] and len(state.positions) < first_window
+    assert not any(first_span.start <= int(p) < first_span.stop for p in state.positions)
+    assert state.step_tokens == len(state.positions)
+    run(model, state)
+    assert state.done and state.passes == 6
+    assert all(tiny_tokenizer.mask_id not in tokens for tokens in decode.hole_tokens(state))
+
 def test_fill_regions_answers_each_hole(model, tiny_tokenizer):
     pieces, modes = ["x = fo", " + 1\nif ", ":\n    pass\n"], ["single_line", "single_line"]
     texts = fill_regions(model, tiny_tokenizer, pieces, modes, 6)
