@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import Protocol
 
 from tokenizers import Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
 
@@ -56,17 +57,38 @@ class Healed:
     text: str
 
 
-class CodeTokenizer:
-    def __init__(self, path: Path):
-        self.tok = Tokenizer.from_file(str(path))
-        self.mask_id, self.pad_id, self.end_id, self.file_id = (self.tok.token_to_id(t) for t in SPECIAL_TOKENS[:4])
-        self.snippet_id = self.tok.token_to_id(SNIPPET)
-        self.newline_id = self.tok.token_to_id(self._byte_level("\n"))
-        assert self.mask_id == 0 and self.pad_id == 1, "special tokens must come first in the vocabulary"
+class ModelTokenizer(Protocol):
+    """What the canvas, the hole rules and the runner ask of a model's tokenizer: the bundled
+    `CodeTokenizer` and a public family's `infill.family_tokens.FamilyTokenizer` both answer it."""
 
-    @staticmethod
-    def _byte_level(text: str) -> str:
-        return "".join(t for t, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False).pre_tokenize_str(text))
+    mask_id: int
+    pad_id: int
+    newline_id: int
+    snippet_id: int | None  # None: the model was not trained with snippets
+    head_ids: list[int]  # what a canvas starts with (the bundled file token, a family's begin token, or nothing)
+    end_ids: list[int]  # tokens that end a hole: pad first, then eos and end-of-turn
+    line_end_ids: list[int]  # tokens that hold a newline: a single-line hole ends at any of them
+    banned_ids: list[int]  # never in a hole: specials that are not ends, and rows beyond the vocabulary
+    blank_ids: list[int]
+    token_texts: list[str]
+
+    @property
+    def vocab_size(self) -> int: ...
+
+    def encode(self, text: str) -> list[int]: ...
+
+    def decode(self, ids: Iterable[int]) -> str: ...
+
+    def heal(self, prefix: str) -> Healed: ...
+
+    def tokens_starting_with(self, text: str) -> list[int]: ...
+
+
+class TokenTable:
+    """Lookups over the decoded text of every token, shared by both tokenizers; a subclass sets
+    `self.tok` (a `tokenizers.Tokenizer`) and `token_texts`."""
+
+    tok: Tokenizer
 
     @property
     def vocab_size(self) -> int:
@@ -77,6 +99,47 @@ class CodeTokenizer:
 
     def encode_batch(self, texts: list[str]) -> list[list[int]]:
         return [e.ids for e in self.tok.encode_batch(texts, add_special_tokens=False)]
+
+    def tokens_starting_with(self, text: str) -> list[int]:
+        """Ids whose text starts with `text` (the allowed first tokens after healing), ascending.
+
+        Two binary searches in the texts sorted once: every healed request asks, and a scan of
+        the vocabulary cost about 1 ms each time."""
+        texts, ids = self._by_text
+        lo = bisect.bisect_left(texts, text)
+        hi = bisect.bisect_left(texts, text + "\U0010ffff", lo)
+        return sorted(ids[lo:hi])
+
+    @cached_property
+    def _by_text(self) -> tuple[list[str], list[int]]:
+        """The non-empty token texts in sorted order, and their ids."""
+        pairs = sorted((t, i) for i, t in enumerate(self.token_texts) if t)
+        return [t for t, _ in pairs], [i for _, i in pairs]
+
+    @cached_property
+    def blank_ids(self) -> list[int]:
+        """Ids of tokens that are only whitespace (newlines and indentation included)."""
+        return [i for i, t in enumerate(self.token_texts) if t and t.isspace()]
+
+
+class CodeTokenizer(TokenTable):
+    """The bundled model's tokenizer: its own special tokens at ids 0..7, a `<|file|>` token first
+    in every canvas, pad the only end of a hole and the newline token the only end of a line."""
+
+    def __init__(self, path: Path):
+        self.tok = Tokenizer.from_file(str(path))
+        self.mask_id, self.pad_id, self.end_id, self.file_id = (self.tok.token_to_id(t) for t in SPECIAL_TOKENS[:4])
+        self.snippet_id = self.tok.token_to_id(SNIPPET)
+        self.newline_id = self.tok.token_to_id(self._byte_level("\n"))
+        assert self.mask_id == 0 and self.pad_id == 1, "special tokens must come first in the vocabulary"
+        self.head_ids = [self.file_id]
+        self.end_ids = [self.pad_id]
+        self.line_end_ids = [self.newline_id]  # the pre-tokenizer keeps a newline a token of its own
+        self.banned_ids = [i for i in (self.tok.token_to_id(t) for t in SPECIAL_TOKENS) if i != self.pad_id]
+
+    @staticmethod
+    def _byte_level(text: str) -> str:
+        return "".join(t for t, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False).pre_tokenize_str(text))
 
     def decode(self, ids: Iterable[int]) -> str:
         return self.tok.decode([i for i in ids if i >= len(SPECIAL_TOKENS)], skip_special_tokens=False)
@@ -100,27 +163,6 @@ class CodeTokenizer:
             return Healed(self.encode(prefix[:start]), piece)
         ids = self.encode(prefix)
         return Healed(ids[:-1], self.token_texts[ids[-1]])
-
-    def tokens_starting_with(self, text: str) -> list[int]:
-        """Ids whose text starts with `text` (the allowed first tokens after healing), ascending.
-
-        Two binary searches in the texts sorted once: every healed request asks, and a scan of
-        the vocabulary cost about 1 ms each time."""
-        texts, ids = self._by_text
-        lo = bisect.bisect_left(texts, text)
-        hi = bisect.bisect_left(texts, text + "\U0010ffff", lo)
-        return sorted(ids[lo:hi])
-
-    @cached_property
-    def _by_text(self) -> tuple[list[str], list[int]]:
-        """The non-empty token texts in sorted order, and their ids."""
-        pairs = sorted((t, i) for i, t in enumerate(self.token_texts) if t)
-        return [t for t, _ in pairs], [i for _, i in pairs]
-
-    @cached_property
-    def blank_ids(self) -> list[int]:
-        """Ids of tokens that are only whitespace (newlines and indentation included)."""
-        return [i for i, t in enumerate(self.token_texts) if t and t.isspace()]
 
     @cached_property
     def token_texts(self) -> list[str]:

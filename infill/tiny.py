@@ -1,0 +1,196 @@
+"""Tiny random checkpoints in each public layout, for tests and for checking an install.
+
+    python -m infill.families tiny FAMILY DIR      # FAMILY: dream, open-dcoder, coda, llada
+
+A folder as the family publishes it: `config.json` in its format, bf16 weights in two shards
+(`model-0000N-of-00002.safetensors`) with `model.safetensors.index.json`, `tokenizer.json`,
+`tokenizer_config.json` and `generation_config.json` (LLaDA's also as `vocab.json` + `merges.txt`).
+The tokenizer is the family's kind (the same pre-tokenizer, the same added tokens in the same
+order) with a small vocabulary trained here on this package's own source, so the family's special
+ids move down to just past the trained tokens; the config, the tokenizer and the generation config
+state the moved ids and agree. Embedding rows are padded past the tokenizer, as the real ones are.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+
+import torch
+from safetensors.torch import save_file
+from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+
+from infill.families import _LLADA_BLOCK, _LLADA_TOP, model_config
+from infill.family_tokens import QWEN2_PATTERN
+from infill.model import Transformer
+
+MERGES = 400  # trained merges on top of the 256 byte tokens
+ROW_MULTIPLE = 64  # embedding rows are padded to a multiple of this (past the tokenizer's size)
+
+# Qwen2.5's added tokens from id 151643 on, in order; the families append their own after them.
+QWEN_ADDED = [
+    "<|endoftext|>", "<|im_start|>", "<|im_end|>", "<|object_ref_start|>", "<|object_ref_end|>",
+    "<|box_start|>", "<|box_end|>", "<|quad_start|>", "<|quad_end|>", "<|vision_start|>", "<|vision_end|>",
+    "<|vision_pad|>", "<|image_pad|>", "<|video_pad|>", "<tool_call>", "</tool_call>", "<|fim_prefix|>",
+    "<|fim_middle|>", "<|fim_suffix|>", "<|fim_pad|>", "<|repo_name|>", "<|file_sep|>",
+]
+NOT_SPECIAL = {"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"}
+ADDED = {  # per family: its added tokens in id order (LLaDA's ids 126080.. closed up, unverified names)
+    "dream": QWEN_ADDED + ["<|beginoftext|>", "<|mask|>"],
+    "open-dcoder": QWEN_ADDED + ["<|mask|>"],
+    "coda": QWEN_ADDED + ["<tool_response>", "</tool_response>", "<think>", "</think>", "<|mask|>"],
+    "llada": ["<|startoftext|>", "<|endoftext|>", "<|mdm_mask|>", "<|start_header_id|>", "<|end_header_id|>",
+              "<|eot_id|>"],
+}
+# per family: (mask, pad, eos, bos) token texts; bos None where the family has none
+ROLES = {
+    "dream": ("<|mask|>", "<|endoftext|>", "<|endoftext|>", None),
+    "open-dcoder": ("<|mask|>", "<|endoftext|>", "<|endoftext|>", None),
+    "coda": ("<|mask|>", "<|endoftext|>", "<|im_end|>", None),
+    "llada": ("<|mdm_mask|>", "<|endoftext|>", "<|endoftext|>", "<|startoftext|>"),
+}
+SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
+             intermediate_size=128, max_position_embeddings=512, rope_theta=10000.0, rms_norm_eps=1e-6,
+             hidden_act="silu", use_sliding_window=False, torch_dtype="bfloat16")
+
+
+def training_text() -> list[str]:
+    """Python source of this package, in a fixed order."""
+    return [path.read_text() for path in sorted(Path(__file__).parent.glob("*.py"))]
+
+
+def train_vocabulary(family: str) -> Tokenizer:
+    """A byte-level BPE of the family's kind: MERGES merges, then the family's added tokens."""
+    tok = Tokenizer(models.BPE())
+    if family == "llada":  # GPT-2-style byte level (unverified for LLaDA's own vocabulary)
+        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+    else:
+        tok.pre_tokenizer = pre_tokenizers.Sequence([
+            pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="isolated"),
+            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
+        ])
+    tok.decoder = decoders.ByteLevel()
+    alphabet = pre_tokenizers.ByteLevel.alphabet()
+    trainer = trainers.BpeTrainer(vocab_size=len(alphabet) + MERGES, initial_alphabet=alphabet,
+                                  min_frequency=2, show_progress=False)
+    tok.train_from_iterator(training_text(), trainer=trainer)
+    for text in ADDED[family]:
+        added = AddedToken(text, special=text not in NOT_SPECIAL, normalized=False)
+        tok.add_tokens([added]) if text in NOT_SPECIAL else tok.add_special_tokens([added])
+    return tok
+
+
+def family_config(family: str, ids: dict[str, int], rows: int) -> dict:
+    """config.json in the family's own format, with the tokenizer's ids."""
+    stated = {k: v for k, v in ids.items() if v is not None}
+    if family == "llada":
+        return {
+            "architectures": ["LLaDAModelLM"], "model_type": "llada", "activation_type": "silu", "alibi": False,
+            "attention_layer_norm": False, "bias_for_layer_norm": False, "block_group_size": 1,
+            "block_type": "llama", "d_model": SHAPE["hidden_size"], "embedding_size": rows, "vocab_size": rows,
+            "include_bias": False, "include_qkv_bias": False, "input_emb_norm": False, "layer_norm_type": "rms",
+            "layer_norm_with_affine": True, "max_sequence_length": SHAPE["max_position_embeddings"],
+            "mlp_hidden_size": SHAPE["intermediate_size"], "n_heads": SHAPE["num_attention_heads"],
+            "n_kv_heads": SHAPE["num_attention_heads"], "n_layers": SHAPE["num_hidden_layers"],
+            "rms_norm_eps": 1e-5, "rope": True, "rope_theta": SHAPE["rope_theta"], "scale_logits": False,
+            "weight_tying": False, "torch_dtype": "bfloat16", **stated,
+        }
+    if family == "coda":  # CoDA's config states only the mask and pad (its eos is in tokenizer_config.json)
+        return {"architectures": ["CoDALanguageModel"], "model_type": "CoDA", "attention_bias": False,
+                "head_dim": 32, **SHAPE, "vocab_size": rows, "mask_token_id": ids["mask_token_id"],
+                "pad_token_id": ids["pad_token_id"]}
+    architecture, model_type, tied = {"dream": ("DreamModel", "Dream", False),
+                                      "open-dcoder": ("Qwen2ForCausalLM", "qwen2", True)}[family]
+    return {"architectures": [architecture], "model_type": model_type, **SHAPE, "vocab_size": rows,
+            "tie_word_embeddings": tied, **stated}
+
+
+def tokenizer_settings(family: str, tok: Tokenizer) -> dict:
+    """tokenizer_config.json: the added tokens by id and the named roles."""
+    mask, pad, eos, bos = ROLES[family]
+    decoder = {str(i): {"content": t.content, "lstrip": False, "normalized": False, "rstrip": False,
+                        "single_word": False, "special": t.special}
+               for i, t in sorted(tok.get_added_tokens_decoder().items())}
+    return {"add_bos_token": bos is not None, "add_prefix_space": False, "added_tokens_decoder": decoder,
+            "bos_token": bos, "eos_token": eos, "pad_token": pad, "mask_token": mask, "errors": "replace",
+            "model_max_length": SHAPE["max_position_embeddings"],
+            "tokenizer_class": "PreTrainedTokenizerFast" if family == "llada" else "Qwen2Tokenizer"}
+
+
+def write_tiny(family: str, folder: Path, seed: int = 0) -> Path:
+    """Write a tiny random checkpoint of `family` into `folder` and return it."""
+    if family not in ADDED:
+        raise ValueError(f"unknown family {family!r}; one of {', '.join(ADDED)}")
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    tok = train_vocabulary(family)
+    size = tok.get_vocab_size(with_added_tokens=True)
+    rows = math.ceil((size + 1) / ROW_MULTIPLE) * ROW_MULTIPLE
+    mask, pad, eos, bos = (tok.token_to_id(t) if t else None for t in ROLES[family])
+    ids = {"mask_token_id": mask, "pad_token_id": pad, "eos_token_id": eos, "bos_token_id": bos}
+    config = family_config(family, ids, rows)
+    tok.save(str(folder / "tokenizer.json"))
+    if family == "llada":
+        tok.model.save(str(folder))  # vocab.json + merges.txt, as older LLaDA-style folders ship them
+    _write_json(folder / "config.json", config)
+    _write_json(folder / "tokenizer_config.json", tokenizer_settings(family, tok))
+    _write_json(folder / "generation_config.json", {k: v for k, v in ids.items() if v is not None and
+                                                    (family != "coda" or k == "mask_token_id")})
+    write_shards(folder, random_state(family, config, seed))
+    return folder
+
+
+def random_state(family: str, config: dict, seed: int) -> dict[str, torch.Tensor]:
+    """Random bf16 tensors under the family's own names."""
+    torch.manual_seed(seed)
+    tied = config.get("tie_word_embeddings", False) or config.get("weight_tying", False)
+    model = Transformer(model_config(config, has_lm_head=not tied))
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            param.copy_(1 + 0.1 * torch.randn_like(param) if "norm" in name else 0.1 * torch.randn_like(param))
+    state = {name: t.to(torch.bfloat16).contiguous() for name, t in model.state_dict().items()}
+    if tied:
+        state.pop("lm_head.weight")
+    if family == "llada":
+        state = {_llada_name(name): t for name, t in state.items()}
+    return state
+
+
+def _llada_name(ours: str) -> str:
+    top = {v: k for k, v in _LLADA_TOP.items()}
+    if ours in top:
+        return top[ours]
+    block = {v: k for k, v in _LLADA_BLOCK.items()}
+    _, _, layer, rest = ours.split(".", 3)  # model.layers.{i}.{module}.{weight|bias}
+    module, kind = rest.rsplit(".", 1)
+    return f"model.transformer.blocks.{layer}.{block[module]}.{kind}"
+
+
+def write_shards(folder: Path, state: dict[str, torch.Tensor], shards: int = 2) -> None:
+    """The tensors in `shards` safetensors files and the index that names each tensor's file."""
+    names = sorted(state)
+    per_shard = math.ceil(len(names) / shards)
+    weight_map = {}
+    for n in range(shards):
+        file = f"model-{n + 1:05d}-of-{shards:05d}.safetensors"
+        part = {name: state[name] for name in names[n * per_shard:(n + 1) * per_shard]}
+        save_file(part, str(folder / file), metadata={"format": "pt"})
+        weight_map.update(dict.fromkeys(part, file))
+    total = sum(t.numel() * t.element_size() for t in state.values())
+    _write_json(folder / "model.safetensors.index.json", {"metadata": {"total_size": total}, "weight_map": weight_map})
+
+
+def _write_json(path: Path, value: dict) -> None:
+    path.write_text(json.dumps(value, indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m infill.families", description=__doc__.split("\n")[0])
+    commands = parser.add_subparsers(dest="command", required=True)
+    tiny = commands.add_parser("tiny", help="write a tiny random checkpoint in a public family's layout")
+    tiny.add_argument("family", choices=sorted(ADDED), help="the family whose layout and tokenizer to copy")
+    tiny.add_argument("dir", type=Path, help="the folder to write (created if missing)")
+    tiny.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    args = parser.parse_args(argv)
+    print(write_tiny(args.family, args.dir, args.seed))
