@@ -9,6 +9,7 @@ when the user typed what it had already committed. `complete` runs one job to th
 """
 from __future__ import annotations
 
+import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,10 +20,10 @@ from infill import decode
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import PER_MODE, decoder_config, model_decoder_defaults
+from infill.family_tokens import load_tokenizer
 from infill.fim import JobDecoding, hole_length, job_answers, start_job
 from infill.job import Job
 from infill.quantize import for_inference
-from infill.tokenizer import CodeTokenizer
 
 
 @dataclass(slots=True)
@@ -65,8 +66,8 @@ class ModelRunner:
     def __init__(self, model_dir: str | Path, device: str = "cpu", weights: str = "fp32"):
         self.model_dir = Path(model_dir)
         self.model = for_inference(load_model(self.model_dir, device=device), weights)
-        self.tok = CodeTokenizer(self.model_dir / "tokenizer.json")
-        self.decoder_defaults = model_decoder_defaults(self.model_dir)
+        self.tok = load_tokenizer(self.model_dir, json.loads((self.model_dir / "config.json").read_text()))
+        self.decoder_defaults = model_decoder_defaults(self.model_dir, self.model.cfg.family)
         self.prefixes = PrefixCache()
         for mode in (None, *self.decoder_defaults.get(PER_MODE, {})):  # a bad decoder.json fails at start, not per request
             decoder_config(self.decoder_defaults, {}, mode)

@@ -1,6 +1,9 @@
 """The canvas: how a fill-in-the-middle request is laid out in token ids (pure functions).
 
-    [<|file|>] [snippet tokens] [prefix tokens] [<|mask|> x L] [suffix tokens]
+    [head] [snippet tokens] [prefix tokens] [<|mask|> x L] [suffix tokens]
+
+The head is the tokenizer's `head_ids`: the bundled model's `<|file|>`, a public family's begin
+token (LLaDA's `<|startoftext|>`), or nothing (Open-dCoder: prefix + masks + suffix).
 
 Context is cut to a token budget keeping the tokens nearest the hole: the end of the prefix and
 the start of the suffix. A cut prefix starts at a multiple of PREFIX_ALIGN tokens, so that the
@@ -8,14 +11,14 @@ canvas's start stays the same over many keystrokes. The prefix's last piece is r
 hole's first token is then restricted to tokens that start with it.
 
 A multi-region canvas lays out several holes between text pieces the same way
-(`[<|file|>] piece0 [<|mask|> x L0] piece1 [<|mask|> x L1] ... pieceH`), each hole healed into
+(`[head] piece0 [<|mask|> x L0] piece1 [<|mask|> x L1] ... pieceH`), each hole healed into
 the piece before it, and cut to the budget keeping the tokens nearest any hole.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from infill.tokenizer import CodeTokenizer
+from infill.tokenizer import ModelTokenizer
 
 
 PREFIX_ALIGN = 64  # tokens: a cut prefix loses at most this many more than the budget asks
@@ -47,7 +50,7 @@ def prefix_cut(n_tokens: int, room: int) -> int:
     return -(-cut // PREFIX_ALIGN) * PREFIX_ALIGN
 
 
-def snippet_tokens(tok: CodeTokenizer, snippets: list[str], room: int) -> list[int]:
+def snippet_tokens(tok: ModelTokenizer, snippets: list[str], room: int) -> list[int]:
     """Snippets laid out as `<|snippet|> text` each, the last ones (the most important) kept
     whole while they fit in `room` tokens, in their order."""
     laid: list[int] = []
@@ -59,7 +62,7 @@ def snippet_tokens(tok: CodeTokenizer, snippets: list[str], room: int) -> list[i
     return laid
 
 
-def fim_canvas(tok: CodeTokenizer, prefix: str, suffix: str, hole_len: int, max_context: int,
+def fim_canvas(tok: ModelTokenizer, prefix: str, suffix: str, hole_len: int, max_context: int,
                snippets: list[str] = ()) -> Canvas:
     """Lay out one FIM request; snippets take at most 1/SNIPPET_SHARE of the context, most
     important last, and the prefix and suffix share the rest."""
@@ -68,14 +71,14 @@ def fim_canvas(tok: CodeTokenizer, prefix: str, suffix: str, hole_len: int, max_
     snippet_ids = snippet_tokens(tok, snippets, max_context // SNIPPET_SHARE) if snippets else []
     n_prefix, n_suffix = budget_split(max_context - len(snippet_ids), hole_len, len(healed.ids), len(suffix_ids))
     prefix_ids = healed.ids[prefix_cut(len(healed.ids), n_prefix):]
-    head = [tok.file_id] + snippet_ids + prefix_ids
+    head = list(tok.head_ids) + snippet_ids + prefix_ids
     ids = head + [tok.mask_id] * hole_len + suffix_ids[:n_suffix]
     return Canvas(ids=ids, hole_start=len(head), hole_len=hole_len, healed=healed.text)
 
 
 @dataclass(frozen=True, slots=True)
 class RegionsCanvas:
-    """Several holes in one canvas: `[<|file|>] piece0 [MASK x L0] piece1 [MASK x L1] ... pieceH`."""
+    """Several holes in one canvas: `[head] piece0 [MASK x L0] piece1 [MASK x L1] ... pieceH`."""
 
     ids: list[int]  # the whole canvas, holes filled with the mask id
     hole_starts: list[int]  # index of each hole's first position, left to right
@@ -110,7 +113,7 @@ def widest_reach(lengths: list[int], room: int) -> int:
     return lo
 
 
-def regions_canvas(tok: CodeTokenizer, pieces: list[str], hole_lens: list[int], max_context: int) -> RegionsCanvas:
+def regions_canvas(tok: ModelTokenizer, pieces: list[str], hole_lens: list[int], max_context: int) -> RegionsCanvas:
     """Lay out text pieces around holes (len(pieces) == len(hole_lens) + 1), each piece before a hole
     healed into it; context is cut to the budget keeping the tokens nearest the holes."""
     assert len(pieces) == len(hole_lens) + 1, "one more text piece than holes: text, hole, text, ..., text"
@@ -118,7 +121,7 @@ def regions_canvas(tok: CodeTokenizer, pieces: list[str], hole_lens: list[int], 
     piece_ids = [h.ids for h in healed] + [tok.encode(pieces[-1])]
     room = max(0, max_context - 1 - sum(hole_lens))
     kept = kept_ends([len(ids) for ids in piece_ids], widest_reach([len(ids) for ids in piece_ids], room))
-    ids, starts = [tok.file_id], []
+    ids, starts = list(tok.head_ids), []
     for i, (piece, (head, tail)) in enumerate(zip(piece_ids, kept)):
         ids += piece[:head] + piece[len(piece) - tail:]
         if i < len(hole_lens):

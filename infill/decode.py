@@ -68,11 +68,14 @@ class HoleRules:
     first_allowed: list[int] | None  # token healing: the hole's first token must be one of these
     first_banned: list[int]  # never the hole's first token (pad; newline or blanks in single-line mode)
     single_line: bool
+    stop_ids: tuple[int, ...] = ()  # other tokens that end a middle (a family's eos, end-of-turn)
+    line_ids: tuple[int, ...] = ()  # tokens that end a line (every newline-bearing one); () is the newline alone
 
     @property
     def end_ids(self) -> torch.Tensor:
-        """The tokens that end a middle: pad, and in single-line mode a newline."""
-        return torch.tensor([self.pad_id, self.newline_id] if self.single_line else [self.pad_id])
+        """The tokens that end a middle: pad and the stop ids, and in single-line mode a line's end."""
+        line = (self.line_ids or (self.newline_id,)) if self.single_line else ()
+        return torch.tensor(list(dict.fromkeys([self.pad_id, *self.stop_ids, *line])))
 
 
 @dataclass(slots=True)

@@ -2,7 +2,8 @@
 
 `decoder.json` holds the settings measured best for the model (its model card says how), shared
 ones and, under `per_mode`, those of one completion mode; a request's `decoder` overrides go on
-top. Unknown settings or bad values raise ValueError naming the setting.
+top. A public checkpoint downloaded without one gets its family's published decoder
+(FAMILY_DECODERS). Unknown settings or bad values raise ValueError naming the setting.
 """
 from __future__ import annotations
 
@@ -12,6 +13,12 @@ from pathlib import Path
 from infill.commit import DecoderConfig
 
 PER_MODE = "per_mode"  # decoder.json: {mode: settings} that apply on top of its shared ones
+
+# Fast-dLLM's rule (CHECKPOINTS.md): commit every masked position at or above 0.9 (at least one),
+# in semi-autoregressive blocks of 32. Published for Dream and LLaDA; Open-dCoder and CoDA are
+# Qwen models adapted the way Dream was, and start from the same rule until measured.
+FAST_DLLM = {"rule": "threshold", "threshold": 0.9, "block": 32}
+FAMILY_DECODERS = {"dream": FAST_DLLM, "llada": FAST_DLLM, "open-dcoder": FAST_DLLM, "coda": FAST_DLLM}
 
 
 def decoder_config(defaults: dict, overrides: dict, mode: str | None = None) -> DecoderConfig:
@@ -25,7 +32,10 @@ def decoder_config(defaults: dict, overrides: dict, mode: str | None = None) -> 
     return DecoderConfig(**settings)
 
 
-def model_decoder_defaults(model_dir: Path) -> dict:
-    """The decoder settings measured best for this model (`decoder.json` beside its weights), if any."""
+def model_decoder_defaults(model_dir: Path, family: str | None = None) -> dict:
+    """The decoder settings measured best for this model (`decoder.json` beside its weights), else
+    those published for its family, else none."""
     path = model_dir / "decoder.json"
-    return json.loads(path.read_text()) if path.exists() else {}
+    if path.exists():
+        return json.loads(path.read_text())
+    return dict(FAMILY_DECODERS.get(family, {}))

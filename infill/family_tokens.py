@@ -6,11 +6,12 @@
 
 A family tokenizer takes its special ids from the folder, never from an assumption: config.json
 first, then generation_config.json, then tokenizer_config.json's token strings, then the family
-table (`infill.families`). Every added token other than an end is banned from holes and dropped
-when decoding, and so are the embedding rows beyond the tokenizer (Dream pads 151,667 tokens to
-152,064 rows). Healing and the end of a line follow the model's own pre-tokenizer: the piece that
-a typed character would join is re-opened into the hole, and a single-line hole ends at any token
-that holds a newline (Qwen's `):\\n` is one token).
+table (`infill.families`). Every added token other than an end is banned from holes; special
+ones are dropped when decoding and never produced by encoding; embedding rows beyond the
+tokenizer (Dream pads 151,667 tokens to 152,064 rows) are never committed. Healing and the end of
+a line follow the model's own pre-tokenizer: the piece that a typed character would join is
+re-opened into the hole, and a single-line hole ends at any token that holds a newline (Qwen's
+`):\\n` is one token).
 """
 from __future__ import annotations
 
@@ -124,7 +125,8 @@ def special_ids(model_dir: Path, config: dict, tok: Tokenizer, family: Family) -
     begin = None
     if settings.get("add_bos_token") or names.begin is not None:
         begin = (ids_of("bos_token_id", None) or [tok.token_to_id(names.begin or "")])[0]
-    for name, token_id in [("mask_token_id", mask), ("pad_token_id", pad), ("bos_token_id", begin), *(("eos_token_id", i) for i in eos)]:
+    stated = [("mask_token_id", mask), ("pad_token_id", pad), ("bos_token_id", begin)]
+    for name, token_id in stated + [("eos_token_id", i) for i in eos]:
         if token_id is not None and tok.id_to_token(token_id) is None:
             raise ValueError(f"{model_dir}: {name} {token_id} is not a token of its tokenizer "
                              f"({tok.get_vocab_size()} tokens); the config and tokenizer files disagree")
@@ -147,6 +149,7 @@ class FamilyTokenizer(TokenTable):
 
     def __init__(self, tok: Tokenizer, ids: SpecialIds, model_rows: int):
         self.tok = tok
+        self.tok.encode_special_tokens = True  # code that spells `<|im_end|>` is text, never the token
         self.mask_id, self.pad_id = ids.mask, ids.pad
         self.end_ids = list(ids.ends)
         self.head_ids = [] if ids.begin is None else [ids.begin]
@@ -161,16 +164,17 @@ class FamilyTokenizer(TokenTable):
 
     @cached_property
     def hidden_ids(self) -> frozenset[int]:
-        """Ids that are never text: added tokens, the mask, and ids the vocabulary skips."""
-        added = set(self.tok.get_added_tokens_decoder())
+        """Ids that are never text: special tokens, the mask, and ids the vocabulary skips."""
+        added = {i for i, t in self.tok.get_added_tokens_decoder().items() if t.special}
         gaps = {i for i in range(self.vocab_size) if self.tok.id_to_token(i) is None}
         return frozenset(added | gaps | {self.mask_id})
 
     @cached_property
     def banned_ids(self) -> list[int]:
-        """Never proposed in a hole: hidden ids that do not end it, and rows past the tokenizer."""
-        ends = set(self.end_ids)
-        return sorted(self.hidden_ids - ends) + list(range(self.vocab_size, self.model_rows))
+        """Never proposed in a hole: added and hidden ids that do not end it, and rows past the
+        tokenizer."""
+        banned = set(self.tok.get_added_tokens_decoder()) | self.hidden_ids
+        return sorted(banned - set(self.end_ids)) + list(range(self.vocab_size, self.model_rows))
 
     @cached_property
     def line_end_ids(self) -> list[int]:

@@ -20,7 +20,7 @@ from infill.decode import Decoded, DecodeState, HoleRules
 from infill.job import Hole, Job
 from infill.model import Transformer
 from infill.repetition import cut_loop
-from infill.tokenizer import SPECIAL_TOKENS, CodeTokenizer
+from infill.tokenizer import ModelTokenizer
 
 HOLE_TOKENS = {"single_line": 32, "multi_line": 96}  # hole length L per mode, before the max_tokens cap
 
@@ -33,11 +33,11 @@ class Filled:
     decode_ms: float
 
 
-def hole_text(tok: CodeTokenizer, tokens: list[int], healed: str, single_line: bool, cut_loops: bool = True) -> str:
-    """The middle's text: up to the first pad, a loop cut to its first copy, healed prefix removed,
-    cut after a newline in single-line mode."""
-    if tok.pad_id in tokens:
-        tokens = tokens[:tokens.index(tok.pad_id)]
+def hole_text(tok: ModelTokenizer, tokens: list[int], healed: str, single_line: bool, cut_loops: bool = True) -> str:
+    """The middle's text: up to the first end (pad, eos, end-of-turn), a loop cut to its first
+    copy, healed prefix removed, cut after a newline in single-line mode."""
+    ends = set(tok.end_ids)
+    tokens = next((tokens[:i] for i, t in enumerate(tokens) if t in ends), tokens)
     if cut_loops:
         tokens = cut_loop(tokens)
     text = tok.decode(tokens)[len(healed):]
@@ -46,23 +46,24 @@ def hole_text(tok: CodeTokenizer, tokens: list[int], healed: str, single_line: b
     return text
 
 
-def first_banned(tok: CodeTokenizer, prefix: str, single_line: bool) -> list[int]:
-    """Tokens that would make the answer empty: pad; in single-line mode a newline, and blanks mid-line."""
+def first_banned(tok: ModelTokenizer, prefix: str, single_line: bool) -> list[int]:
+    """Tokens that would make the answer empty: the ends; in single-line mode a line's end that
+    leaves the line blank, and blanks mid-line."""
     if not single_line:
-        return [tok.pad_id]
+        return list(tok.end_ids)
     if prefix.rsplit("\n", 1)[-1].strip():
-        return [tok.pad_id] + tok.blank_ids
-    return [tok.pad_id, tok.newline_id]
+        return list(tok.end_ids) + tok.blank_ids
+    return list(tok.end_ids) + [i for i in tok.line_end_ids if not tok.token_texts[i].split("\n", 1)[0].strip()]
 
 
-def hole_rules(tok: CodeTokenizer, healed: str, prefix: str, mode: str) -> HoleRules:
+def hole_rules(tok: ModelTokenizer, healed: str, prefix: str, mode: str) -> HoleRules:
     """What the hole may hold: no specials, a first token starting with `healed`, no empty start,
     one line if asked."""
-    specials = [tok.tok.token_to_id(t) for t in SPECIAL_TOKENS]
     return HoleRules(
-        pad_id=tok.pad_id, newline_id=tok.newline_id, banned_ids=[i for i in specials if i != tok.pad_id],
+        pad_id=tok.pad_id, newline_id=tok.newline_id, banned_ids=list(tok.banned_ids),
         first_allowed=tok.tokens_starting_with(healed) if healed else None,
         first_banned=first_banned(tok, prefix, mode == "single_line"), single_line=mode == "single_line",
+        stop_ids=tuple(i for i in tok.end_ids if i != tok.pad_id), line_ids=tuple(tok.line_end_ids),
     )
 
 
@@ -71,7 +72,7 @@ def hole_length(hole: Hole) -> int:
     return max(1, min(hole.max_tokens, HOLE_TOKENS[hole.mode]))
 
 
-def prepare(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str,
+def prepare(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: str, mode: str,
             max_tokens: int, hole_len: int | None = None, snippets: tuple[str, ...] = (),
             ) -> tuple[Canvas, HoleRules]:
     """The canvas and hole rules of one hole: everything decoding needs besides the model. The
@@ -81,7 +82,7 @@ def prepare(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mo
     return canvas, hole_rules(tok, canvas.healed, prefix, mode)
 
 
-def prepare_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], holes: list[Hole],
+def prepare_regions(model: Transformer, tok: ModelTokenizer, pieces: list[str], holes: list[Hole],
                     ) -> tuple[RegionsCanvas, list[HoleRules]]:
     """The canvas and per-hole rules of holes between text `pieces`, each hole with its own mode
     and length."""
@@ -95,7 +96,7 @@ def hole_lengths(first: int, count: int) -> list[int]:
     return sorted({max(1, first >> i) for i in range(count)}, reverse=True)
 
 
-def start_request(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
+def start_request(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
                   cfg: DecoderConfig, deadline: float | None = None, snippets: tuple[str, ...] = (),
                   ) -> tuple[list[DecodeState], str]:
     """One hole's decode states (one per candidate hole length; several only for multi-line
@@ -138,7 +139,7 @@ class HoleAnswer:
     decoded: Decoded
 
 
-def start_job(model: Transformer, tok: CodeTokenizer, job: Job, cfg: DecoderConfig,
+def start_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderConfig,
               deadline: float | None = None, with_snippets: bool = False) -> JobDecoding:
     """Lay a job out for decoding (no forward pass); `with_snippets` lays its snippets into the
     canvas (for models trained with them)."""
@@ -152,7 +153,7 @@ def start_job(model: Transformer, tok: CodeTokenizer, job: Job, cfg: DecoderConf
     return JobDecoding(job, [decode.start_regions(model, canvas, rules, cfg, deadline)], canvas.healed)
 
 
-def job_answers(tok: CodeTokenizer, decoding: JobDecoding) -> list[HoleAnswer]:
+def job_answers(tok: ModelTokenizer, decoding: JobDecoding) -> list[HoleAnswer]:
     """Each hole's text and decoding record, left to right (of a one-hole job's candidate
     lengths, the likeliest)."""
     chosen = decode.best(decoding.states)
@@ -161,7 +162,7 @@ def job_answers(tok: CodeTokenizer, decoding: JobDecoding) -> list[HoleAnswer]:
             for d, healed, rules in holes]
 
 
-def run_job(model: Transformer, tok: CodeTokenizer, job: Job, cfg: DecoderConfig = DecoderConfig(),
+def run_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderConfig = DecoderConfig(),
             deadline: float | None = None) -> tuple[list[HoleAnswer], float, float]:
     """One job decoded alone to the end: its answers, and the ms spent laying it out and decoding."""
     started = time.perf_counter()
@@ -174,14 +175,14 @@ def run_job(model: Transformer, tok: CodeTokenizer, job: Job, cfg: DecoderConfig
     return answers, (prepared - started) * 1e3, (time.perf_counter() - prepared) * 1e3
 
 
-def fill(model: Transformer, tok: CodeTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
+def fill(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
          cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> Filled:
     """Fill-in-the-middle of one hole, decoded alone."""
     [answer], prepare_ms, decode_ms = run_job(model, tok, Job.fim(prefix, suffix, mode, max_tokens), cfg, deadline)
     return Filled(answer.text, answer.decoded, prepare_ms, decode_ms)
 
 
-def fill_regions(model: Transformer, tok: CodeTokenizer, pieces: list[str], modes: list[str], max_tokens: int,
+def fill_regions(model: Transformer, tok: ModelTokenizer, pieces: list[str], modes: list[str], max_tokens: int,
                  cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> list[str]:
     """Each hole's text, for the holes between text `pieces` (one fewer hole than pieces, each
     with its mode), all decoded jointly in one canvas."""
