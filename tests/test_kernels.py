@@ -279,5 +279,5 @@ def test_cuda_kernels_compile_to_ptx(tmp_path):
                             env=os.environ | {"NUMBA_ENABLE_CUDASIM": "0"}, cwd=Path(__file__).parents[1],
                             capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-2000:]
-    for kernel in ("row_stats_kernel", "commit_kernel"):
+    for kernel in ("row_stats_kernel", "row_chunks_kernel", "merge_chunks_kernel", "commit_kernel"):
         assert ".entry" in (tmp_path / f"{kernel}.ptx").read_text()
