@@ -1,6 +1,11 @@
 """bench.gpu at tiny sizes on the CPU: every table is filled, the figures are consistent, and the
-JSON object is the last line."""
+JSON object is the last line; scripts/gpu_check.sh runs it all in its tiny mode."""
 import json
+import os
+import subprocess
+import sys
+
+import pytest
 
 from bench import gpu
 
@@ -31,3 +36,17 @@ def test_cut_tasks_are_single_line_holes_of_this_repository():
         path, line = task["name"].split(":")
         source = (gpu.Path(gpu.__file__).parents[1] / "infill" / path).read_text().splitlines()
         assert task["prompt"].splitlines()[-1] + task["reference"] == source[int(line) - 1]
+
+
+@pytest.mark.slow
+def test_gpu_check_script_runs_tiny_on_the_cpu(tmp_path):
+    root = gpu.Path(__file__).parents[1]
+    env = os.environ | {"GPU_CHECK_TINY": "1", "OUT": str(tmp_path), "PYTHON": sys.executable}
+    result = subprocess.run([str(root / "scripts" / "gpu_check.sh")], env=env, capture_output=True, text=True,
+                            timeout=280)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert {p.name for p in tmp_path.iterdir()} == {"imports.txt", "env.txt", "pytest.txt", "bench.txt",
+                                                   "bench.json", "summary.txt"}
+    assert "missing (needed): none" in (tmp_path / "imports.txt").read_text()
+    assert "skipped" in (tmp_path / "pytest.txt").read_text()  # no CUDA here: every gpu test skips itself
+    assert json.loads((tmp_path / "bench.json").read_text())["tiny"] is True
