@@ -3,7 +3,8 @@
     python -m bench.kernels [--rows 8 64 256] [--vocab 8192] [--budget-ms 200] [--threads 1] [--json]
 
 Row stats (max, argmax, second max, log-sum-exp per row of (rows, vocab) float32 logits):
-`infill.kernels.row_stats` against the same four numbers from torch ops (max, topk(2), logsumexp),
+`infill.kernels.row_stats` against the same four numbers from torch ops (`infill.kernels.torch_row_stats`:
+max, topk(2), logsumexp),
 and against the current decoder's `softmax(-1).max(-1)` (which computes less) for scale. Commit
 (select, write, count per request): `infill.kernels.commit` against the same rule in torch ops.
 Each candidate is checked against the kernel first, then timed for --budget-ms: the median of the
@@ -18,16 +19,7 @@ from functools import partial
 
 import torch
 
-from infill.kernels import commit, row_stats
-
-
-def torch_row_stats(logits: torch.Tensor) -> tuple[torch.Tensor, ...]:
-    """The row stats from torch ops: the alternative the njit path was measured against."""
-    top, top_id = logits.max(dim=-1)  # (R,), (R,): the first index of the max
-    second = logits.topk(2, dim=-1).values[:, 1]  # (R,)
-    lse = torch.logsumexp(logits, dim=-1)  # (R,)
-    top1_prob = torch.exp(top - lse)
-    return top_id, top1_prob, top1_prob - torch.exp(second - lse), lse
+from infill.kernels import commit, row_stats, torch_row_stats
 
 
 def torch_commit(holes, masked, offsets, top1_id, confidence, remaining, threshold: float,

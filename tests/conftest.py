@@ -4,9 +4,25 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "1")  # CUDA kernels run in Numba's simulator on the CPU
+import torch
+
+# Before numba is first imported: the CUDA kernels run on the GPU where torch sees one, else in
+# Numba's simulator. NUMBA_ENABLE_CUDASIM=1 set by hand forces the simulator on a GPU machine.
+os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "0" if torch.cuda.is_available() else "1")
+CUDA_TESTS = torch.cuda.is_available() and os.environ["NUMBA_ENABLE_CUDASIM"] != "1"
 
 import pytest
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked `gpu` run only with a CUDA device and the simulator off."""
+    if CUDA_TESTS:
+        return
+    reason = ("needs a CUDA device (torch.cuda.is_available() is False)" if not torch.cuda.is_available()
+              else "NUMBA_ENABLE_CUDASIM=1 is set: the kernels would run in the simulator")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(pytest.mark.skip(reason=reason))
 
 SAMPLE_CODE = '''
 import os

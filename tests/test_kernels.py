@@ -1,6 +1,9 @@
 """Decoder-step kernels (infill.kernels): row stats and commit against NumPy references, on the
-`@njit` CPU path and on the `@cuda.jit` kernels under Numba's simulator (tiny shapes, 32 threads);
-the CUDA kernels also compile to PTX, which the simulator cannot check."""
+`@njit` CPU path, on torch ops (the alternative on a GPU) and on the `@cuda.jit` kernels under
+Numba's simulator (tiny shapes, 32 threads; one block per row, and rows split over blocks); the
+CUDA kernels also compile to PTX, which the simulator cannot check. On a machine with CUDA,
+tests/conftest.py turns the simulator off and the "cuda" cases run on the GPU (tests/test_gpu.py
+adds real-size shapes and CUDA tensors)."""
 import os
 import subprocess
 import sys
@@ -13,11 +16,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
-from infill.kernels import commit, row_stats
+from infill import kernels
+from infill.kernels import commit, row_stats, torch_row_stats
 from infill.kernels import cuda as cuda_kernels
 from infill.kernels.cpu import exp_nonpos
 
-BACKENDS = ["njit", "cuda-sim"]
+BACKENDS = ["njit", "cuda"]
+ROW_BACKENDS = ["njit", "torch", "cuda", "cuda-split"]  # cuda-split: blocks of 16 columns, so rows of 70 span 5
 SIM_THREADS = 32  # few: the simulator runs each thread as a Python thread; vocab and holes go past 32
 LOGIT = st.one_of(st.floats(-3, 3, width=32), st.floats(-200, 200, width=32),
                   st.sampled_from([-np.inf, -np.inf, -1.0, 0.0, 2.5]))  # close values, far ones, ties and bans
@@ -39,12 +44,15 @@ def reference_row_stats(logits: np.ndarray) -> tuple[np.ndarray, ...]:
     return ids.astype(np.int64), prob, margin, lse
 
 
-def run_row_stats(backend: str, logits: np.ndarray, threads: int = SIM_THREADS) -> tuple[np.ndarray, ...]:
+def run_row_stats(backend: str, logits: np.ndarray, threads: int = SIM_THREADS,
+                  columns: int = cuda_kernels.BLOCK_COLUMNS) -> tuple[np.ndarray, ...]:
     if backend == "njit":
         return tuple(t.numpy() for t in row_stats(torch.from_numpy(logits)))
+    if backend == "torch":
+        return tuple(t.numpy() for t in torch_row_stats(torch.from_numpy(logits)))
     rows = logits.shape[0]
     out = (np.empty(rows, np.int64), *(np.empty(rows, np.float32) for _ in range(3)))
-    cuda_kernels.launch_row_stats(logits, *out, threads=threads)
+    cuda_kernels.launch_row_stats(logits, *out, threads=threads, columns=16 if backend == "cuda-split" else columns)
     return out
 
 
@@ -65,10 +73,42 @@ def test_njit_row_stats_match_the_softmax(logits):
 @given(hnp.arrays(np.float32, st.tuples(st.integers(1, 3), st.integers(1, 64)), elements=LOGIT),
        st.sampled_from([1, 4, SIM_THREADS]))  # long per-thread folds, short ones, and the tree between
 def test_cuda_row_stats_match_the_softmax(logits, threads):
-    assert_row_stats(run_row_stats("cuda-sim", logits, threads), reference_row_stats(logits))
+    assert_row_stats(run_row_stats("cuda", logits, threads), reference_row_stats(logits))
 
 
-@pytest.mark.parametrize("backend", BACKENDS)
+@settings(max_examples=20, deadline=None)
+@given(hnp.arrays(np.float32, st.tuples(st.integers(1, 2), st.integers(1, 40)), elements=LOGIT),
+       st.sampled_from([1, 4]), st.sampled_from([1, 3, 8]))  # a block per column, odd chunks, a short last one
+def test_split_cuda_row_stats_match_the_softmax(logits, threads, columns):
+    assert_row_stats(run_row_stats("cuda", logits, threads, columns), reference_row_stats(logits))
+
+
+@settings(max_examples=30, deadline=None)
+@given(hnp.arrays(np.float32, st.tuples(st.integers(1, 6), st.integers(1, 80)), elements=LOGIT))
+def test_torch_row_stats_match_the_softmax(logits):
+    assert_row_stats(run_row_stats("torch", logits), reference_row_stats(logits))
+
+
+def test_row_chunks_cover_the_vocabulary_within_one_merge_block():
+    assert cuda_kernels.row_chunks(8192) == 1 and cuda_kernels.row_chunks(8193) == 2
+    assert cuda_kernels.row_chunks(151936) == 19 and cuda_kernels.row_chunks(152064) == 19  # Qwen's and Dream's
+    with pytest.raises(ValueError, match="raise columns"):
+        cuda_kernels.row_chunks(257 * 16, columns=16)
+    with pytest.raises(ValueError, match="columns per block must be >= 1"):
+        cuda_kernels.row_chunks(10, columns=0)
+
+
+def test_cuda_row_stats_choice_is_checked_and_torch_path_agrees(monkeypatch):
+    assert kernels.CUDA_ROW_STATS in kernels.CUDA_ROW_STATS_CHOICES
+    result = subprocess.run([sys.executable, "-c", "import infill.kernels"], capture_output=True, text=True,
+                            env=os.environ | {"INFILL_CUDA_ROW_STATS": "cupy"}, timeout=120)
+    assert result.returncode != 0 and "INFILL_CUDA_ROW_STATS must be one of" in result.stderr
+    monkeypatch.setattr(kernels, "CUDA_ROW_STATS", "torch")  # the choice binds CUDA tensors only
+    logits = torch.randn(4, 300, generator=torch.Generator().manual_seed(1))
+    assert_row_stats(tuple(t.numpy() for t in row_stats(logits)), reference_row_stats(logits.numpy()))
+
+
+@pytest.mark.parametrize("backend", ROW_BACKENDS)
 def test_row_stats_edge_rows(backend):
     tied = np.linspace(-2, 2, 70, dtype=np.float32)
     tied[[3, 40]] = 5.0  # the max twice: the lowest index wins and the margin is 0
@@ -159,7 +199,7 @@ def test_njit_commit_follows_the_rule(case):
 @settings(max_examples=30, deadline=None)
 @given(commit_cases(max_requests=3, max_len=10), st.sampled_from([1, 4, SIM_THREADS]))
 def test_cuda_commit_follows_the_rule(case, threads):
-    assert_commit(case, run_commit("cuda-sim", case, threads))
+    assert_commit(case, run_commit("cuda", case, threads))
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -239,22 +279,5 @@ def test_cuda_kernels_compile_to_ptx(tmp_path):
                             env=os.environ | {"NUMBA_ENABLE_CUDASIM": "0"}, cwd=Path(__file__).parents[1],
                             capture_output=True, text=True, timeout=240)
     assert result.returncode == 0, result.stderr[-2000:]
-    for kernel in ("row_stats_kernel", "commit_kernel"):
+    for kernel in ("row_stats_kernel", "row_chunks_kernel", "merge_chunks_kernel", "commit_kernel"):
         assert ".entry" in (tmp_path / f"{kernel}.ptx").read_text()
-
-
-@pytest.mark.gpu
-@pytest.mark.skipif(not torch.cuda.is_available() or os.environ.get("NUMBA_ENABLE_CUDASIM") == "1",
-                    reason="needs a CUDA device and NUMBA_ENABLE_CUDASIM=0")
-def test_cuda_tensors_match_the_cpu_path():
-    logits = torch.randn(64, 8192, generator=torch.Generator().manual_seed(0)) * 4
-    logits[5, 100:] = float("-inf")
-    on_gpu = row_stats(logits.cuda())
-    for got, want in zip(on_gpu, row_stats(logits)):
-        torch.testing.assert_close(got.cpu(), want, rtol=1e-5, atol=1e-6)
-    args = good_commit_args() | {"confidence": torch.tensor([0.2, 0.95, 0.1, 0.3])}
-    on_cpu = commit(**args, threshold=0.9, min_commit=2)
-    args_gpu = {k: v.cuda() for k, v in (good_commit_args() | {"confidence": args["confidence"]}).items()}
-    step = commit(**args_gpu, threshold=0.9, min_commit=2)
-    assert step.counts.tolist() == on_cpu.counts.tolist() and step.committed.tolist() == on_cpu.committed.tolist()
-    assert all(args_gpu[k].tolist() == args[k].tolist() for k in args)

@@ -9,15 +9,28 @@ masked position whose confidence reaches the threshold, and at least the `min_co
 confident ones while masks remain. Each function checks dtype, shape, contiguity and device, then
 runs the `@cuda.jit` kernels (`infill.kernels.cuda`) when its tensors are on a CUDA device and the
 `@njit` ones (`infill.kernels.cpu`, measured faster than torch ops) when they are on the CPU.
+
+On a CUDA device, row stats have two implementations, chosen by `CUDA_ROW_STATS` (environment
+variable `INFILL_CUDA_ROW_STATS`): "numba", the fused `@cuda.jit` kernel (one read of the logits),
+or "torch", `torch_row_stats` (max, topk(2) and logsumexp: three reads and more launches). The
+default is "numba" until `python -m bench.gpu` has measured both on a GPU (its "row stats" table
+and its `row_stats.faster` figure); neither has been timed on a real GPU yet. The commit kernel is
+not in the decoder's hot path (`infill.commit.select` ranks positions with torch ops).
 """
 from __future__ import annotations
 
+import os
 from typing import NamedTuple
 
 import numpy as np
 import torch
 
 from infill.kernels import cpu
+
+CUDA_ROW_STATS_CHOICES = ("numba", "torch")
+CUDA_ROW_STATS = os.environ.get("INFILL_CUDA_ROW_STATS", "numba")  # "numba" until bench.gpu measures
+if CUDA_ROW_STATS not in CUDA_ROW_STATS_CHOICES:
+    raise ValueError(f"INFILL_CUDA_ROW_STATS must be one of {CUDA_ROW_STATS_CHOICES}, got {CUDA_ROW_STATS!r}")
 
 
 class RowStats(NamedTuple):
@@ -64,16 +77,45 @@ def row_stats(logits: torch.Tensor) -> RowStats:
     _check(logits, "logits", torch.float32, (None, None))
     if logits.shape[1] == 0:
         raise ValueError("logits must have at least one column (the vocabulary is empty)")
-    device, rows = _device(logits=logits), logits.shape[0]
+    device = _device(logits=logits)
+    if device.type == "cuda" and CUDA_ROW_STATS == "torch":
+        return torch_row_stats(logits)
+    rows = logits.shape[0]
     stats = RowStats(torch.empty(rows, dtype=torch.int64, device=device),
                      *(torch.empty(rows, dtype=torch.float32, device=device) for _ in range(3)))
     if device.type == "cuda":
-        from infill.kernels import cuda  # numba.cuda costs ~0.1 s to import; CPU serving never needs it
-
-        cuda.launch_on_tensors(cuda.launch_row_stats, (logits, *stats))
+        cuda_row_stats(logits, stats)
     else:
         cpu.row_stats_rows(*(t.detach().numpy() for t in (logits, *stats)))
     return stats
+
+
+def cuda_row_stats(logits: torch.Tensor, stats: RowStats) -> None:
+    """The `@cuda.jit` row stats of checked CUDA logits into stats, on torch's current stream; the
+    split path's scratch comes from torch's caching allocator (no host copy, no device sync)."""
+    from infill.kernels import cuda  # numba.cuda costs ~0.1 s to import; CPU serving never needs it
+
+    rows, chunks = logits.shape[0], cuda.row_chunks(logits.shape[1])
+    scratch = ()
+    if chunks > 1:
+        scratch = tuple(torch.empty(rows, chunks, dtype=dtype, device=logits.device)
+                        for dtype in (torch.float32, torch.int64, torch.float32, torch.float32))
+    cuda.launch_on_tensors(cuda.launch_row_stats, (logits, *stats), scratch)
+
+
+def torch_row_stats(logits: torch.Tensor) -> RowStats:
+    """The same four numbers from torch ops on checked logits (R, V) float32, on their device:
+    the alternative `CUDA_ROW_STATS` chooses between (and the reference `bench.gpu` times)."""
+    top, top_id = logits.max(dim=-1)  # (R,), (R,): the first index of the max
+    if logits.shape[1] > 1:
+        second = logits.topk(2, dim=-1).values[:, 1]  # (R,): a tied max counts twice
+    else:
+        second = torch.full_like(top, float("-inf"))
+    lse = torch.logsumexp(logits, dim=-1)  # (R,): -inf for a row of only -inf
+    allowed = lse > float("-inf")
+    top1_prob = torch.where(allowed, torch.exp(top - lse), 0.0)
+    margin = torch.where(allowed, top1_prob - torch.exp(second - lse), 0.0)
+    return RowStats(torch.where(allowed, top_id, 0), top1_prob, margin, lse)
 
 
 def _check_offsets(offsets: torch.Tensor, positions: int) -> None:

@@ -3,6 +3,10 @@
 `row_stats_kernel` runs one thread block per row of logits: each thread folds its strided slice of
 the vocabulary into (max, lowest index of the max, second max, sum of exp(x - max)), then the block
 merges those partials in shared memory by a tree reduction and thread 0 writes the row's outputs.
+A row longer than `BLOCK_COLUMNS` (a 152k vocabulary) is split: `row_chunks_kernel` runs one block
+per (row, chunk of BLOCK_COLUMNS columns) and writes each chunk's partial to scratch arrays (R, C),
+and `merge_chunks_kernel` folds a row's C partials in one block. One block per row would leave most
+of a GPU's streaming multiprocessors idle for the few rows of a step (16 rows on 132 SMs).
 `commit_kernel` runs one thread block per request: threads commit the positions above the threshold
 in parallel, a block sum counts them, and block argmax rounds add the most confident masked
 positions until the request has its minimum.
@@ -19,17 +23,21 @@ import numpy as np
 from numba import cuda, float32, int64
 
 MAX_THREADS = 256  # threads per block; the size of the shared-memory reduction buffers
+BLOCK_COLUMNS = 8192  # columns one block folds: 32 per thread at 256 threads, so a 152k row runs as 19 blocks
 NEG_INF = float32(-math.inf)
 
 
-def launch_on_tensors(launch, tensors, **scalars) -> None:
-    """Run a launcher on CUDA torch tensors (no copies): on their device, on torch's current stream,
-    so the kernel queues behind the model's work."""
+def launch_on_tensors(launch, tensors, scratch=(), **scalars) -> None:
+    """Run a launcher on CUDA torch tensors (no copies: `numba.cuda.as_cuda_array` reads each
+    tensor's `__cuda_array_interface__`): on their device, on torch's current stream, so the kernel
+    queues behind the model's work. `scratch` tensors go to the launcher as `partials`."""
     import torch
 
     device = tensors[0].device
     with cuda.gpus[device.index]:
         stream = cuda.external_stream(torch.cuda.current_stream(device).cuda_stream)
+        if scratch:
+            scalars["partials"] = tuple(cuda.as_cuda_array(t) for t in scratch)
         launch(*(cuda.as_cuda_array(t.detach()) for t in tensors), stream=stream, **scalars)
 
 
@@ -59,10 +67,10 @@ def _rescaled(total, top, new_top):
 
 
 @cuda.jit(device=True)
-def _fold_row_slice(logits, row, start, step):
-    """(top, top_id, second, total) over logits[row, start::step]; top_id is start when all -inf."""
+def _fold_row_slice(logits, row, start, stop, step):
+    """(top, top_id, second, total) over logits[row, start:stop:step]; top_id is start when all -inf."""
     top, second, total, top_id = NEG_INF, NEG_INF, float32(0), int64(start)
-    for j in range(start, logits.shape[1], step):
+    for j in range(start, stop, step):
         x = logits[row, j]
         if x > top:
             total = _rescaled(total, top, x) + float32(1)
@@ -97,6 +105,18 @@ def _write_row(row, top, top_id, second, total, top1_id, top1_prob, margin, lse)
         lse[row] = top + math.log(total)
 
 
+@cuda.jit(device=True)
+def _block_fold(tops, top_ids, seconds, totals, t, threads):
+    """Tree-merge the block's partials into slot 0 (threads a power of two)."""
+    cuda.syncthreads()
+    half = threads // 2
+    while half > 0:
+        if t < half:
+            _merge_partials(tops, top_ids, seconds, totals, t, t + half)
+        cuda.syncthreads()
+        half //= 2
+
+
 @cuda.jit
 def row_stats_kernel(logits, top1_id, top1_prob, margin, lse):
     """One block per row of logits (R, V); blockDim.x a power of two <= MAX_THREADS."""
@@ -105,23 +125,78 @@ def row_stats_kernel(logits, top1_id, top1_prob, margin, lse):
     seconds = cuda.shared.array(MAX_THREADS, float32)
     totals = cuda.shared.array(MAX_THREADS, float32)
     top_ids = cuda.shared.array(MAX_THREADS, int64)
-    tops[t], top_ids[t], seconds[t], totals[t] = _fold_row_slice(logits, row, t, threads)
-    cuda.syncthreads()
-    half = threads // 2
-    while half > 0:
-        if t < half:
-            _merge_partials(tops, top_ids, seconds, totals, t, t + half)
-        cuda.syncthreads()
-        half //= 2
+    tops[t], top_ids[t], seconds[t], totals[t] = _fold_row_slice(logits, row, t, logits.shape[1], threads)
+    _block_fold(tops, top_ids, seconds, totals, t, threads)
     if t == 0:
         _write_row(row, tops[0], top_ids[0], seconds[0], totals[0], top1_id, top1_prob, margin, lse)
 
 
-def launch_row_stats(logits, top1_id, top1_prob, margin, lse, threads: int = MAX_THREADS, stream=0) -> None:
-    """Fill top1_id (R,) int64 and top1_prob, margin, lse (R,) float32 from logits (R, V) float32."""
+@cuda.jit
+def row_chunks_kernel(logits, columns, part_top, part_id, part_second, part_total):
+    """Block (row, chunk c) folds logits[row, c * columns:(c + 1) * columns] into partials (R, C)."""
+    row, chunk, t, threads = cuda.blockIdx.x, cuda.blockIdx.y, cuda.threadIdx.x, cuda.blockDim.x
+    tops = cuda.shared.array(MAX_THREADS, float32)
+    seconds = cuda.shared.array(MAX_THREADS, float32)
+    totals = cuda.shared.array(MAX_THREADS, float32)
+    top_ids = cuda.shared.array(MAX_THREADS, int64)
+    start = chunk * columns
+    stop = start + columns if start + columns < logits.shape[1] else logits.shape[1]
+    tops[t], top_ids[t], seconds[t], totals[t] = _fold_row_slice(logits, row, start + t, stop, threads)
+    _block_fold(tops, top_ids, seconds, totals, t, threads)
+    if t == 0:
+        part_top[row, chunk], part_id[row, chunk] = tops[0], top_ids[0]
+        part_second[row, chunk], part_total[row, chunk] = seconds[0], totals[0]
+
+
+@cuda.jit
+def merge_chunks_kernel(part_top, part_id, part_second, part_total, top1_id, top1_prob, margin, lse):
+    """One block per row: fold its C partials (C <= blockDim.x) and write the row's outputs."""
+    row, t, threads = cuda.blockIdx.x, cuda.threadIdx.x, cuda.blockDim.x
+    tops = cuda.shared.array(MAX_THREADS, float32)
+    seconds = cuda.shared.array(MAX_THREADS, float32)
+    totals = cuda.shared.array(MAX_THREADS, float32)
+    top_ids = cuda.shared.array(MAX_THREADS, int64)
+    if t < part_top.shape[1]:
+        tops[t], top_ids[t] = part_top[row, t], part_id[row, t]
+        seconds[t], totals[t] = part_second[row, t], part_total[row, t]
+    else:  # an empty partial: merging it changes nothing
+        tops[t], top_ids[t], seconds[t], totals[t] = NEG_INF, int64(0x7FFFFFFFFFFFFFFF), NEG_INF, float32(0)
+    _block_fold(tops, top_ids, seconds, totals, t, threads)
+    if t == 0:
+        _write_row(row, tops[0], top_ids[0], seconds[0], totals[0], top1_id, top1_prob, margin, lse)
+
+
+def row_chunks(vocab: int, columns: int = BLOCK_COLUMNS) -> int:
+    """Blocks per row the split path runs for a vocabulary (1: the one-block kernel suffices)."""
+    if columns < 1:
+        raise ValueError(f"columns per block must be >= 1, got {columns}")
+    chunks = -(-vocab // columns)
+    if chunks > MAX_THREADS:
+        raise ValueError(f"a row of {vocab} in blocks of {columns} columns needs {chunks} blocks; "
+                         f"at most {MAX_THREADS} merge in one: raise columns")
+    return chunks
+
+
+def launch_row_stats(logits, top1_id, top1_prob, margin, lse, threads: int = MAX_THREADS, stream=0,
+                     columns: int = BLOCK_COLUMNS, partials=None) -> None:
+    """Fill top1_id (R,) int64 and top1_prob, margin, lse (R,) float32 from logits (R, V) float32.
+
+    Rows longer than `columns` run split; `partials` are its scratch arrays (top float32, id
+    int64, second float32, total float32, each (R, row_chunks(V, columns))), allocated here when
+    not given (torch's caching allocator is cheaper: the wrapper passes its own)."""
     check_threads(threads)
-    if logits.shape[0]:
-        row_stats_kernel[logits.shape[0], threads, stream](logits, top1_id, top1_prob, margin, lse)
+    rows, chunks = logits.shape[0], row_chunks(logits.shape[1], columns)
+    if not rows:
+        return
+    if chunks == 1:
+        row_stats_kernel[rows, threads, stream](logits, top1_id, top1_prob, margin, lse)
+        return
+    if partials is None:
+        partials = tuple(cuda.device_array((rows, chunks), dtype, stream=stream)
+                         for dtype in (np.float32, np.int64, np.float32, np.float32))
+    row_chunks_kernel[(rows, chunks), threads, stream](logits, np.int64(columns), *partials)
+    merge_threads = 1 << (chunks - 1).bit_length()  # a power of two >= chunks
+    merge_chunks_kernel[rows, merge_threads, stream](*partials, top1_id, top1_prob, margin, lse)
 
 
 @cuda.jit(device=True)

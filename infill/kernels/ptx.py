@@ -37,8 +37,11 @@ def compile_kernels(cc: tuple[int, int]) -> dict[str, str]:
     # device function; with no GPU, the answer is cc.
     numba.cuda.dispatcher.get_current_device = lambda: SimpleNamespace(compute_capability=cc)
     rows, f32, i64, b1 = float32[:, ::1], float32[::1], int64[::1], boolean[::1]
+    parts = (float32[:, ::1], int64[:, ::1], float32[:, ::1], float32[:, ::1])  # (R, C) partials of split rows
     signatures = {
         "row_stats_kernel": (kernels.row_stats_kernel, (rows, i64, f32, f32, f32)),
+        "row_chunks_kernel": (kernels.row_chunks_kernel, (rows, int64, *parts)),
+        "merge_chunks_kernel": (kernels.merge_chunks_kernel, (*parts, i64, f32, f32, f32)),
         "commit_kernel": (kernels.commit_kernel, (i64, b1, i64, i64, f32, i64, i64, b1, float32, int64)),
     }
     return {name: cuda.compile_ptx(kernel.py_func, signature, cc=cc)[0]

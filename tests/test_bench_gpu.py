@@ -1,0 +1,52 @@
+"""bench.gpu at tiny sizes on the CPU: every table is filled, the figures are consistent, and the
+JSON object is the last line; scripts/gpu_check.sh runs it all in its tiny mode."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from bench import gpu
+
+
+def test_tiny_gpu_bench_runs_on_the_cpu(capsys):
+    assert gpu.main(["--tiny", "--device", "cpu", "--json"]) == 0
+    out = capsys.readouterr().out
+    report = json.loads(out.strip().splitlines()[-1])
+    assert report["device"] == "cpu" and report["tiny"] and "forward latency" in out
+    steps = {(r["model"], r["batch"], r["context"]) for r in report["forward"] if r["ms"] > 0}
+    assert len(steps) == 2 * len(gpu.TINY["batches"]) * len(gpu.TINY["contexts"])  # both models, every size
+    assert [d["decoder"] for d in report["decoders"]] == ["default", "verify-8"]
+    for dec in report["decoders"]:
+        assert dec["tasks"] == gpu.TINY["tasks"] and "error" not in dec
+        assert dec["tokens_per_forward"] == round(dec["tokens"] / dec["forwards"], 3) > 0
+    one = next(r for r in report["implied"] if r["batch"] == 2)
+    assert abs(one["tokens_per_s_total"] - 2 * one["tokens_per_s_per_request"]) < 0.2  # both rounded
+    assert {(r["vocab"], r["rows"]) for r in report["row_stats"]} == {(512, 4), (2048, 4)}
+    assert all(r["faster"] in ("numba", "torch") and r["kernel_gb_s"] > 0 for r in report["row_stats"])
+
+
+def test_cut_tasks_are_single_line_holes_of_this_repository():
+    tasks = gpu.cut_tasks(5)
+    assert len(tasks) == 5 and len({t["name"] for t in tasks}) == 5
+    for task in tasks:
+        assert "\n" not in task["reference"] and task["reference"].strip()
+        assert task["suffix"].startswith("\n")
+        path, line = task["name"].split(":")
+        source = (gpu.Path(gpu.__file__).parents[1] / "infill" / path).read_text().splitlines()
+        assert task["prompt"].splitlines()[-1] + task["reference"] == source[int(line) - 1]
+
+
+@pytest.mark.slow
+def test_gpu_check_script_runs_tiny_on_the_cpu(tmp_path):
+    root = gpu.Path(__file__).parents[1]
+    env = os.environ | {"GPU_CHECK_TINY": "1", "OUT": str(tmp_path), "PYTHON": sys.executable}
+    result = subprocess.run([str(root / "scripts" / "gpu_check.sh")], env=env, capture_output=True, text=True,
+                            timeout=280)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert {p.name for p in tmp_path.iterdir()} == {"imports.txt", "env.txt", "pytest.txt", "bench.txt",
+                                                   "bench.json", "summary.txt"}
+    assert "missing (needed): none" in (tmp_path / "imports.txt").read_text()
+    assert "skipped" in (tmp_path / "pytest.txt").read_text()  # no CUDA here: every gpu test skips itself
+    assert json.loads((tmp_path / "bench.json").read_text())["tiny"] is True
