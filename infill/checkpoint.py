@@ -117,7 +117,12 @@ def load_model(folder: Path, device: str | torch.device = "cpu", dtype: torch.dt
         from infill.families import translate
 
         check_mask_token(folder, raw)
-        cfg, ours = translate(raw, files)
+        try:
+            cfg, ours = translate(raw, files)
+        except KeyError as exc:
+            raise ValueError(f"{folder / 'config.json'} lacks the field {exc}, which its family needs") from None
+        except AssertionError as exc:  # ids that do not fit the vocabulary, heads that do not divide
+            raise ValueError(f"{folder / 'config.json'} cannot be served: {exc}") from None
     with torch.device("meta"):
         model = Transformer(cfg)
     state = read_tensors(files, ours, torch.device(device), dtype)
