@@ -13,6 +13,7 @@ ipc:// socket and waits for its handshake; `stop_worker` ends it.
 """
 from __future__ import annotations
 
+import argparse
 import asyncio
 import collections
 import logging
@@ -36,12 +37,16 @@ from engine.keys import ClientKeys, make_curve_client
 from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
                              Health, HealthOk, Hello, Info, InfoRequest, Message, ProtocolError,
                              Result, Welcome, decode, encode)
+from infill.weights import DEVICE_HELP, DTYPES, check_device
 
 logger = logging.getLogger(__name__)
 _child_logger = logging.getLogger(__name__ + ".worker_stderr")
 
 DEFAULT_TIMEOUT_S = 5.0  # for handshakes; a completion waits its deadline plus this much
 DEFAULT_STARTUP_TIMEOUT_S = 60.0  # importing torch and loading a model takes seconds on a CPU
+# Plus this much per GB of a model folder's weights: a 7B bf16 checkpoint (15 GB) read from a slow
+# disk (100 MB/s) and moved to a GPU, then its kernels compiled in the warm-up.
+STARTUP_S_PER_GB = 15.0
 _CANCEL_LINGER_MS = 100  # time for a Cancel to leave a socket that is being closed
 _READY_POLL_S = 0.25  # how often the launcher retries the handshake while a worker starts
 _STDERR_TAIL_LINES = 30
@@ -328,11 +333,54 @@ def start_worker_process(argv: Sequence[str], address: str,
     return proc
 
 
+def weights_gb(model_dir: str | Path | None) -> float:
+    """Gigabytes of safetensors in a model folder (0 for the bundled model or an unreadable folder)."""
+    if model_dir is None:
+        return 0.0
+    try:
+        return sum(f.stat().st_size for f in Path(model_dir).glob("*.safetensors")) / 1e9
+    except OSError:
+        return 0.0
+
+
+def startup_timeout_for(model_dir: str | Path | None) -> float:
+    """How long a worker loading `model_dir` may take to answer: longer for a larger model."""
+    return DEFAULT_STARTUP_TIMEOUT_S + STARTUP_S_PER_GB * weights_gb(model_dir)
+
+
+def model_flags(device: str | None = None, dtype: str | None = None) -> list[str]:
+    """The worker flags for a device and dtype (None: the worker's default, auto)."""
+    return [*(["--device", device] if device else []), *(["--dtype", dtype] if dtype else [])]
+
+
+def add_local_worker_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of a command that starts its own worker (`infill lsp`, `infill run`), passed on to it."""
+    parser.add_argument("--device", default=None, metavar="DEVICE",
+                        help=f"where the worker it starts runs the model: {DEVICE_HELP} (default auto)")
+    parser.add_argument("--dtype", default=None, choices=DTYPES,
+                        help="that worker's model dtype (default auto: bf16 on CUDA, fp32 on the CPU)")
+    parser.add_argument("--startup-timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"how long that worker may take to load its model (default "
+                             f"{DEFAULT_STARTUP_TIMEOUT_S:.0f} s plus {STARTUP_S_PER_GB:.0f} s per GB of weights)")
+
+
+def check_local_worker_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error for a device that is no device, or a start-up timeout that is not positive."""
+    try:
+        if args.device is not None:
+            check_device(args.device)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.startup_timeout is not None and args.startup_timeout <= 0:
+        parser.error(f"--startup-timeout must be positive, got {args.startup_timeout}")
+
+
 def worker_argv(address: str, model_dir: str | Path | None = None, threads: int | None = None,
                 keys_dir: str | Path | None = None, weights: str | None = None,
-                owned_dir: str | Path | None = None) -> list[str]:
+                owned_dir: str | Path | None = None, flags: Sequence[str] = ()) -> list[str]:
     """The command line of one `python -m engine` worker process on `address`; `owned_dir` is a
-    private folder made for it (its ipc:// socket's), which it removes on its way out."""
+    private folder made for it (its ipc:// socket's), which it removes on its way out; `flags`
+    are further worker flags (`model_flags`: --device, --dtype, ...)."""
     argv = [sys.executable, "-m", "engine", "--bind", address, "--parent-pid", str(os.getpid())]
     if owned_dir is not None:
         argv += ["--owned-dir", str(owned_dir)]
@@ -344,20 +392,23 @@ def worker_argv(address: str, model_dir: str | Path | None = None, threads: int 
         argv += ["--keys", str(keys_dir)]
     if weights is not None:
         argv += ["--weights", weights]
-    return argv
+    return argv + list(flags)
 
 
 def spawn_local_worker(model_dir: str | Path | None = None, threads: int | None = None,
-                       startup_timeout_s: float = DEFAULT_STARTUP_TIMEOUT_S, weights: str | None = None,
-                       ) -> tuple[subprocess.Popen, str]:
+                       startup_timeout_s: float | None = None, weights: str | None = None,
+                       flags: Sequence[str] = ()) -> tuple[subprocess.Popen, str]:
     """Start `python -m engine` on a private ipc:// socket; returns the process and its address.
     The worker removes the socket's temp folder when it stops; this process removes it too once
-    the returned process object is collected (a worker stopped by SIGKILL could not)."""
+    the returned process object is collected (a worker stopped by SIGKILL could not). The start-up
+    timeout defaults to one that grows with the model (`startup_timeout_for`)."""
+    if startup_timeout_s is None:
+        startup_timeout_s = startup_timeout_for(model_dir)
     folder = tempfile.mkdtemp(prefix="infill-worker-")
     address = f"ipc://{folder}/worker.sock"
     try:
         proc = start_worker_process(worker_argv(address, model_dir, threads, weights=weights,
-                                                owned_dir=folder), address, startup_timeout_s)
+                                                owned_dir=folder, flags=flags), address, startup_timeout_s)
     except BaseException:
         shutil.rmtree(folder, ignore_errors=True)
         raise

@@ -14,10 +14,12 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.prefix_cache import PrefixCache
+import torch
+
+from engine.prefix_cache import DEFAULT_MAX_BYTES, PrefixCache
 from engine.protocol import ErrorCode, ProtocolError
 from infill import decode
-from infill.checkpoint import load_model
+from infill.checkpoint import DTYPES, load_model
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import PER_MODE, decoder_config, model_decoder_defaults
 from infill.family_tokens import load_tokenizer
@@ -62,13 +64,27 @@ def shared_mode(job: Job) -> str | None:
     return modes.pop() if len(modes) == 1 else None
 
 
+def limit_context(model: torch.nn.Module, max_context: int | None) -> None:
+    """Lower the context the model is run with (canvases, grown holes, the Welcome's figure) to
+    `max_context`; None keeps the trained context. Above the trained context is refused."""
+    trained = model.cfg.max_position_embeddings
+    if max_context is None:
+        return
+    if not 1 <= max_context <= trained:
+        raise ValueError(f"--max-context {max_context} must be between 1 and the model's trained "
+                         f"context, {trained} tokens")
+    model.cfg.max_position_embeddings = max_context
+
+
 class ModelRunner:
-    def __init__(self, model_dir: str | Path, device: str = "cpu", weights: str = "fp32"):
+    def __init__(self, model_dir: str | Path, device: str = "cpu", weights: str = "fp32", dtype: str = "fp32",
+                 max_context: int | None = None, prefix_cache_bytes: int = DEFAULT_MAX_BYTES):
         self.model_dir = Path(model_dir)
-        self.model = for_inference(load_model(self.model_dir, device=device), weights)
+        self.model = for_inference(load_model(self.model_dir, device=device, dtype=DTYPES[dtype]), weights)
+        limit_context(self.model, max_context)
         self.tok = load_tokenizer(self.model_dir, json.loads((self.model_dir / "config.json").read_text()))
         self.decoder_defaults = model_decoder_defaults(self.model_dir, self.model.cfg.family)
-        self.prefixes = PrefixCache()
+        self.prefixes = PrefixCache(max_bytes=prefix_cache_bytes)
         for mode in (None, *self.decoder_defaults.get(PER_MODE, {})):  # a bad decoder.json fails at start, not per request
             decoder_config(self.decoder_defaults, {}, mode)
         self.complete(Job.fim("def f(x):\n    return x", "\n", "single_line", 4), None)  # warm-up: kernel JIT, lazy tables
@@ -77,6 +93,11 @@ class ModelRunner:
         cfg = self.model.cfg
         return {"model": self.model_dir.name, "family": cfg.family, "vocab_size": cfg.vocab_size,
                 "max_context": cfg.max_position_embeddings}
+
+    @property
+    def device(self) -> torch.device:
+        """Where the model's weights, and so every decoder tensor, live."""
+        return self.model.model.embed_tokens.weight.device
 
     def start(self, job: Job, deadline: float | None) -> Decoding:
         """Lay a job out for decoding (no forward pass). Decoder overrides that are unknown, of the

@@ -25,11 +25,12 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 from engine.client import (DEFAULT_STARTUP_TIMEOUT_S, WorkerClient, WorkerError, WorkerStartError,
-                           WorkerTimeout, start_worker_process, stop_worker, worker_argv)
+                           WorkerTimeout, start_worker_process, startup_timeout_for, stop_worker,
+                           weights_gb, worker_argv)
 from engine.keys import ClientKeys, load_client_keys
 from engine.private import make_private_dir
 
@@ -40,6 +41,8 @@ _RESTART_BACKOFF_S = 1.0  # a child that fails to start is tried again after thi
 _HEALTH_EVERY_S = 1.0  # how often the watcher asks each child how old its main loop's tick is
 _HEALTH_TIMEOUT_S = 0.5  # its IO thread answers in milliseconds, whatever the main loop does
 HUNG_KILL_S = 10.0  # far above any one decoding step: a loop this still is stuck for good
+HUNG_S_PER_GB = 10.0  # and this much more per GB of weights: a large model's first pass over a long
+#   canvas on a CPU takes far longer than the bundled model's
 UNANSWERED_KILL = 3  # health checks in a row without a reply (about 3 s): the process is frozen
 _TCP_PORT = re.compile(r"(tcp://.+):(\d{1,5})")
 
@@ -173,24 +176,33 @@ class WorkerGroup:
             self._stopping.wait(_RESTART_BACKOFF_S)
 
 
+def hung_kill_for(model_dir: str | Path | None) -> float:
+    """How long a worker's main loop may stand still before it is killed as hung, for `model_dir`."""
+    return HUNG_KILL_S + HUNG_S_PER_GB * weights_gb(model_dir)
+
+
 def start_local_workers(model_dir: str | Path | None = None, threads: int | None = None,
-                        count: int = 1) -> WorkerGroup:
+                        count: int = 1, flags: Sequence[str] = (),
+                        startup_timeout_s: float | None = None) -> WorkerGroup:
     """`count` workers, each on an ipc:// socket in a private temp folder of its own, kept alive
     until the group is stopped; each worker removes its folder when it stops, even when this
-    process dies without stopping it."""
+    process dies without stopping it. `flags` are further worker flags (`model_flags`); the
+    start-up timeout and the hung-loop limit grow with the model's size unless given."""
     folders = {}
     for _ in range(count):
         folder = Path(tempfile.mkdtemp(prefix="infill-worker-"))
         folders[f"ipc://{folder}/worker.sock"] = folder
     group = WorkerGroup(lambda address: worker_argv(address, model_dir, threads,
-                                                    owned_dir=folders[address]),
-                        list(folders), folders=folders)
+                                                    owned_dir=folders[address], flags=flags),
+                        list(folders), folders=folders,
+                        startup_timeout_s=startup_timeout_s or startup_timeout_for(model_dir),
+                        hung_kill_s=hung_kill_for(model_dir))
     group.start()  # a group that fails to start stops itself, removing the folders
     return group
 
 
 def serve_workers(first: str, count: int, model_dir: Path | None, threads: int | None,
-                  keys_dir: Path | None, weights: str | None = None) -> int:
+                  keys_dir: Path | None, flags: Sequence[str] = ()) -> int:
     """`infill serve --workers N`: run the group until SIGTERM or SIGINT; 1 if it cannot start."""
     keys_dir = None if keys_dir is None else keys_dir.expanduser()
     try:
@@ -199,8 +211,8 @@ def serve_workers(first: str, count: int, model_dir: Path | None, threads: int |
     except ValueError as exc:
         logger.error("%s", exc)
         return 1
-    group = WorkerGroup(lambda address: worker_argv(address, model_dir, threads, keys_dir, weights),
-                        addresses, keys)
+    group = WorkerGroup(lambda address: worker_argv(address, model_dir, threads, keys_dir, flags=flags),
+                        addresses, keys, startup_timeout_for(model_dir), hung_kill_for(model_dir))
     signals: list[int] = []  # the handlers only append: nothing they could deadlock on
     previous = {sig: signal.signal(sig, lambda signum, frame: signals.append(signum))
                 for sig in (signal.SIGTERM, signal.SIGINT)}

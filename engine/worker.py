@@ -46,7 +46,7 @@ from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, E
 from engine.scheduler import SchedulerConfig
 from engine.supervisor import serve_workers, worker_addresses
 from engine.ratelimit import RateLimitedLog
-from infill.weights import DEFAULT_WEIGHTS, WEIGHTS
+from infill.weights import DEFAULT_PREFIX_CACHE_MB, DEVICE_HELP, DTYPES, WEIGHTS, check_device, placement
 
 logger = logging.getLogger(__name__)
 
@@ -413,22 +413,44 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="a private folder made for this worker (its ipc:// socket's), removed "
                              "when it stops, however it stops short of a SIGKILL (set by the "
                              "servers that start local workers)")
-    parser.add_argument("--weights", default=DEFAULT_WEIGHTS, choices=WEIGHTS,
-                        help=f"the model's linear layers: fp32, or int8 (faster on a CPU; see the "
-                             f"model card for the quality) (default {DEFAULT_WEIGHTS})")
+    add_model_flags(parser)
     return parser
 
 
-def _load_runner(model: Path | None, threads: int | None, weights: str) -> Any:
+def add_model_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags that say how a worker holds its model (`infill.weights` combines them)."""
+    parser.add_argument("--device", default="auto", metavar="DEVICE",
+                        help=f"where the model runs: {DEVICE_HELP} (default auto: the first CUDA "
+                             "device if there is one, else the CPU)")
+    parser.add_argument("--dtype", default="auto", choices=DTYPES,
+                        help="the weights' dtype (default auto: bf16 on CUDA, fp32 on the CPU)")
+    parser.add_argument("--weights", default="auto", choices=("auto", *WEIGHTS),
+                        help="int8: int8 linear layers, a CPU path (faster there; see the model card "
+                             "for the quality); fp32: fp32 weights (default auto: int8 on the CPU "
+                             "when --dtype is auto, else the dtype's own weights)")
+    parser.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
+                        help="the longest canvas a request may have (default: the model's trained "
+                             "context; lower it to bound a large model's memory)")
+    parser.add_argument("--prefix-cache-mb", type=int, default=DEFAULT_PREFIX_CACHE_MB, metavar="MB",
+                        help="memory for the keys/values of recent canvases reused across keystrokes "
+                             f"(default {DEFAULT_PREFIX_CACHE_MB}; 0 keeps none)")
+
+
+def _load_runner(args: argparse.Namespace) -> Any:
+    """The model runner the flags ask for; a ValueError when the flags or the model folder will not do."""
     # Imported here so that importing this module (and testing it with a fake runner) needs no torch.
     import torch
 
     from engine.runner import ModelRunner
     from infill.paths import bundled_model_dir
 
-    if threads is not None:
-        torch.set_num_threads(threads)
-    return ModelRunner(model if model is not None else bundled_model_dir(), device="cpu", weights=weights)
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    where = placement(args.device, args.dtype, args.weights, torch.cuda.device_count())
+    logger.info("loading the model on %s in %s%s", where.device, where.dtype, " (int8 linear layers)" * where.int8)
+    return ModelRunner(args.model if args.model is not None else bundled_model_dir(), device=where.device,
+                       weights=where.weights, dtype=where.dtype, max_context=args.max_context,
+                       prefix_cache_bytes=args.prefix_cache_mb * 2**20)
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerKeys | None:
@@ -449,7 +471,22 @@ def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Se
         parser.error(f"--workers must be at least 1, got {args.workers}")
     if args.model is not None and not args.model.is_dir():
         parser.error(f"--model {args.model} is not a folder; pass a model folder or omit --model")
+    check_model_flags(parser, args)
     return keys
+
+
+def check_model_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse (with a usage error) model flags that are wrong on any machine; whether a CUDA
+    device is there is known once torch is imported (`_load_runner`)."""
+    try:
+        check_device(args.device)  # then as if the machine had the CUDA device asked for, or none
+        placement(args.device, args.dtype, args.weights, 1000 if args.device.startswith("cuda") else 0)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.max_context is not None and args.max_context < 1:
+        parser.error(f"--max-context must be at least 1 token, got {args.max_context}")
+    if args.prefix_cache_mb < 0:
+        parser.error(f"--prefix-cache-mb must be 0 or more, got {args.prefix_cache_mb}")
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
@@ -462,15 +499,28 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     try:
         if args.workers > 1:  # this process supervises, it loads no model
             return serve_workers(args.bind, args.workers, args.model, args.threads, args.keys,
-                                 args.weights)
-        return _serve_one(args, keys)
+                                 model_argv(args))
+        return _serve_one(parser, args, keys)
     finally:
         remove_owned_dir(args.owned_dir)
 
 
-def _serve_one(args: argparse.Namespace, keys: ServerKeys | None) -> int:
+def model_argv(args: argparse.Namespace) -> list[str]:
+    """The model flags of `args` as a child worker's command line takes them (defaults left out)."""
+    argv = []
+    for flag in ("device", "dtype", "weights", "max_context", "prefix_cache_mb"):
+        value = getattr(args, flag)
+        if value is not None and value != build_parser().get_default(flag):
+            argv += [f"--{flag.replace('_', '-')}", str(value)]
+    return argv
+
+
+def _serve_one(parser: argparse.ArgumentParser, args: argparse.Namespace, keys: ServerKeys | None) -> int:
     """One worker in this process, served until a signal or its parent's end."""
-    runner = _load_runner(args.model, args.threads, args.weights)
+    try:
+        runner = _load_runner(args)
+    except ValueError as exc:  # the flags meet this machine, or the model folder is no checkpoint
+        parser.error(str(exc))
     try:
         worker = Worker(runner, args.bind, keys)
     except zmq.ZMQError as exc:

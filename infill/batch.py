@@ -30,11 +30,11 @@ def pad_contexts(contexts: list[list[KV]], length: int) -> list[KV]:
     return [(stack([k for k, _ in kvs]), stack([v for _, v in kvs])) for kvs in layers]
 
 
-def key_mask(context_lens: list[int], window_lens: list[int]) -> torch.Tensor:
+def key_mask(context_lens: list[int], window_lens: list[int], device: torch.device | str = "cpu") -> torch.Tensor:
     """Which keys each request may attend to (B, 1, 1, S + W): its own context and window, not the padding."""
     S, W = max(context_lens), max(window_lens)
-    context = torch.arange(S)[None] < torch.tensor(context_lens)[:, None]  # (B, S)
-    window = torch.arange(W)[None] < torch.tensor(window_lens)[:, None]  # (B, W)
+    context = torch.arange(S, device=device)[None] < torch.tensor(context_lens, device=device)[:, None]  # (B, S)
+    window = torch.arange(W, device=device)[None] < torch.tensor(window_lens, device=device)[:, None]  # (B, W)
     return torch.cat([context, window], dim=1)[:, None, None]  # (B, 1, 1, S + W)
 
 
@@ -50,6 +50,6 @@ def batch_window_pass(model: Transformer, windows: list[torch.Tensor], positions
     pos = pad_right(positions, W)  # (B, W); padded rows are masked out as keys and dropped as queries
     cache = pad_contexts(contexts, S)
     ragged = len(set(window_lens)) > 1 or len(set(context_lens)) > 1
-    mask = key_mask(context_lens, window_lens).expand(-1, 1, W, -1) if ragged else None  # (B, 1, W, S + W)
+    mask = key_mask(context_lens, window_lens, ids.device).expand(-1, 1, W, -1) if ragged else None  # (B, 1, W, S + W)
     h, kv = model.hidden(ids, positions=pos, cache=cache, mask=mask)  # (B, W, d); per layer (B, nkv, W, hd)
     return [h[b, :n] for b, n in enumerate(window_lens)], kv

@@ -2,6 +2,13 @@
 
 Our own checkpoints store a `ModelConfig` as `config.json`; public checkpoints (Hugging Face
 layout) are recognised by their `model_type`/`architectures` and translated by `infill.families`.
+A sharded checkpoint is read from the shards its `model.safetensors.index.json` names, and from
+nothing else in the folder.
+
+Loading builds the model on the meta device (no memory) and reads each tensor straight onto the
+target device in the target dtype, one at a time, then assigns it: a 7B bf16 checkpoint served in
+bf16 is never copied to fp32, and host memory holds at most one tensor on its way to a GPU.
+A folder that is not a supported checkpoint raises one ValueError that says what is wrong.
 """
 from __future__ import annotations
 
@@ -9,9 +16,17 @@ import json
 from pathlib import Path
 
 import torch
-from safetensors.torch import load_file, save_file
+from safetensors import safe_open
+from safetensors.torch import save_file
 
 from infill.model import ModelConfig, Transformer
+
+INDEX = "model.safetensors.index.json"
+SINGLE = "model.safetensors"
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+# model_type values of plain autoregressive configs that a diffusion model may also ship (Open-dCoder
+# is a Qwen2 config, CoDA's defaults read a Qwen3 one): served only when the folder names a mask token.
+_AUTOREGRESSIVE_TYPES = {"qwen2", "qwen3"}
 
 
 def save_model(model: Transformer, folder: Path, dtype: torch.dtype = torch.float16) -> None:
@@ -22,17 +37,7 @@ def save_model(model: Transformer, folder: Path, dtype: torch.dtype = torch.floa
     state = {k: v.detach().to(dtype).contiguous() for k, v in model.state_dict().items()}
     if model.cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)
-    save_file(state, str(folder / "model.safetensors"), metadata={"format": "pt"})
-
-
-def _read_state(folder: Path) -> dict[str, torch.Tensor]:
-    files = sorted(folder.glob("*.safetensors"))
-    if not files:
-        raise FileNotFoundError(f"no *.safetensors in {folder}: is this a model folder?")
-    state: dict[str, torch.Tensor] = {}
-    for f in files:
-        state.update(load_file(str(f)))
-    return state
+    save_file(state, str(folder / SINGLE), metadata={"format": "pt"})
 
 
 def is_own_config(raw: dict) -> bool:
@@ -40,25 +45,128 @@ def is_own_config(raw: dict) -> bool:
     return "model_type" not in raw
 
 
-def load_model(folder: Path, device: str = "cpu", dtype: torch.dtype = torch.float32) -> Transformer:
-    """Load any supported model folder into our Transformer, in eval mode."""
+def read_json(path: Path, what: str) -> dict:
+    try:
+        raw = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path} ({what}) cannot be read as JSON: {exc}") from None
+    if not isinstance(raw, dict):
+        raise ValueError(f"{path} ({what}) is not a JSON object")
+    return raw
+
+
+def read_config(folder: Path) -> dict:
+    """The folder's config.json, or a ValueError saying that this is no model folder."""
+    if not folder.is_dir():
+        raise ValueError(f"{folder} is not a folder: point --model at a model folder")
+    path = folder / "config.json"
+    if not path.is_file():
+        raise ValueError(f"{folder} has no config.json: a model folder holds config.json, "
+                         f"{SINGLE} (or shards with {INDEX}) and tokenizer.json")
+    return read_json(path, "the model's config")
+
+
+def tensor_files(folder: Path) -> dict[str, Path]:
+    """Each tensor's name and the file holding it: the index's shards, else model.safetensors."""
+    index = folder / INDEX
+    if index.is_file():
+        weight_map = read_json(index, "the shard index").get("weight_map")
+        if not isinstance(weight_map, dict) or not weight_map:
+            raise ValueError(f"{index} has no weight_map (tensor name -> shard file): download it again")
+        shards = {name: folder / str(shard) for name, shard in weight_map.items()}
+        missing = sorted({path.name for path in shards.values() if not path.is_file()})
+        if missing:
+            raise ValueError(f"{index} names shard(s) missing from {folder}: {', '.join(missing[:4])}; "
+                             "the download is incomplete: fetch those files again")
+        return shards
+    single = folder / SINGLE
+    if single.is_file():
+        with safe_open(str(single), framework="pt") as f:
+            return {name: single for name in f.keys()}
+    found = sorted(path.name for path in folder.glob("*.safetensors"))
+    if found:
+        raise ValueError(f"{folder} has shards ({', '.join(found[:3])}) but no {INDEX} naming their "
+                         "tensors: download the index too")
+    raise ValueError(f"{folder} has no {SINGLE} and no {INDEX}: no weights to load")
+
+
+def check_mask_token(folder: Path, raw: dict) -> None:
+    """A plain autoregressive config (Qwen2, Qwen3) is served only when the folder names a mask
+    token (config.json's mask_token_id, or a mask_token in its tokenizer files): without one it is
+    an autoregressive model, whose masked-diffusion answers would be nonsense."""
+    if str(raw.get("model_type", "")).lower() not in _AUTOREGRESSIVE_TYPES or "mask_token_id" in raw:
+        return
+    for name in ("tokenizer_config.json", "special_tokens_map.json"):
+        path = folder / name
+        if path.is_file() and read_json(path, "tokenizer settings").get("mask_token"):
+            return
+    raise ValueError(f"{folder / 'config.json'} is a plain autoregressive {raw['model_type']} model: "
+                     "it names no mask token (no mask_token_id in config.json, no mask_token in "
+                     "tokenizer_config.json), so it is not a masked diffusion model; serve a diffusion "
+                     "checkpoint (Dream, DiffuCoder, Open-dCoder, CoDA, LLaDA)")
+
+
+def load_model(folder: Path, device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32) -> Transformer:
+    """Load any supported model folder into our Transformer on `device` in `dtype`, in eval mode."""
     folder = Path(folder)
-    config_path = folder / "config.json"
-    if not config_path.exists():
-        raise FileNotFoundError(f"{config_path} is missing: point --model at a model folder")
-    raw = json.loads(config_path.read_text())
-    state = _read_state(folder)
+    raw = read_config(folder)
+    files = tensor_files(folder)
     if is_own_config(raw):
-        cfg = ModelConfig.load(config_path)
+        cfg, ours = _own_config(folder, raw), {name: name for name in files}
     else:
         from infill.families import translate
 
-        cfg, state = translate(raw, state)
-    model = Transformer(cfg)
+        check_mask_token(folder, raw)
+        try:
+            cfg, ours = translate(raw, files)
+        except KeyError as exc:
+            raise ValueError(f"{folder / 'config.json'} lacks the field {exc}, which its family needs") from None
+        except AssertionError as exc:  # ids that do not fit the vocabulary, heads that do not divide
+            raise ValueError(f"{folder / 'config.json'} cannot be served: {exc}") from None
+    with torch.device("meta"):
+        model = Transformer(cfg)
+    state = read_tensors(files, ours, torch.device(device), dtype)
     if cfg.tie_word_embeddings:
-        state = {k: v for k, v in state.items() if k != "lm_head.weight"}
-    missing, unexpected = model.load_state_dict(state, strict=False)
-    missing = [k for k in missing if not (cfg.tie_word_embeddings and k == "lm_head.weight")]
+        state.pop("lm_head.weight", None)
+    _assign(model, state, folder)
+    return model.eval()
+
+
+def _own_config(folder: Path, raw: dict) -> ModelConfig:
+    try:
+        return ModelConfig.load(folder / "config.json")
+    except (TypeError, AssertionError) as exc:
+        raise ValueError(f"{folder / 'config.json'} is neither a Hugging Face config (no model_type) "
+                         f"nor one of ours: {exc}") from None
+
+
+def read_tensors(files: dict[str, Path], ours: dict[str, str], device: torch.device,
+                 dtype: torch.dtype) -> dict[str, torch.Tensor]:
+    """The tensors `files` names, under our names, each read onto `device` and cast to `dtype`."""
+    state: dict[str, torch.Tensor] = {}
+    by_file: dict[Path, list[str]] = {}
+    for name, path in files.items():
+        by_file.setdefault(path, []).append(name)
+    for path, names in by_file.items():
+        with safe_open(str(path), framework="pt", device=str(device)) as f:
+            present = set(f.keys())
+            for name in names:
+                if name not in present:
+                    raise ValueError(f"the shard index puts tensor {name!r} in {path.name}, which lacks it: "
+                                     "the shard or the index is damaged; download both again")
+                state[ours[name]] = f.get_tensor(name).to(dtype)
+    return state
+
+
+def _assign(model: Transformer, state: dict[str, torch.Tensor], folder: Path) -> None:
+    """Put the loaded tensors in place of the meta ones (re-tying a tied head)."""
+    try:
+        missing, unexpected = model.load_state_dict(state, strict=False, assign=True)
+    except RuntimeError as exc:  # a shape that does not fit the config
+        raise ValueError(f"checkpoint in {folder} does not fit its config.json: {exc}") from None
+    if model.cfg.tie_word_embeddings:
+        model.lm_head.weight = model.model.embed_tokens.weight
+        missing = [k for k in missing if k != "lm_head.weight"]
     if missing or unexpected:
-        raise ValueError(f"checkpoint in {folder} does not fit: missing {missing[:5]}, unexpected {unexpected[:5]}")
-    return model.to(device=device, dtype=dtype).eval()
+        raise ValueError(f"checkpoint in {folder} does not fit its config.json: missing tensors "
+                         f"{missing[:5]}, unexpected tensors {unexpected[:5]}")

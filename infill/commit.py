@@ -105,7 +105,7 @@ def block_candidates(masked: torch.Tensor, block: int) -> torch.Tensor:
 def top_n(conf: torch.Tensor, candidates: torch.Tensor, n: int) -> torch.Tensor:
     """The n most confident candidates (ties: lowest index first)."""
     n = max(1, min(n, int(candidates.sum())))
-    scores = torch.where(candidates, conf, torch.tensor(float("-inf")))
+    scores = torch.where(candidates, conf, float("-inf"))
     chosen = torch.zeros_like(candidates)
     chosen[torch.sort(scores, descending=True, stable=True).indices[:n]] = True
     return chosen & candidates
@@ -113,7 +113,7 @@ def top_n(conf: torch.Tensor, candidates: torch.Tensor, n: int) -> torch.Tensor:
 
 def factor_count(sorted_conf: torch.Tensor, factor: float) -> int:
     """Largest n with c_n >= 1 - f/(n+1) for confidences sorted high to low (at least 1)."""
-    n = torch.arange(1, len(sorted_conf) + 1, dtype=sorted_conf.dtype)
+    n = torch.arange(1, len(sorted_conf) + 1, dtype=sorted_conf.dtype, device=sorted_conf.device)
     ok = sorted_conf >= 1 - factor / (n + 1)
     return int(torch.nonzero(ok).max()) + 1 if ok.any() else 1
 

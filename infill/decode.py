@@ -101,13 +101,12 @@ def restrict(logits: torch.Tensor, still_masked: torch.Tensor, rules: HoleRules,
 
 
 def close_tail(hole: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> None:
-    """After a committed pad (or newline in single-line mode), everything later is pad."""
-    ends = torch.isin(hole, rules.end_ids) & ~masked
-    if ends.any():
-        first_end = int(torch.nonzero(ends)[0])
-        tail = torch.arange(len(hole)) > first_end
-        hole[tail & masked] = rules.pad_id
-        masked &= ~tail
+    """After a committed pad (or newline in single-line mode), everything later is pad (tensor
+    ops only: no sync with a GPU)."""
+    ends = torch.isin(hole, rules.end_ids.to(hole.device)) & ~masked
+    tail = (ends.cumsum(0) - ends.long()) > 0  # (L,) after the first committed end
+    hole.copy_(torch.where(tail & masked, rules.pad_id, hole))
+    masked &= ~tail
 
 
 def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torch.Tensor:
@@ -118,10 +117,8 @@ def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torc
     from its tail backwards (each pad makes the one before it likelier) and the answer comes back
     empty; content is decided first, and the end is placed once everything before it stands.
     """
-    ends = torch.isin(best, rules.end_ids)
-    leftmost = torch.zeros_like(masked)
-    if masked.any():  # a finished hole of a multi-hole canvas has none
-        leftmost[int(torch.nonzero(masked)[0])] = True
+    ends = torch.isin(best, rules.end_ids.to(best.device))
+    leftmost = masked & (masked.cumsum(0) == 1)  # none in a finished hole of a multi-hole canvas
     return masked & (~ends | leftmost)
 
 
@@ -152,8 +149,8 @@ def encode(model: Transformer, ids: torch.Tensor, window: Window, prefix: list[K
     run, attending to both: the cross-keystroke reuse."""
     skip = 0 if prefix is None else prefix[0][0].shape[2]
     stop, end = (ids.shape[1], None) if suffix is None else suffix
-    positions = torch.arange(skip, stop)[None]  # (1, S - P)
-    inside = torch.arange(ids.shape[1])[window] - skip  # (W,) the window's rows of this call
+    positions = torch.arange(skip, stop, device=ids.device)[None]  # (1, S - P)
+    inside = torch.arange(ids.shape[1], device=ids.device)[window] - skip  # (W,) the window's rows of this call
     h, kv = model.hidden(ids[:, skip:stop], positions=positions, cache=joined(prefix, end), rows=inside)
     kv = joined(prefix, kv, end)
     return h[0], without(kv, window), kv
@@ -168,14 +165,14 @@ def without(kv: list[KV], window: Window) -> list[KV]:
     if isinstance(window, slice):
         return [(torch.cat([k[:, :, :window.start], k[:, :, window.stop:]], dim=2),
                  torch.cat([v[:, :, :window.start], v[:, :, window.stop:]], dim=2)) for k, v in kv]
-    outside = torch.ones(kv[0][0].shape[2], dtype=torch.bool)
+    outside = torch.ones(kv[0][0].shape[2], dtype=torch.bool, device=kv[0][0].device)
     outside[window] = False
     return [(k[:, :, outside], v[:, :, outside]) for k, v in kv]
 
 
 def window_pass(model: Transformer, ids: torch.Tensor, window: Window, context: list[KV]) -> torch.Tensor:
     """Hidden states of the window (W, d), attending to the cached context and to itself."""
-    positions = torch.arange(ids.shape[1])[window][None]  # (1, W)
+    positions = torch.arange(ids.shape[1], device=ids.device)[window][None]  # (1, W)
     h, _ = model.hidden(ids[:, window], positions=positions, cache=context)
     return h[0]
 
@@ -306,9 +303,19 @@ class DecodeState:
         return float(filled.log().mean()) if len(filled) else float("-inf")
 
 
-def layout(spans: list[slice], shifted: bool) -> tuple[torch.Tensor, torch.Tensor]:
+def model_device(model: Transformer) -> torch.device:
+    """Where the model's weights live: every tensor of its decoding states lives there too."""
+    return model.model.embed_tokens.weight.device
+
+
+def hole_positions(spans: list[slice], device: torch.device) -> torch.Tensor:
+    """The canvas positions of the holes, left to right (L,)."""
+    return torch.cat([torch.arange(span.start, span.stop, device=device) for span in spans])
+
+
+def layout(spans: list[slice], shifted: bool, device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
     """The positions a cached step runs (W,), and the row of them predicting each hole position (L,)."""
-    holes = torch.cat([torch.arange(span.start, span.stop) for span in spans])  # (L,)
+    holes = hole_positions(spans, device)  # (L,)
     predictors = (holes - 1 if shifted else holes).clamp(min=0)  # (L,)
     positions = torch.unique(torch.cat([predictors, holes]))  # (W,) sorted
     return positions, torch.searchsorted(positions, predictors)
@@ -317,12 +324,15 @@ def layout(spans: list[slice], shifted: bool) -> tuple[torch.Tensor, torch.Tenso
 def new_state(model: Transformer, ids: list[int], spans: list[slice], rules: list[HoleRules], cfg: DecoderConfig,
               deadline: float | None, grow_to: int) -> DecodeState:
     """A canvas with its holes all masked, laid out for decoding; no forward pass runs yet."""
-    positions, rows = layout(spans, model.cfg.logits_shift)
+    device = model_device(model)
+    positions, rows = layout(spans, model.cfg.logits_shift, device)
+    length = len(rows)
     return DecodeState(
-        ids=torch.tensor(ids, dtype=torch.long)[None], spans=spans, positions=positions, rows=rows,
-        scored=slice(0, len(rows)), shifted=model.cfg.logits_shift, hole_rules=rules, cfg=cfg, deadline=deadline,
-        masked=torch.ones(len(rows), dtype=torch.bool), committed_prob=torch.zeros(len(rows)), grow_to=grow_to,
-        max_context=model.cfg.max_position_embeddings, remasked=torch.zeros(len(rows), dtype=torch.bool),
+        ids=torch.tensor(ids, dtype=torch.long, device=device)[None], spans=spans, positions=positions, rows=rows,
+        scored=slice(0, length), shifted=model.cfg.logits_shift, hole_rules=rules, cfg=cfg, deadline=deadline,
+        masked=torch.ones(length, dtype=torch.bool, device=device), committed_prob=torch.zeros(length, device=device),
+        grow_to=grow_to, max_context=model.cfg.max_position_embeddings,
+        remasked=torch.zeros(length, dtype=torch.bool, device=device),
         mask_id=model.cfg.mask_token_id,
     )
 
@@ -363,15 +373,15 @@ def grow(state: DecodeState, mask_id: int) -> bool:
     ids = state.ids[0]
     suffix = ids[state.span.stop:]
     keep = min(len(suffix), state.max_context - state.span.stop - extra)
-    masks = torch.full((extra,), mask_id, dtype=ids.dtype)
+    masks = torch.full((extra,), mask_id, dtype=ids.dtype, device=ids.device)
     state.ids = torch.cat([ids[:state.span.stop], masks, suffix[:keep]])[None]
     state.spans = [slice(state.span.start, state.span.stop + extra)]
-    state.positions, state.rows = layout(state.spans, state.shifted)
+    state.positions, state.rows = layout(state.spans, state.shifted, ids.device)
     state.scored = slice(0, len(state.rows))
     state.last_best = state.last_prob = None  # the next pass scores every position afresh
-    state.masked = torch.cat([state.masked, torch.ones(extra, dtype=torch.bool)])
-    state.committed_prob = torch.cat([state.committed_prob, torch.zeros(extra)])
-    state.remasked = torch.cat([state.remasked, torch.zeros(extra, dtype=torch.bool)])
+    state.masked = torch.cat([state.masked, state.masked.new_ones(extra)])
+    state.committed_prob = torch.cat([state.committed_prob, state.committed_prob.new_zeros(extra)])
+    state.remasked = torch.cat([state.remasked, state.remasked.new_zeros(extra)])
     state.context = []  # the canvas changed: the next pass re-encodes it
     return True
 
@@ -403,9 +413,9 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
         restrict(logits, state.masked[scored], state.rules, first=scored.start)
     scores = score(logits, state.cfg.confidence)
     if state.last_best is None:
-        state.last_best, state.last_prob = torch.zeros(length, dtype=torch.long), torch.zeros(length)
+        state.last_best, state.last_prob = state.ids.new_zeros(length), state.committed_prob.new_zeros(length)
     state.last_best[scored], state.last_prob[scored] = scores.best, scores.prob  # unscored positions keep older guesses
-    conf = torch.zeros(length)
+    conf = state.committed_prob.new_zeros(length)
     conf[scored] = scores.confidence
     steps_done, state.passes = state.passes, state.passes + 1
     if expired:
@@ -440,13 +450,14 @@ def shrink(state: DecodeState, keep: list[int]) -> None:
     tokens it committed; then it leaves the window and they are context, from `state.kv`."""
     if keep == (state.active if state.active is not None else list(range(len(state.spans)))):
         return
-    positions, _ = layout([state.spans[h] for h in keep], state.shifted)
-    holes = torch.cat([torch.arange(span.start, span.stop) for span in state.spans])  # (L,)
+    device = state.ids.device
+    positions, _ = layout([state.spans[h] for h in keep], state.shifted, device)
+    holes = hole_positions(state.spans, device)  # (L,)
     predictors = (holes - 1 if state.shifted else holes).clamp(min=0)
     state.positions = positions
     state.rows = torch.searchsorted(positions, predictors).clamp(max=len(positions) - 1)  # (L,); rows
     #   of holes out of the window are never read
-    state.scored = torch.cat([torch.arange(state.parts[h].start, state.parts[h].stop) for h in keep])
+    state.scored = hole_positions([state.parts[h] for h in keep], device)
     state.active = keep
     state.context = without(state.kv, positions)
 
@@ -458,7 +469,7 @@ def remask(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> None:
     for span, part, rules in zip(state.spans, state.parts, state.hole_rules):
         hole, masked, kept = state.ids[0, span], state.masked[part], state.committed_prob[part]  # (L_h,) views
         prob = (logits[part].gather(1, hole[:, None])[:, 0] - lse[part]).exp()  # of each position's token
-        doubtful = (~masked & (kept > 0) & ~state.remasked[part] & ~torch.isin(hole, rules.end_ids)
+        doubtful = (~masked & (kept > 0) & ~state.remasked[part] & ~torch.isin(hole, rules.end_ids.to(hole.device))
                     & (prob < state.cfg.remask))
         hole[doubtful] = state.mask_id
         masked |= doubtful
@@ -474,8 +485,9 @@ def slide(state: DecodeState, first: int) -> None:
     leftmost = int(torch.nonzero(state.masked)[0])
     stop = min(length, leftmost + state.cfg.window)
     a, b = start + first, start + stop  # canvas positions of the window
-    state.positions = torch.arange(a, b)
-    predictors = torch.arange(start, start + length) - int(state.shifted)  # (L,)
+    device = state.ids.device
+    state.positions = torch.arange(a, b, device=device)
+    predictors = torch.arange(start, start + length, device=device) - int(state.shifted)  # (L,)
     state.rows = (predictors - a).clamp(0, b - a - 1)  # rows outside the scored positions are never read
     state.scored = slice(leftmost, stop)
     state.context = without(state.kv, slice(a, b))
@@ -514,7 +526,7 @@ def plan_drafts(state: DecodeState) -> None:
     gap = torch.nonzero(~masked[first:]).flatten()
     run = int(gap[0]) if len(gap) else len(masked) - first  # masked positions from `first` on, without a gap
     count = min(state.cfg.drafts, run - 1, state.scored.stop - first - 1)  # each guess predicts a scored position
-    tokens = guesses(state.last_best, state.ids[0], state.span, first, count, state.rules.end_ids)
+    tokens = guesses(state.last_best, state.ids[0], state.span, first, count, state.rules.end_ids.to(state.ids.device))
     if len(tokens):
         state.drafts = (first, tokens)
 
@@ -533,7 +545,7 @@ def pass_windows(state: DecodeState) -> list[torch.Tensor]:
     if not state.guess_windows:
         return [window]
     first, tokens = state.drafts
-    at = torch.searchsorted(state.positions, state.span.start + first + torch.arange(len(tokens)))  # (V,)
+    at = torch.searchsorted(state.positions, state.span.start + first + torch.arange(len(tokens), device=window.device))  # (V,)
     windows = [window]
     for v in range(1, len(tokens) + 1):
         guessed = window.clone()

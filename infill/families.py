@@ -20,9 +20,8 @@ other block-causal family, publishes LoRA adapters, which this loader does not r
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
-
-import torch
 
 from infill.model import ModelConfig
 
@@ -97,12 +96,13 @@ _LLADA_BLOCK = {
 _LLADA_BLOCK_TENSOR = re.compile(r"model\.transformer\.blocks\.(\d+)\.(\w+)\.(weight|bias)")
 
 
-def translate(raw: dict, state: dict[str, torch.Tensor]) -> tuple[ModelConfig, dict[str, torch.Tensor]]:
-    """Our config and the tensors under our names, for a public checkpoint's config.json and tensors."""
+def translate(raw: dict, names: Iterable[str]) -> tuple[ModelConfig, dict[str, str]]:
+    """Our config, and our name for each of a public checkpoint's tensor names, for its
+    config.json and the names of its tensors (no tensor is read)."""
     family = detect_family(raw)
-    if family.layout == "llada":
-        state = {_llada_name(name): tensor for name, tensor in state.items()}
-    return _config_for(raw, family, has_lm_head="lm_head.weight" in state), state
+    rename = _llada_name if family.layout == "llada" else str
+    ours = {name: rename(name) for name in names}
+    return _config_for(raw, family, has_lm_head="lm_head.weight" in ours.values()), ours
 
 
 def model_config(raw: dict, has_lm_head: bool = True) -> ModelConfig:

@@ -23,8 +23,11 @@ def for_inference(model: Transformer, weights: str) -> Transformer:
         raise ValueError(f"unknown weights {weights!r}; choose one of {', '.join(WEIGHTS)}")
     if weights == "fp32":
         return model
-    if next(model.parameters()).device.type != "cpu":
-        raise ValueError("int8 weights are a CPU path; on a GPU use fp32 (or the GPU's own half precision)")
+    weight = next(model.parameters())
+    if weight.device.type != "cpu":
+        raise ValueError("int8 weights are a CPU path; on a GPU use --dtype bf16, fp16 or fp32")
+    if weight.dtype != torch.float32:
+        raise ValueError(f"int8 weights quantize an fp32 model, not a {weight.dtype} one: load it in fp32")
     with warnings.catch_warnings():  # torch's notices that this API moves to torchao one day
         warnings.filterwarnings("ignore", message=".*torchao.*")
         warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")

@@ -46,7 +46,8 @@ from pygls.lsp.server import LanguageServer
 
 from completion import pipeline
 from completion.positions import LINE_BREAK
-from engine.client import WorkerError, WorkerStartError, WorkerTimeout
+from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
+                           check_local_worker_flags, model_flags)
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.supervisor import WorkerGroup, start_local_workers
@@ -71,8 +72,11 @@ class InfillLanguageServer(LanguageServer):
     requests in flight, the workers' client and the local worker, if any."""
 
     def __init__(self, worker_address: str | None = None, worker_keys: ClientKeys | None = None,
-                 stats_log: str | None = None) -> None:
+                 stats_log: str | None = None, worker_flags: Sequence[str] = (),
+                 startup_timeout_s: float | None = None) -> None:
         super().__init__("infill-lsp", version("infill"))
+        self.worker_flags = list(worker_flags)  # for the local worker: --device, --dtype
+        self.startup_timeout_s = startup_timeout_s
         self.default_worker_address = worker_address
         self.default_worker_keys = worker_keys
         self.default_stats_log = stats_log
@@ -138,7 +142,7 @@ class InfillLanguageServer(LanguageServer):
         """Runs in a thread: start a local worker (restarted if it dies) and keep it before
         anything can fail."""
         logger.info("starting a local worker on the bundled model")
-        self.local_worker = start_local_workers()
+        self.local_worker = start_local_workers(flags=self.worker_flags, startup_timeout_s=self.startup_timeout_s)
         return self.local_worker.addresses
 
     @staticmethod
@@ -296,9 +300,10 @@ async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams
 
 
 def build_server(worker_address: str | None = None, worker_keys: ClientKeys | None = None,
-                 stats_log: str | None = None) -> InfillLanguageServer:
+                 stats_log: str | None = None, worker_flags: Sequence[str] = (),
+                 startup_timeout_s: float | None = None) -> InfillLanguageServer:
     """A server with every handler registered; the arguments are the command line's defaults."""
-    server = InfillLanguageServer(worker_address, worker_keys, stats_log)
+    server = InfillLanguageServer(worker_address, worker_keys, stats_log, worker_flags, startup_timeout_s)
     server.feature(types.INITIALIZE)(on_initialize)
     server.feature(types.INITIALIZED)(on_initialized)
     server.feature(types.SHUTDOWN)(on_shutdown)
@@ -339,6 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="use the running worker at ADDRESS (e.g. tcp://127.0.0.1:5555), or "
                              "balance over several given as ADDRESS,ADDRESS,... instead of "
                              "starting one; the workerAddress setting overrides it")
+    add_local_worker_flags(parser)
     parser.add_argument("--worker-keys", metavar="DIR", type=Path, default=None,
                         help="CURVE key folder (from `infill keys`) for workers started with --keys")
     parser.add_argument("--log-file", type=Path, metavar="PATH", default=None,
@@ -385,6 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--tcp must be a port in 1..65535, got {args.tcp}")
     if args.max_message_bytes < 1024:
         parser.error(f"--max-message-bytes must be at least 1024, got {args.max_message_bytes}")
+    check_local_worker_flags(parser, args)
     try:
         keys = None if args.worker_keys is None else load_client_keys(args.worker_keys.expanduser())
     except ValueError as exc:
@@ -394,7 +401,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
-    server = build_server(args.worker, keys, args.stats_log)
+    server = build_server(args.worker, keys, args.stats_log, model_flags(args.device, args.dtype),
+                          args.startup_timeout)
     previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, server, args.tcp is None))
     try:
         serve(server, args)

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from engine.client import add_local_worker_flags, check_local_worker_flags, model_flags
 from engine.supervisor import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from lsp_server import oneshot, server
@@ -27,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=2087, help="loopback TCP port of the language server")
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled model)")
     p.add_argument("--threads", type=int, default=None, help="torch threads of the worker")
+    add_local_worker_flags(p)
     return p
 
 
@@ -38,10 +40,13 @@ def self_check(address: str) -> int:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    check_local_worker_flags(parser, args)
     model = args.model or bundled_model_dir()
     print(f"starting a worker on {model} ...", flush=True)
-    worker = start_local_workers(model, threads=args.threads)
+    worker = start_local_workers(model, threads=args.threads, flags=model_flags(args.device, args.dtype),
+                                 startup_timeout_s=args.startup_timeout)
     address = worker.addresses[0]
     try:
         print(f"worker ready on {address}", flush=True)
