@@ -144,9 +144,9 @@ def decode_tasks(model: Transformer, tok, tasks: list[dict], cfg: DecoderConfig)
 
 def decoder_rates(model_dir: Path, device: torch.device, dtype: torch.dtype, tasks: list[dict]) -> list[dict]:
     """The default decoder and verify on the tasks, on the device (else on the CPU, with the error)."""
-    from infill.tokenizer import CodeTokenizer
+    from infill.family_tokens import load_tokenizer
 
-    tok = CodeTokenizer(model_dir / "tokenizer.json")
+    tok = load_tokenizer(model_dir, json.loads((model_dir / "config.json").read_text()))
     default = decoder_config(model_decoder_defaults(model_dir), {}, "single_line")
     rows, models = [], {}
     for name, cfg in (("default", default), ("verify-8", VERIFY)):

@@ -30,11 +30,11 @@ from bench.quality import edit_similarity, exact_match, percentile
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import decoder_config, model_decoder_defaults
+from infill.family_tokens import load_tokenizer
 from infill.fim import run_job
 from infill.job import Hole, Job
 from infill.paths import bundled_model_dir
 from infill.quantize import for_inference
-from infill.tokenizer import CodeTokenizer
 from infill.weights import DEFAULT_WEIGHTS, WEIGHTS
 
 MIN_LINE_CHARS = 8  # a line worth predicting has at least this many characters after its indent
@@ -172,7 +172,7 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     model_dir = args.model or bundled_model_dir()
     model = for_inference(load_model(model_dir), args.weights)
-    tok = CodeTokenizer(model_dir / "tokenizer.json")
+    tok = load_tokenizer(model_dir, json.loads((model_dir / "config.json").read_text()))
     cfg = decoder_config(model_decoder_defaults(model_dir), {}, "single_line")
     cuts = cut_jobs(read_sources(args.files), args.holes, args.count, args.seed)
     if not cuts:
