@@ -8,7 +8,9 @@ from bench.faults import kill_and_time_recovery
 from engine.pool import AsyncWorkerPool
 from engine.supervisor import WorkerGroup, worker_addresses
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(30)]  # real worker processes
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
+
+RECOVERY_WAIT_S = 60.0  # only a pool that never recovers takes this long
 
 
 @pytest.fixture
@@ -23,12 +25,14 @@ def group(short_tmp, request):
 
 @pytest.mark.parametrize("group", [1, 2], indirect=True)
 async def test_recovery_after_a_killed_worker(group):
+    """The pool answers again after a SIGKILL, and the recovery is measured (how fast is for
+    bench.load); kill_and_time_recovery raises TimeoutError when it never does."""
     pool = AsyncWorkerPool(group.addresses, timeout_s=2.0)
     try:
         await pool.hello()
         victim = group.process(group.addresses[0])
-        recovery_s = await kill_and_time_recovery(pool, victim.pid, timeout_s=20.0)
-        assert 0 < recovery_s < 20.0
-        assert victim.wait(timeout=5) != 0  # with one worker, the answer came from its restart
+        recovery_s = await kill_and_time_recovery(pool, victim.pid, timeout_s=RECOVERY_WAIT_S)
+        assert recovery_s > 0
+        assert victim.wait(timeout=30) != 0  # with one worker, the answer came from its restart
     finally:
         pool.close()

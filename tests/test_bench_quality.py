@@ -24,6 +24,8 @@ from infill.paths import REPO_ROOT
 
 pytestmark = pytest.mark.timeout(60)
 
+CHILD_GONE_WAIT_S = 30  # only a child the sandbox did not kill (it sleeps 600 s) takes this long
+
 TASK = {
     "task_id": "t/0",
     "prompt": "def add(a, b):\n",
@@ -46,6 +48,14 @@ def write_jsonl(path: Path, rows: list[dict]) -> Path:
 
 # --- the sandbox ---
 
+def is_running(pid: int) -> bool:
+    """Whether `pid` is a process that has not ended (a zombie has)."""
+    try:
+        return "State:\tZ" not in Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+
+
 def test_sandbox_passes_a_correct_program():
     outcome = run_program(judging_program(TASK, "    return a + b"))
     assert outcome.passed and outcome.returncode == 0 and not outcome.timed_out
@@ -58,20 +68,19 @@ def test_sandbox_fails_a_wrong_program():
 
 
 def test_sandbox_kills_an_infinite_loop_and_its_children():
+    """The program is stopped at its time limit, and the child it left sleeping is killed with it
+    (the wait for the child's end is far shorter than its sleep)."""
     program = ("import subprocess, sys\n"
-               "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+               "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'])\n"
                "print(child.pid, flush=True)\n"
                "while True:\n    pass\n")
-    started = time.monotonic()
     outcome = run_program(program, time_limit_s=1.0)
     assert outcome.timed_out and not outcome.passed
-    assert time.monotonic() - started < 5.0
-    child = Path(f"/proc/{int(outcome.stdout)}/status")
-    for _ in range(50):  # the child is killed; its reaper may take a moment to collect it
-        if not child.exists() or "State:\tZ" in child.read_text():
-            break
+    child = int(outcome.stdout)
+    deadline = time.monotonic() + CHILD_GONE_WAIT_S  # its reaper may take a moment to collect it
+    while is_running(child):
+        assert time.monotonic() < deadline, "the program's child outlived the sandbox"
         time.sleep(0.1)
-    assert not child.exists() or "State:\tZ" in child.read_text()
 
 
 def test_sandbox_blocks_socket_connections():
@@ -251,6 +260,6 @@ def test_benchmark_runs_end_to_end_on_a_real_model(tmp_path, model_env):
     summary = json.loads(proc.stdout.strip().splitlines()[-1])
     assert REQUIRED_KEYS <= summary.keys()
     assert summary["tasks"] == 2 and summary["tasks_with_tests"] == 1
-    assert summary["forwards_per_token"] is None or summary["forwards_per_token"] > 0
+    assert summary["completion_tokens"] > 0 and summary["forwards_per_token"] > 0  # the model writes here
     lines = (tmp_path / "records.jsonl").read_text().splitlines()
     assert [json.loads(line)["task_id"] for line in lines] == ["t/0", "t/1"]

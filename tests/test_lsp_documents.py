@@ -14,6 +14,7 @@ from lsp_server import documents as documents_module
 from lsp_server.documents import Documents
 
 URI = "file:///w/m.py"
+REINDEX_WAIT_S = 30  # only an index that never runs takes this long
 
 
 def insert(line: int, character: int, text: str) -> types.TextDocumentContentChangePartial:
@@ -22,17 +23,28 @@ def insert(line: int, character: int, text: str) -> types.TextDocumentContentCha
 
 
 async def test_definitions_are_reindexed_once_the_edits_pause(monkeypatch):
+    """Seventeen keystrokes, one re-index: it runs once they pause, not per keystroke."""
     monkeypatch.setattr(documents_module, "INDEX_DELAY_S", 0.05)
     documents = Documents()
     documents.open(URI, "python", "def alpha():\n    pass\n")
     assert [d.name for d in documents.index.by_uri[URI]] == ["alpha"]
+    reindexed, reindex = asyncio.Event(), documents.reindex
+    calls = []
+
+    def counted_reindex(uri: str) -> None:
+        reindex(uri)
+        calls.append(uri)
+        reindexed.set()
+
+    monkeypatch.setattr(documents, "reindex", counted_reindex)
     text = "def alpha():\n    pass\n"
     for index, char in enumerate("def beta(): pass\n"):
         text = text + char
         documents.change(URI, [insert(2, index, char)], "utf-16", text)
     assert documents.syntax.get(URI).text == text  # the tree follows every keystroke ...
     assert [d.name for d in documents.index.by_uri[URI]] == ["alpha"]  # ... the index waits
-    await asyncio.sleep(0.2)
+    await asyncio.wait_for(reindexed.wait(), REINDEX_WAIT_S)
+    assert calls == [URI]
     assert [d.name for d in documents.index.by_uri[URI]] == ["alpha", "beta"]
     assert list(documents.recent_edits) == [(URI, 2)]
 

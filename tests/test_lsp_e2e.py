@@ -3,7 +3,8 @@ stdio, and the server starts (and stops) its own worker on a real model.
 
 The model is the bundled one. A small model writes poor code, so these tests check the shape of
 the answers, not their text. The cursor sits inside an identifier (`import o|`), where the
-worker's token healing makes the model write a character or more.
+worker's token healing makes the model write a character or more; typing through needs two or
+more, which the model writes at `from os import pa|`.
 """
 from __future__ import annotations
 
@@ -28,8 +29,12 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
 SOURCE = "import o\n\n\ndef add(a, b):\n    return a + b\n"
 URI = "file:///tmp/infill-e2e/example.py"
 CURSOR = types.Position(line=0, character=8)
+TYPED_SOURCE = "from os import pa\n\n\ndef add(a, b):\n    return a + b\n"  # the model writes `th`
+TYPED_URI = "file:///tmp/infill-e2e/typed.py"
+TYPED_CURSOR = types.Position(line=0, character=17)
 OPTIONS = {"maxTokens": 8, "deadlineMs": 20000}  # few tokens, and a deadline the busy CPU can meet
 EXIT_WAIT_S = 30
+ANSWER_WAIT_S = 60  # only a server that never answers takes this long
 
 
 def processes() -> dict[int, tuple[int, str]]:
@@ -45,6 +50,14 @@ def processes() -> dict[int, tuple[int, str]]:
             continue
         table[int(entry.name)] = (int(stat.rsplit(")", 1)[1].split()[1]), cmdline)
     return table
+
+
+async def logged(log: Path, text: str) -> None:
+    """Returns once the server's log holds `text`; fails after ANSWER_WAIT_S."""
+    deadline = time.monotonic() + ANSWER_WAIT_S
+    while text not in (log.read_text() if log.exists() else ""):
+        assert time.monotonic() < deadline, f"the server never logged {text!r}"
+        await asyncio.sleep(0.05)
 
 
 def worker_pids(marker: str) -> list[int]:
@@ -229,13 +242,18 @@ async def test_tcp_server(tmp_path, model_env):
 
 
 async def test_an_unreachable_worker_means_empty_answers_in_time(tmp_path):
+    """In time: each request gets an empty answer once its deadline has passed, and the server
+    says it gave up. The first request may come while the server still waits for the worker's
+    hello; the second comes after the server stopped waiting and sent it to the worker anyway."""
     address = f"ipc://{tmp_path}/nobody.sock"
     session = await start_session(tmp_path, dict(os.environ), "--worker", address,
                                   options={"deadlineMs": 300})
-    for _ in range(2):  # the first waits for the connection, the second for the request
-        started = time.monotonic()
-        assert await session.inline(CURSOR) == []
-        assert time.monotonic() - started < 5.0
+    assert await asyncio.wait_for(session.inline(CURSOR), ANSWER_WAIT_S) == []
+    await logged(session.log, "does not answer yet; requests will try it anyway")
+    assert await asyncio.wait_for(session.inline(CURSOR), ANSWER_WAIT_S) == []
+    log = session.log.read_text()
+    assert log.count("single_line: 0 texts") == 2 and "Traceback" not in log
+    assert "no completion: no reply to CompleteRequest" in log  # its client waited out the deadline
     assert worker_pids(str(session.log)) == []
     assert await session.end() == 0
 
@@ -248,10 +266,11 @@ def change_at(position: types.Position, text: str, uri: str, version: int) -> ty
         content_changes=[types.TextDocumentContentChangePartial(range=here, text=text)])
 
 
-async def automatic(session: Session, position: types.Position) -> list[types.InlineCompletionItem]:
+async def automatic(session: Session, position: types.Position,
+                    uri: str = URI) -> list[types.InlineCompletionItem]:
     context = types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Automatic)
     result = await session.client.text_document_inline_completion_async(types.InlineCompletionParams(
-        context=context, text_document=types.TextDocumentIdentifier(URI), position=position))
+        context=context, text_document=types.TextDocumentIdentifier(uri), position=position))
     assert isinstance(result, list)
     return result
 
@@ -279,15 +298,19 @@ async def test_no_automatic_completion_inside_a_string_but_one_when_invoked(sess
 
 
 async def test_typing_through_a_shown_completion_needs_no_worker_call(session):
-    shown = (await automatic(session, CURSOR))[0].insert_text
-    again = await automatic(session, CURSOR)
+    """At `from os import pa|` the bundled model writes `th`: asked again there, the server shows
+    it from its cache; after the user types `t`, the cache shows the rest, `h`."""
+    session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+        uri=TYPED_URI, language_id="python", version=1, text=TYPED_SOURCE)))
+    shown = (await automatic(session, TYPED_CURSOR, TYPED_URI))[0].insert_text
+    assert len(shown) >= 2, f"the model wrote {shown!r}: too short to type through"
+    again = await automatic(session, TYPED_CURSOR, TYPED_URI)
     assert [item.insert_text for item in again] == [shown]
     assert session.log.read_text().count("typing through") == 1
-    if len(shown) >= 2:  # type its first character: the rest comes from the cache
-        session.client.text_document_did_change(change_at(CURSOR, shown[0], URI, 2))
-        after = types.Position(line=CURSOR.line, character=CURSOR.character + 1)
-        assert [item.insert_text for item in await automatic(session, after)] == [shown[1:]]
-        assert session.log.read_text().count("typing through") == 2
+    session.client.text_document_did_change(change_at(TYPED_CURSOR, shown[0], TYPED_URI, 2))
+    after = types.Position(line=TYPED_CURSOR.line, character=TYPED_CURSOR.character + 1)
+    assert [item.insert_text for item in await automatic(session, after, TYPED_URI)] == [shown[1:]]
+    assert session.log.read_text().count("typing through") == 2
 
 
 async def test_a_newer_request_for_the_document_supersedes_the_older(session):

@@ -13,11 +13,14 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(shutil.which("nvim") is None, reason="needs nvim (apt-get install neovim)")]
 
 SCRIPT = REPO_ROOT / "tests" / "nvim" / "test_lsp.lua"
-SOURCE = "import o\n\n\ndef add(a, b):\n    return a + b\n"
+SOURCE = "from os import pa\n\n\ndef add(a, b):\n    return a + b\n"  # the model writes `th`
 
 
 def test_neovim_gets_inline_completions_and_completion_items(tmp_path, run_nvim):
+    """Items of both kinds, and after typing the inline item's first character, the rest of it."""
     source = tmp_path / "example.py"
     source.write_text(SOURCE)
     outcome = run_nvim(SCRIPT, INFILL_FILE=str(source))
-    assert outcome["inline"] and outcome["completion"] and isinstance(outcome["after_typing"], list)
+    shown = outcome["inline"][0]
+    assert len(shown) >= 2, f"the model wrote {shown!r}: too short to type through"
+    assert outcome["completion"] and outcome["after_typing"] == [shown[1:]]  # the rest, typed through

@@ -23,7 +23,10 @@ from engine.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, Complete
 from engine.scheduler import SchedulerConfig
 from engine.worker import Worker, check_bind_address, main
 
-pytestmark = pytest.mark.timeout(20)
+pytestmark = pytest.mark.timeout(120)
+
+REPLY_WAIT_S = 30.0  # how long a test waits for a reply or a state: only a broken worker needs it
+GATED_DEADLINE_MS = 60_000  # a gated request outlives any wait for it
 
 INFO = {"model": "fake-tiny", "family": "fake", "vocab_size": 256, "max_context": 512}
 
@@ -41,6 +44,7 @@ class FakeDecoding:
     pieces: tuple[str, ...]
     steps_left: int
     step_s: float  # how long a step that holds it sleeps
+    gated: bool = False  # its steps count only once the runner's gate is open
     passes: int = 0
     stop_reason: str = "done"
     step_tokens: int = 4
@@ -60,11 +64,13 @@ class FakeDecoding:
 class FakeRunner:
     """Echoes each hole's context (the text before it, "|", the text after it) after 3 steps.
     Prefixes: "boom" fails every step it is in, "sleep:S" takes 10 steps of S/10 seconds, "hold"
-    never finishes before its deadline."""
+    never finishes before its deadline, "gated:S" takes steps of S seconds and finishes 3 steps
+    after the test sets `gate` (so a test says when it ends, not a clock)."""
 
     def __init__(self) -> None:
         self.calls: list[dict] = []
         self.batches: list[int] = []  # the size of each step's batch
+        self.gate = threading.Event()
 
     def info(self) -> dict:
         return dict(INFO)
@@ -75,6 +81,8 @@ class FakeRunner:
                                deadline=deadline, overrides=dict(job.decoder), holes=len(job.holes)))
         if job.prefix.startswith("sleep:"):
             return FakeDecoding(job.pieces, 10, float(job.prefix.split(":")[1]) / 10)
+        if job.prefix.startswith("gated:"):
+            return FakeDecoding(job.pieces, 3, float(job.prefix.split(":")[1]), gated=True)
         return FakeDecoding(job.pieces, 10**9 if job.prefix == "hold" else 3, 0.0)
 
     def step(self, decodings: list[FakeDecoding]) -> int:
@@ -83,7 +91,8 @@ class FakeRunner:
             raise RuntimeError("the fake model exploded")
         time.sleep(max(d.step_s for d in decodings))
         for d in decodings:
-            d.steps_left, d.passes = d.steps_left - 1, d.passes + 1
+            counted = not d.gated or self.gate.is_set()
+            d.steps_left, d.passes = d.steps_left - counted, d.passes + 1
         return 1
 
     def finish(self, decoding: FakeDecoding) -> None:
@@ -148,7 +157,7 @@ class RawPeer:
     def send(self, frame: bytes) -> None:
         self.sock.send(frame)
 
-    def recv(self, timeout_ms: int = 2000):
+    def recv(self, timeout_ms: int = int(REPLY_WAIT_S * 1000)):
         assert self.sock.poll(timeout_ms), "no reply from the worker"
         return decode(self.sock.recv())
 
@@ -170,7 +179,7 @@ def raw(served):
 
 @pytest.fixture
 def client(served):
-    with WorkerClient(served[0], timeout_s=2.0) as c:
+    with WorkerClient(served[0], timeout_s=REPLY_WAIT_S) as c:
         yield c
 
 
@@ -268,21 +277,24 @@ def test_a_bad_job_gets_its_error_and_the_next_request_succeeds(raw, fields, cod
     assert isinstance(raw(encode(request("good"))), Result)
 
 
-def test_duplicate_id_in_flight(raw):
-    raw.send(encode(request("dup", prefix="sleep:0.3")))
+def test_duplicate_id_in_flight(served, raw):
+    raw.send(encode(request("dup", prefix="gated:0.01", deadline_ms=GATED_DEADLINE_MS)))
     raw.send(encode(request("dup")))
-    first, second = raw.recv(), raw.recv()
+    first = raw.recv()
     assert (first.id, first.code) == ("dup", ErrorCode.INVALID_FIELD) and "in flight" in first.message
-    assert isinstance(second, Result) and second.items[0].text == "sleep:0.3|\n"
+    served[1].gate.set()
+    second = raw.recv()
+    assert isinstance(second, Result) and second.items[0].text == "gated:0.01|\n"
 
 
 def test_cancel_answers_a_live_request_between_steps(served, raw):
-    raw.send(encode(request("slow", prefix="sleep:0.5")))
+    raw.send(encode(request("slow", prefix="gated:0.05", deadline_ms=GATED_DEADLINE_MS)))
     raw.send(encode(request("held", prefix="hold")))  # never finishes on its own
     raw.send(encode(Cancel("held")))
     raw.send(encode(Cancel("never-sent")))  # unknown ids are ignored
     cancelled = raw.recv()
     assert (cancelled.id, cancelled.stop_reason, cancelled.items) == ("held", "cancelled", [])
+    served[1].gate.set()  # "slow" ran beside it all along
     assert raw.recv().id == "slow"
     assert not raw.sock.poll(200)  # one reply per request
 
@@ -372,7 +384,7 @@ def test_multipart_messages_are_malformed(raw):
 def test_oversized_frames_are_refused_by_the_socket(served, raw):
     raw.send(bytes([MsgType.HEALTH]) + b"\x00" * MAX_FRAME_BYTES)
     assert not raw.sock.poll(200)  # the worker dropped the connection instead of reading it
-    with WorkerClient(served[0], timeout_s=2.0) as fresh:
+    with WorkerClient(served[0], timeout_s=REPLY_WAIT_S) as fresh:
         assert fresh.health().live_requests == 0
 
 
@@ -382,27 +394,31 @@ def test_concurrent_calls_from_a_thread_pool(client):
     assert [r.items[0].text for r in results] == [f"p{i}|\n" for i in range(12)]
 
 
-def wait_for_live_requests(client: WorkerClient, expected: int, within_s: float = 0.3) -> int:
-    deadline = time.monotonic() + within_s
-    while (live := client.health().live_requests) != expected and time.monotonic() < deadline:
+def wait_for_live_requests(client: WorkerClient, expected: int) -> None:
+    """Returns once the worker holds `expected` live requests; fails after REPLY_WAIT_S."""
+    deadline = time.monotonic() + REPLY_WAIT_S
+    while client.health().live_requests != expected:
+        assert time.monotonic() < deadline, f"the worker never held {expected} live requests"
         time.sleep(0.01)
-    return live
 
 
 def test_client_timeout_cancels_the_request(served, raw, client):
-    raw.send(encode(request("slow", prefix="sleep:3")))  # steps of 0.3 s: the worker answers late
-    assert wait_for_live_requests(client, 1) == 1  # "slow" is in before "queued"
+    # "slow" runs in steps of 0.3 s until the gate opens: "queued" arrives during a step
+    raw.send(encode(request("slow", prefix="gated:0.3", deadline_ms=GATED_DEADLINE_MS)))
+    wait_for_live_requests(client, 1)  # "slow" is in before "queued"
     client.timeout_s = 0.05
     with pytest.raises(WorkerTimeout):
         client.complete(request("queued", prefix="hold", deadline_ms=1))
-    client.timeout_s = 2.0
-    assert wait_for_live_requests(client, 1, within_s=1.0) == 1  # the Cancel took "queued" off
+    client.timeout_s = REPLY_WAIT_S
+    wait_for_live_requests(client, 1)  # "queued" is off, "slow" still runs
+    served[1].gate.set()
+    assert raw.recv().id == "slow"
     assert client.complete(request("next")).id == "next"
-    assert [c["prefix"] for c in served[1].calls] == ["sleep:3", "x = "]  # "queued" was never laid out
+    assert [c["prefix"] for c in served[1].calls] == ["gated:0.3", "x = "]  # "queued" was never laid out
 
 
 async def test_async_client(served):
-    client = AsyncWorkerClient(served[0], timeout_s=2.0)
+    client = AsyncWorkerClient(served[0], timeout_s=REPLY_WAIT_S)
     try:
         assert (await client.hello()).model == "fake-tiny"
         assert (await client.health()).served == 0
@@ -417,19 +433,22 @@ async def test_async_client(served):
 
 async def test_cancelling_an_async_call_cancels_the_request(served, client):
     live = functools.partial(asyncio.to_thread, wait_for_live_requests, client)  # probes the worker
-    async_client = AsyncWorkerClient(served[0], timeout_s=2.0)
+    async_client = AsyncWorkerClient(served[0], timeout_s=REPLY_WAIT_S)
     try:
-        slow = asyncio.create_task(async_client.complete(request("slow", prefix="sleep:0.6")))
-        assert await live(1) == 1
-        queued = asyncio.create_task(async_client.complete(request("queued", prefix="hold")))
-        assert await live(2) == 2
+        slow = asyncio.create_task(async_client.complete(
+            request("slow", prefix="gated:0.06", deadline_ms=GATED_DEADLINE_MS)))
+        await live(1)
+        queued = asyncio.create_task(async_client.complete(  # only its Cancel ends it
+            request("queued", prefix="hold", deadline_ms=GATED_DEADLINE_MS)))
+        await live(2)
         queued.cancel()
         with pytest.raises(asyncio.CancelledError):
             await queued
-        assert await live(1) == 1  # "queued" is gone while "slow" still runs
+        await live(1)  # "queued" is gone while "slow" still runs
+        served[1].gate.set()
         assert (await slow).id == "slow"
         laid_out = [c["prefix"] for c in served[1].calls]  # "queued" only if a step began before its cancel
-        assert laid_out in (["sleep:0.6"], ["sleep:0.6", "hold"])
+        assert laid_out in (["gated:0.06"], ["gated:0.06", "hold"])
     finally:
         async_client.close()
 
@@ -449,7 +468,7 @@ serve_until_signal(worker)
 def test_sigterm_stops_a_subprocess_worker_cleanly(ipc_address):
     proc = start_worker_process([sys.executable, "-c", FAKE_WORKER, ipc_address], ipc_address,
                                 timeout_s=10)
-    with WorkerClient(ipc_address, timeout_s=2.0) as client:
+    with WorkerClient(ipc_address, timeout_s=REPLY_WAIT_S) as client:
         assert client.hello().model == "fake"
     assert stop_worker(proc, timeout_s=5) == 0
 

@@ -21,7 +21,10 @@ from engine.worker import check_bind_address, main
 from lsp_server.server import InfillLanguageServer
 from lsp_server.server import main as lsp_main
 
-pytestmark = pytest.mark.timeout(30)
+pytestmark = pytest.mark.timeout(120)
+
+ANSWER_WAIT_S = 30.0  # how long an admitted client waits for a reply: only a broken worker needs it
+REFUSED_WAIT_S = 1.0  # how long a refused client waits before its WorkerTimeout
 
 
 @pytest.fixture
@@ -64,14 +67,15 @@ def test_keys_writes_two_pairs_and_an_allow_list(key_dir, capsys):
 
 @pytest.mark.slow
 def test_an_authenticated_client_is_answered(remote_worker, key_dir):
-    with WorkerClient(remote_worker, timeout_s=2.0, keys=keys.load_client_keys(key_dir)) as client:
+    client_keys = keys.load_client_keys(key_dir)
+    with WorkerClient(remote_worker, timeout_s=ANSWER_WAIT_S, keys=client_keys) as client:
         assert client.hello().model == "fake"
-        assert client.health().loop_age_s < 5.0
+        assert client.health().live_requests == 0
 
 
 @pytest.mark.slow
 def test_a_peer_without_keys_is_refused(remote_worker):
-    with WorkerClient(remote_worker, timeout_s=1.0) as client, pytest.raises(WorkerTimeout):
+    with WorkerClient(remote_worker, timeout_s=REFUSED_WAIT_S) as client, pytest.raises(WorkerTimeout):
         client.hello()
 
 
@@ -80,11 +84,11 @@ def test_an_unlisted_client_is_refused_until_its_key_is_listed(remote_worker, ke
     assert keys.main(["--dir", str(tmp_path / "other")]) == 0
     other = keys.load_client_keys(tmp_path / "other")
     stranger = keys.ClientKeys(other.public, other.secret, keys.load_client_keys(key_dir).server_public)
-    with WorkerClient(remote_worker, timeout_s=1.0, keys=stranger) as client:
+    with WorkerClient(remote_worker, timeout_s=REFUSED_WAIT_S, keys=stranger) as client:
         with pytest.raises(WorkerTimeout):
             client.hello()
     shutil.copy(tmp_path / "other" / "client.public", key_dir / "authorized" / "other.public")
-    with WorkerClient(remote_worker, timeout_s=2.0, keys=stranger) as client:
+    with WorkerClient(remote_worker, timeout_s=ANSWER_WAIT_S, keys=stranger) as client:
         assert client.hello().model == "fake"  # admitted without a restart
 
 
@@ -94,10 +98,10 @@ def test_a_refused_client_is_logged_with_its_key_and_address(remote_worker, key_
     other = keys.load_client_keys(tmp_path / "other")
     stranger = keys.ClientKeys(other.public, other.secret, keys.load_client_keys(key_dir).server_public)
     with caplog.at_level(logging.INFO, "engine.client.worker_stderr"):  # the worker's stderr lines
-        with WorkerClient(remote_worker, timeout_s=1.0, keys=stranger) as client:
+        with WorkerClient(remote_worker, timeout_s=REFUSED_WAIT_S, keys=stranger) as client:
             with pytest.raises(WorkerTimeout):
                 client.hello()
-        until = time.monotonic() + 10  # the stderr pump forwards the line soon after; bound generously
+        until = time.monotonic() + ANSWER_WAIT_S  # the stderr pump forwards the line soon after
         while not (lines := [r.getMessage() for r in caplog.records
                              if other.public.decode() in r.getMessage()]):
             assert time.monotonic() < until, "the worker logged no refusal naming the client's key"
@@ -134,7 +138,7 @@ async def test_a_group_of_keyed_workers_on_every_interface(key_dir):
     group = WorkerGroup(lambda address: fake_worker.argv(address, key_dir),
                         worker_addresses(first, 2), keys.load_client_keys(key_dir), startup_timeout_s=20)
     group.start()
-    pool = AsyncWorkerPool([connect_address(a) for a in group.addresses], timeout_s=2.0,
+    pool = AsyncWorkerPool([connect_address(a) for a in group.addresses], timeout_s=ANSWER_WAIT_S,
                            keys=keys.load_client_keys(key_dir))
     try:
         assert [connect_address(a) for a in group.addresses] == [
@@ -157,7 +161,7 @@ async def test_the_worker_keys_setting_gives_the_language_server_its_keys(remote
     server = InfillLanguageServer()
     assert server.worker_keys() is None  # no setting, no --worker-keys
     server.configure({"workerAddress": remote_worker, "workerKeys": str(key_dir)})
-    pool = AsyncWorkerPool([remote_worker], timeout_s=2.0, keys=server.worker_keys())
+    pool = AsyncWorkerPool([remote_worker], timeout_s=ANSWER_WAIT_S, keys=server.worker_keys())
     try:
         assert (await pool.complete(CompleteRequest("r", "fim", "x", ""))).items
     finally:

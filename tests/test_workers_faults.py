@@ -22,7 +22,9 @@ from engine.protocol import CompleteRequest, ErrorCode, Result, decode, encode
 from engine.supervisor import WorkerGroup, start_local_workers, worker_addresses
 from engine.worker import main as serve_main
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(30)]  # real worker processes
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
+
+FAILURE_WAIT_S = 30  # how long a test waits for what must happen: only a broken system needs it
 
 
 def children_of(pid: int) -> list[int]:
@@ -47,12 +49,12 @@ def test_sigterm_answers_every_request_in_flight(short_tmp):
     ids = [f"r{i}" for i in range(6)]
     for rid in ids:
         peer.send(encode(CompleteRequest(rid, "fim", "sleep:0.2", "", deadline_ms=10_000)))
-    with WorkerClient(address, timeout_s=2.0) as probe:
+    with WorkerClient(address, timeout_s=FAILURE_WAIT_S) as probe:
         while probe.health().live_requests < len(ids):  # all in before the signal
             continue
     proc.send_signal(signal.SIGTERM)
     replies = []
-    while len(replies) < len(ids) and peer.poll(5000):
+    while len(replies) < len(ids) and peer.poll(FAILURE_WAIT_S * 1000):
         replies.append(decode(peer.recv()))
     assert proc.wait(timeout=10) == 0
     assert sorted(r.id for r in replies) == ids  # exactly one reply each
@@ -100,7 +102,7 @@ def test_a_group_restarts_a_killed_worker_on_its_address(short_tmp):
         os.kill(started[0].pid, signal.SIGKILL)
         with WorkerClient(group.addresses[0], timeout_s=15.0) as client:
             answer = client.complete(CompleteRequest("r", "fim", "x", "", deadline_ms=1000))
-        deadline = time.monotonic() + 5  # the group records the new child once it answered
+        deadline = time.monotonic() + FAILURE_WAIT_S  # the group records the new child once it answered
         while group.restarts == 0 and time.monotonic() < deadline:
             time.sleep(0.01)
         assert group.restarts == 1 and group.process(group.addresses[0]).pid != started[0].pid
@@ -154,7 +156,7 @@ def test_workers_exit_when_their_supervisor_is_killed(short_tmp, tiny_model_dir)
         assert len(children) == 2
         supervisor.kill()  # SIGKILL: it cannot stop its children itself
         supervisor.wait(timeout=5)
-        until = time.monotonic() + 10
+        until = time.monotonic() + FAILURE_WAIT_S
         while any(running(pid) for pid in children) and time.monotonic() < until:
             time.sleep(0.1)
         assert not [pid for pid in children if running(pid)]
@@ -213,11 +215,11 @@ async def test_a_frozen_worker_is_replaced_and_its_request_retried(short_tmp):
         await pool.hello()
         call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:1", "",
                                                                    deadline_ms=8000)))
-        frozen_at = await asyncio.wait_for(holder_of_a_request(group.addresses), 10.0)
+        frozen_at = await asyncio.wait_for(holder_of_a_request(group.addresses), FAILURE_WAIT_S)
         frozen = group.process(group.addresses[frozen_at])
         other = group.process(group.addresses[1 - frozen_at])
         frozen.send_signal(signal.SIGSTOP)  # with the call in its decoding step
-        result = await asyncio.wait_for(call, 10.0)
+        result = await asyncio.wait_for(call, FAILURE_WAIT_S)
         assert int(result.items[0].text.split(":")[0]) == other.pid  # retried there
         assert await wait_for_pid(frozen) == -signal.SIGKILL  # SIGTERM would not reach it
         while len(pool.healthy()) < 2:  # until its replacement answers a probe
@@ -246,10 +248,11 @@ async def test_a_frozen_lone_worker_fails_its_call_then_completions_resume(short
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
         call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:1", "",
                                                                    deadline_ms=6000)))
-        await asyncio.wait_for(holder_of_a_request([address]), 10.0)
+        await asyncio.wait_for(holder_of_a_request([address]), FAILURE_WAIT_S)
         frozen.send_signal(signal.SIGSTOP)
-        with pytest.raises(WorkerUnavailable):  # its connection drops: answered as failed
-            await asyncio.wait_for(call, 6.0)  # within the call's deadline
+        # its connection drops: the call fails as unavailable, not as a WorkerTimeout at its deadline
+        with pytest.raises(WorkerUnavailable):
+            await asyncio.wait_for(call, FAILURE_WAIT_S)
         assert await wait_for_pid(frozen) == -signal.SIGKILL
         while not pool.healthy():
             await asyncio.sleep(0.05)
@@ -271,7 +274,7 @@ time.sleep(120)
 """
 
 
-@pytest.mark.timeout(90)  # a worker on the tiny model imports torch
+@pytest.mark.timeout(180)  # a worker on the tiny model imports torch
 def test_a_local_worker_removes_its_folder_when_its_parent_is_killed(tiny_model_dir):
     parent = subprocess.Popen([sys.executable, "-c", LANGUAGE_SERVER, str(tiny_model_dir)],
                               stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
@@ -282,7 +285,7 @@ def test_a_local_worker_removes_its_folder_when_its_parent_is_killed(tiny_model_
         assert folder.is_dir() and running(worker_pid)
         parent.kill()  # as a language server SIGKILLed: it cannot stop its worker
         parent.wait(timeout=5)
-        until = time.monotonic() + 20
+        until = time.monotonic() + FAILURE_WAIT_S
         while (running(worker_pid) or folder.exists()) and time.monotonic() < until:
             time.sleep(0.1)
         assert not running(worker_pid) and not folder.exists()

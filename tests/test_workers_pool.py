@@ -19,7 +19,7 @@ from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.watch import HUNG_AFTER_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
 from engine.protocol import CompleteRequest
 
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(30)]  # real worker processes
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
 
 
 def request(rid: str, prefix: str = "x", deadline_ms: int = 5000) -> CompleteRequest:
@@ -47,13 +47,12 @@ def served_by(result) -> int:
     return int(result.items[0].text.split(":")[0])
 
 
-async def wait_until(condition, within_s: float = 10.0) -> float:
-    """Seconds until `condition()` held; fails after `within_s`."""
+async def wait_until(condition, within_s: float = 30.0) -> None:
+    """Returns once `condition()` holds; fails after `within_s`, which only a broken pool reaches."""
     started = time.monotonic()
     while not condition():
         assert time.monotonic() - started < within_s, "the condition never held"
         await asyncio.sleep(0.02)
-    return time.monotonic() - started
 
 
 def test_detection_bounds_are_under_two_seconds():
@@ -75,15 +74,15 @@ async def test_a_dead_worker_is_noticed_and_avoided(pool, workers):
     procs, addresses = workers
     await pool.hello()
     os.kill(procs[0].pid, signal.SIGKILL)
-    # Generous outer bound on a shared CPU; the configured bound is checked above.
-    await wait_until(lambda: pool.healthy() == [addresses[1]], within_s=10.0)
+    # How fast is the configured bound, checked above; here only that it happens.
+    await wait_until(lambda: pool.healthy() == [addresses[1]])
     results = await asyncio.gather(*(pool.complete(request(f"r{i}")) for i in range(4)))
     assert {served_by(r) for r in results} == {procs[1].pid}
 
 
 async def test_a_request_on_a_dying_worker_is_retried_on_another(pool, workers, tmp_path):
     marker = tmp_path / "died"
-    result = await asyncio.wait_for(pool.complete(request("r", f"once:{marker}:die")), 10.0)
+    result = await asyncio.wait_for(pool.complete(request("r", f"once:{marker}:die")), 30.0)
     assert marker.exists()
     dead = [p for p in workers[0] if p.poll() is not None]
     assert len(dead) == 1 and served_by(result) != dead[0].pid
@@ -91,7 +90,7 @@ async def test_a_request_on_a_dying_worker_is_retried_on_another(pool, workers, 
 
 async def test_a_request_on_a_hung_worker_is_retried_on_another(pool, workers, tmp_path):
     marker = tmp_path / "hung"
-    result = await asyncio.wait_for(pool.complete(request("r", f"once:{marker}:hang")), 10.0)
+    result = await asyncio.wait_for(pool.complete(request("r", f"once:{marker}:hang")), 30.0)
     procs, addresses = workers
     serving = next(a for a, p in zip(addresses, procs) if p.pid == served_by(result))
     assert marker.exists() and pool.healthy() == [serving]
@@ -109,14 +108,13 @@ async def test_a_model_error_fails_that_request_alone(pool):
 
 
 async def test_with_every_worker_down_calls_fail_at_once(pool, workers):
+    """At once: the call is sent to no worker, so it waits on none."""
     await pool.hello()
     for proc in workers[0]:
         os.kill(proc.pid, signal.SIGKILL)
     await wait_until(lambda: not pool.healthy())
-    started = time.monotonic()
-    with pytest.raises(WorkerUnavailable):
+    with pytest.raises(WorkerUnavailable, match="tried 0 of 2"):
         await pool.complete(request("r"))
-    assert time.monotonic() - started < 1.0  # nothing to wait for
 
 
 async def test_a_restarted_worker_is_used_again(pool, workers):
@@ -135,7 +133,7 @@ async def test_a_slow_worker_with_no_other_is_waited_for(workers):
     try:
         slow = asyncio.ensure_future(pool.complete(request("slow", "sleep:2.5")))
         await wait_until(lambda: not pool.healthy())  # its loop looks hung while it sleeps
-        assert (await asyncio.wait_for(slow, 10.0)).items[0].text.endswith(":sleep:2.5")
+        assert (await asyncio.wait_for(slow, 30.0)).items[0].text.endswith(":sleep:2.5")
         await wait_until(lambda: pool.healthy() == workers[1][:1])
     finally:
         pool.close()
@@ -149,8 +147,8 @@ async def test_heartbeats_drop_a_frozen_worker(workers):
     os.kill(procs[0].pid, signal.SIGSTOP)  # nothing in it runs, not even ZeroMQ's own threads
     try:
         # The ZMTP heartbeat times out and drops the connection (a connection still in its
-        # handshake is dropped by the handshake timeout); 10 s is a generous outer bound.
-        await wait_until(lambda: watch.lost, within_s=10.0)
+        # handshake is dropped by the handshake timeout).
+        await wait_until(lambda: watch.lost)
         assert not watch.up
     finally:
         os.kill(procs[0].pid, signal.SIGCONT)
@@ -176,7 +174,7 @@ async def test_requests_on_a_worker_stopped_with_sigterm_are_all_answered(pool, 
     with WorkerClient(addresses[0], timeout_s=2.0) as probe:
         await wait_until(lambda: probe.health().live_requests > 1)
     procs[0].send_signal(signal.SIGTERM)  # it answers what it holds (done, or shutting down)
-    results = await asyncio.wait_for(asyncio.gather(*calls), 20.0)
+    results = await asyncio.wait_for(asyncio.gather(*calls), 30.0)
     assert sorted(r.id for r in results) == [f"r{i}" for i in range(8)]
     assert all(r.items for r in results)  # the refused ones were retried on the other worker
-    assert await asyncio.to_thread(procs[0].wait, 10) == 0
+    assert await asyncio.to_thread(procs[0].wait, 30) == 0
