@@ -22,6 +22,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
+import fake_worker
+from engine.client import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -346,15 +348,27 @@ async def test_completion_events_reach_the_stats_log_and_settings_can_change(tmp
     assert await session.end() == 0
 
 
-async def test_a_cancelled_request_gets_the_cancelled_error_and_the_server_goes_on(session):
-    await session.inline(CURSOR)  # the worker is up
-    params = types.InlineCompletionParams(
-        context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked),
-        text_document=types.TextDocumentIdentifier(URI), position=types.Position(line=4, character=16))
-    pending = session.client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, params,
-                                                   msg_id="cancel-me")
-    session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
-    with pytest.raises(JsonRpcRequestCancelled):
-        await asyncio.wait_for(asyncio.wrap_future(pending), 10)
-    assert "superseded" not in session.log.read_text()
-    assert await session.inline(CURSOR)  # and the next request is answered
+async def test_a_cancelled_request_gets_the_cancelled_error_and_the_server_goes_on(tmp_path, short_tmp):
+    """The request waits on a fake worker that sleeps 3 s in its step (its prefix says so), so the
+    cancel always arrives first, however busy the machine."""
+    address = f"ipc://{short_tmp}/w.sock"
+    worker = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
+    try:
+        session = await start_session(tmp_path, dict(os.environ), "--worker", address,
+                                      options={"deadlineMs": 20000})
+        slow = "file:///tmp/infill-e2e/slow.py"
+        session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            uri=slow, language_id="python", version=1, text="sleep:3")))
+        params = types.InlineCompletionParams(
+            context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked),
+            text_document=types.TextDocumentIdentifier(slow), position=types.Position(line=0, character=7))
+        pending = session.client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, params,
+                                                       msg_id="cancel-me")
+        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
+        with pytest.raises(JsonRpcRequestCancelled):
+            await asyncio.wait_for(asyncio.wrap_future(pending), 30)
+        assert "superseded" not in session.log.read_text()
+        assert isinstance(await session.inline(CURSOR), list)  # and the next request is answered
+        assert await session.end() == 0
+    finally:
+        stop_worker(worker)
