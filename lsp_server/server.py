@@ -142,7 +142,8 @@ class InfillLanguageServer(LanguageServer):
         """Runs in a thread: start a local worker (restarted if it dies) and keep it before
         anything can fail."""
         logger.info("starting a local worker on the bundled model")
-        self.local_worker = start_local_workers(flags=self.worker_flags, startup_timeout_s=self.startup_timeout_s)
+        flags = [*self.worker_flags, *model_flags(self.settings.device, self.settings.dtype)]  # the last wins
+        self.local_worker = start_local_workers(flags=flags, startup_timeout_s=self.startup_timeout_s)
         return self.local_worker.addresses
 
     @staticmethod
@@ -253,13 +254,14 @@ def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentPar
 async def on_did_change_configuration(ls: InfillLanguageServer,
                                       params: types.DidChangeConfigurationParams) -> None:
     """New settings: `{"infill": {...}}` or the settings themselves, over the current ones; a new
-    worker address or key folder reconnects (stopping a local worker this server started)."""
+    worker address, key folder, device or dtype reconnects (stopping a local worker this server
+    started)."""
     options = params.settings
     if isinstance(options, dict) and isinstance(options.get("infill"), dict):
         options = options["infill"]
-    worker = (ls.settings.worker_address, ls.settings.worker_keys)
+    worker = (ls.settings.worker_address, ls.settings.worker_keys, ls.settings.device, ls.settings.dtype)
     ls.configure(options, update=True)
-    if (ls.settings.worker_address, ls.settings.worker_keys) != worker:
+    if (ls.settings.worker_address, ls.settings.worker_keys, ls.settings.device, ls.settings.dtype) != worker:
         await ls.close_worker()
         ls.connect_worker()
 

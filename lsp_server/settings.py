@@ -1,14 +1,18 @@
 """The language server's settings: the completion rules' (`completion.settings`) and its own.
 
-Its own say where the workers are and how to reach them, where the stats go, and which languages
-to complete; all come from the client's `initializationOptions` and configuration changes.
+Its own say where the workers are and how to reach them (and on which device and dtype a local
+worker runs), where the stats go, and which languages to complete; all come from the client's `initializationOptions` and configuration changes.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from completion.settings import Settings
+from engine.client import DTYPES
+
+_DEVICE = re.compile(r"auto|cpu|cuda(:\d{1,2})?")
 
 
 def _non_empty_text(value: Any) -> bool:
@@ -23,6 +27,8 @@ class ServerSettings(Settings):
     stats_log: str | None = None  # None: the default path; "": no stats log
     languages: list[str] | None = None  # None: every language; else grammar names ("python", ...)
     worker_keys: str | None = None  # CURVE key folder (`infill keys`) for remote workers; None: the command line's
+    device: str | None = None  # the local worker's device (`--device`); None: the command line's
+    dtype: str | None = None  # the local worker's dtype (`--dtype`); None: the command line's
 
 
 ServerSettings.OPTIONS = {
@@ -34,4 +40,7 @@ ServerSettings.OPTIONS = {
     "languages": ("languages", lambda value: isinstance(value, list)
                   and all(isinstance(name, str) for name in value),
                   "a list of language names such as \"python\", \"typescript\", \"cpp\""),
+    "device": ("device", lambda value: isinstance(value, str) and _DEVICE.fullmatch(value) is not None,
+               "auto, cpu, cuda or cuda:N"),
+    "dtype": ("dtype", lambda value: value in DTYPES, f"one of {', '.join(DTYPES)}"),
 }

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from completion.settings import Settings
+from lsp_server import server as server_module
 from lsp_server.server import label_for
 from lsp_server.settings import ServerSettings
 
@@ -57,3 +58,28 @@ def test_the_rules_settings_know_only_the_rules_options():
 def test_label_is_the_first_line_with_text():
     assert label_for(" b + c") == "b + c"
     assert label_for("\n    return x\n    y") == "return x"
+
+
+def test_the_local_workers_device_and_dtype_are_settings():
+    settings, problems = ServerSettings.from_options({"device": "cuda:1", "dtype": "bf16"})
+    assert (settings.device, settings.dtype, problems) == ("cuda:1", "bf16", [])
+    settings, problems = ServerSettings.from_options({"device": "gpu", "dtype": "int4"})
+    assert (settings.device, settings.dtype) == (None, None) and len(problems) == 2
+    assert "cuda:N" in problems[0]
+
+
+def test_the_settings_device_goes_after_the_command_lines(monkeypatch):
+    started = {}
+
+    class Group:
+        addresses = ["ipc:///nowhere"]
+
+    def start_local_workers(flags, startup_timeout_s):
+        started["flags"] = flags
+        return Group()
+
+    monkeypatch.setattr(server_module, "start_local_workers", start_local_workers)
+    ls = server_module.InfillLanguageServer(worker_flags=["--device", "cpu"])
+    ls.configure({"device": "cuda", "dtype": "bf16"})
+    assert ls._spawn() == ["ipc:///nowhere"]
+    assert started["flags"] == ["--device", "cpu", "--device", "cuda", "--dtype", "bf16"]  # argparse: the last wins

@@ -13,6 +13,8 @@ export type SettingsReader = Pick<WorkspaceConfiguration, "get">;
 
 export type Mode = "auto" | "single_line" | "multi_line";
 
+export type Dtype = "auto" | "bf16" | "fp16" | "fp32";
+
 /**
  * How to reach the server: an `infill` executable or a Python interpreter with the project to
  * start over stdio, or the `HOST:PORT` of a running TCP server and the file that holds its token.
@@ -34,6 +36,8 @@ export interface ServerSettings {
   mode?: Mode;
   languages?: string[];
   statsLog?: string;
+  device?: string;
+  dtype?: Dtype;
 }
 
 /** The settings whose change needs a new server process. */
@@ -54,7 +58,7 @@ export function launchSettings(config: SettingsReader): LaunchSettings {
 
 export function serverSettings(config: SettingsReader): ServerSettings {
   const settings: ServerSettings = {};
-  for (const key of ["workerAddress", "workerKeys"] as const) {
+  for (const key of ["workerAddress", "workerKeys", "device"] as const) {
     const value = (config.get<string | null>(key) ?? "").trim();
     if (value) {
       settings[key] = value;
@@ -77,6 +81,10 @@ export function serverSettings(config: SettingsReader): ServerSettings {
   const statsLog = config.get<string | null>("statsLog");
   if (typeof statsLog === "string") {
     settings.statsLog = statsLog;
+  }
+  const dtype = config.get<Dtype | null>("dtype");
+  if (dtype) {
+    settings.dtype = dtype;
   }
   return settings;
 }

@@ -15,6 +15,11 @@ test("set values go to the server under its names", () => {
   assert.deepEqual(serverSettings(settings(user)), { ...user, workerAddress: "tcp://127.0.0.1:5555" });
 });
 
+test("the device and dtype of the server's own worker go to the server", () => {
+  assert.deepEqual(serverSettings(settings({ device: " cuda:1 ", dtype: "bf16" })), { device: "cuda:1", dtype: "bf16" });
+  assert.deepEqual(serverSettings(settings({ device: "", dtype: null })), {});
+});
+
 test("a blank worker address is left out, a key folder is trimmed", () => {
   assert.deepEqual(serverSettings(settings({ workerAddress: "  " })), {});
   assert.deepEqual(serverSettings(settings({ workerKeys: " ~/.config/infill/keys " })),
