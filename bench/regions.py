@@ -26,7 +26,7 @@ from statistics import fmean
 
 import torch
 
-from bench.quality import edit_similarity, exact_match, percentile
+from bench.quality import edit_similarity, exact_match, parse_override, percentile
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import decoder_config, model_decoder_defaults
@@ -160,6 +160,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled model)")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--weights", default=DEFAULT_WEIGHTS, choices=WEIGHTS, help="the model's linear layers")
+    p.add_argument("--decoder", action="append", default=[], metavar="KEY=VALUE", type=parse_override,
+                   help="a decoder setting over the model's single-line defaults, for both sides "
+                        "(repeatable), e.g. window=8")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     return p
 
@@ -173,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = args.model or bundled_model_dir()
     model = for_inference(load_model(model_dir), args.weights)
     tok = load_tokenizer(model_dir, json.loads((model_dir / "config.json").read_text()))
-    cfg = decoder_config(model_decoder_defaults(model_dir), {}, "single_line")
+    try:
+        cfg = decoder_config(model_decoder_defaults(model_dir), dict(args.decoder), "single_line")
+    except ValueError as exc:
+        parser.error(str(exc))
     cuts = cut_jobs(read_sources(args.files), args.holes, args.count, args.seed)
     if not cuts:
         parser.error(f"no file has {args.holes} lines worth predicting; give longer files or fewer --holes")
@@ -185,6 +191,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"joint": rows[0], "separate": rows[1], "speedup": round(speedup, 2),
                           "holes_per_job": args.holes, "model": model_dir.name, "weights": args.weights,
+                          "decoder": dict(args.decoder),
                           "files": [str(f) for f in args.files], "seed": args.seed}))
     return 0
 

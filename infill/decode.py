@@ -40,8 +40,9 @@ windows (gathered positions, not one slice), each pass scores all holes, each ho
 rules (first token, end tokens, tail), and one commit rule ranks the confidences of all holes
 (blocks and the left-to-right rule act per hole: `infill.commit.select`). The window shrinks as
 holes finish (`shrink`): a hole done in one pass runs once more, then its keys/values join the
-context, as the sliding window's do. Such a state never grows, slides or verifies guesses: those
-apply to one-hole jobs.
+context; with `window` > 0 each hole's part of it also slides as the one-hole sliding window
+does (`hole_windows`). Such a state never grows or verifies guesses: those apply to one-hole
+jobs.
 """
 from __future__ import annotations
 
@@ -227,7 +228,9 @@ class DecodeState:
     kv: list[KV] | None = None  # a sliding window's keys/values of the whole canvas, per layer (1, nkv, N, hd)
     remasked: torch.Tensor | None = None  # (L,) bool: positions masked again once already (`remask`)
     mask_id: int = 0  # the model's mask token, written over a position masked again
-    active: list[int] | None = None  # a shrinking window's holes still run, left to right (None: all)
+    active: list[tuple[int, slice]] | None = None  # a multi-hole window's scored holes, left to right:
+    #   (hole, the positions of it scored), None while every hole is scored whole
+    windows: list[tuple[int, slice, slice]] | None = None  # what `shrink` laid out last (None: every hole whole)
 
     @property
     def span(self) -> slice:
@@ -403,9 +406,9 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     windows with the first 1, 2, ... of the state's guesses written in, which `head` turns into
     logits (`confirm_drafts`)."""
     scored, length = state.scored, len(state.masked)
-    if isinstance(scored, torch.Tensor):  # a shrinking window: the holes still in it, in order
-        for rows, h in zip(logit_parts(state), state.active):
-            restrict(logits[rows], state.masked[state.parts[h]], state.hole_rules[h])
+    if isinstance(scored, torch.Tensor):  # a multi-hole window: the holes still in it, in order
+        for rows, (h, part) in zip(logit_parts(state), state.active):
+            restrict(logits[rows], state.masked[state.parts[h]][part], state.hole_rules[h], first=part.start)
     elif scored == slice(0, length):
         for part, rules in zip(state.parts, state.hole_rules):
             restrict(logits[part], state.masked[part], rules)  # in place, hole by hole
@@ -424,12 +427,12 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if state.cfg.remask:
         remask(state, logits, scores.lse)
     first = int(torch.nonzero(state.masked)[0])
-    undecided = [bool(state.masked[part].any()) for part in state.parts]  # before this pass's commits
+    firsts = leftmost_masks(state)  # before this pass's commits
     may_commit = torch.cat([eligible(state.last_best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
     commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts))
     if state.shrinks and not state.done:
-        shrink(state, [h for h, left in enumerate(undecided) if left])
+        shrink(state, firsts)
     if guessed:
         confirm_drafts(state, guessed, head)
     if state.slides and not state.done:
@@ -437,29 +440,68 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     plan_drafts(state)
 
 
+def leftmost_masks(state: DecodeState) -> list[int | None]:
+    """Each hole's leftmost masked position (hole-relative), or None when it has none."""
+    firsts = []
+    for part in state.parts:
+        masked = torch.nonzero(state.masked[part])
+        firsts.append(int(masked[0]) if len(masked) else None)
+    return firsts
+
+
 def logit_parts(state: DecodeState) -> list[slice]:
-    """Each active hole's rows of a shrinking window's logits (S, V), in order."""
-    sizes = [state.parts[h].stop - state.parts[h].start for h in state.active]
+    """Each active hole's rows of a multi-hole window's logits (S, V), in order."""
+    sizes = [part.stop - part.start for _, part in state.active]
     bounds = [0, *itertools.accumulate(sizes)]
     return [slice(a, b) for a, b in zip(bounds, bounds[1:])]
 
 
-def shrink(state: DecodeState, keep: list[int]) -> None:
-    """Lay out the next pass over the holes `keep` only: those that were undecided before the pass
-    just run. A hole done in that pass runs once more, so that its keys/values are those of the
-    tokens it committed; then it leaves the window and they are context, from `state.kv`."""
-    if keep == (state.active if state.active is not None else list(range(len(state.spans)))):
+def hole_windows(state: DecodeState, firsts: list[int | None]) -> list[tuple[int, slice, slice]]:
+    """Per hole the next pass runs: (hole, positions it runs, positions it scores), hole-relative.
+    A hole done before the pass just run is out. A hole done in that pass runs once more (its
+    keys/values become those of what it committed), scoring nothing. Without `window` a hole
+    runs and scores whole; with it, from its leftmost mask before the pass just run (those
+    positions were encoded as masks) to `window` positions past its leftmost mask now, scoring
+    those from the leftmost mask on: the sliding window, hole by hole."""
+    window, windows = state.cfg.window, []
+    for h, (part, first, now) in enumerate(zip(state.parts, firsts, leftmost_masks(state))):
+        length = part.stop - part.start
+        if first is None:
+            continue
+        if now is None:
+            windows.append((h, slice(first if window else 0, length), slice(0, 0)))
+        elif not window:
+            windows.append((h, slice(0, length), slice(0, length)))
+        else:
+            stop = min(length, now + window)
+            windows.append((h, slice(first, stop), slice(now, stop)))
+    return windows
+
+
+def shrink(state: DecodeState, firsts: list[int | None]) -> None:
+    """Lay out the next pass of a multi-hole state over each hole's window (`hole_windows`);
+    positions out of it take their keys/values from `state.kv`, as last encoded. Without a
+    `window` the layout changes only when a hole leaves."""
+    windows = hole_windows(state, firsts)
+    whole = [(h, slice(0, n), slice(0, n)) for h, n in enumerate(p.stop - p.start for p in state.parts)]
+    if windows == (state.windows or whole):  # the layout it has (without `window`: until a hole leaves)
         return
-    device = state.ids.device
-    positions, _ = layout([state.spans[h] for h in keep], state.shifted, device)
-    holes = hole_positions(state.spans, device)  # (L,)
-    predictors = (holes - 1 if state.shifted else holes).clamp(min=0)
-    state.positions = positions
-    state.rows = torch.searchsorted(positions, predictors).clamp(max=len(positions) - 1)  # (L,); rows
-    #   of holes out of the window are never read
-    state.scored = hole_positions([state.parts[h] for h in keep], device)
-    state.active = keep
-    state.context = without(state.kv, positions)
+    active = [(h, scored) for h, _, scored in windows if scored.stop > scored.start]
+    device, spans = state.ids.device, state.spans
+    run = torch.cat([torch.arange(spans[h].start + r.start, spans[h].start + r.stop, device=device)
+                     for h, r, _ in windows])
+    scored = torch.cat([torch.arange(spans[h].start + s.start, spans[h].start + s.stop, device=device)
+                        for h, s in active])  # canvas positions of the scored ones
+    predictors = (scored - 1 if state.shifted else scored).clamp(min=0)
+    state.positions = torch.unique(torch.cat([run, predictors]))  # (W,) sorted
+    holes = hole_positions(spans, device)  # (L,)
+    every_predictor = (holes - 1 if state.shifted else holes).clamp(min=0)
+    state.rows = torch.searchsorted(state.positions, every_predictor).clamp(max=len(state.positions) - 1)
+    #   (L,); rows of positions out of the window are never read
+    state.scored = torch.cat([torch.arange(state.parts[h].start + s.start, state.parts[h].start + s.stop,
+                                           device=device) for h, s in active])
+    state.active, state.windows = active, windows
+    state.context = without(state.kv, state.positions)
 
 
 def remask(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> None:
