@@ -2,9 +2,12 @@
 unknown documents; the line spans under it (`completion.edit_events`)."""
 from __future__ import annotations
 
+import asyncio
+
 from lsprotocol import types
 
 from completion.edit_events import LineSpan, diff_span
+from lsp_server import server as server_module
 from lsp_server.edit_history import MERGE_PAUSE_S, EditHistory, step_span
 from lsp_server.settings import ServerSettings
 
@@ -175,3 +178,32 @@ def test_the_edit_history_setting():
     assert settings.edit_history == 3 and problems == []
     settings, problems = ServerSettings.from_options({"editHistory": -1})
     assert settings.edit_history == 8 and "editHistory" in problems[0]
+
+
+async def test_the_servers_did_open_and_did_change_feed_the_history(monkeypatch):
+    """The real server's protocol, in process (no worker): pygls's document sync, our handlers,
+    the history."""
+    monkeypatch.setattr(server_module.InfillLanguageServer, "connect_worker", lambda ls: None)
+    ls = server_module.build_server()
+    clock = Clock()
+    ls.documents.history.clock = clock
+
+    def notify(message) -> None:
+        ls.protocol.handle_message(message)
+
+    ls.protocol.handle_message(types.InitializeRequest(id=1, params=types.InitializeParams(
+        capabilities=types.ClientCapabilities(), initialization_options={"editHistory": 2})))
+    await asyncio.sleep(0)  # the initialize handler is a coroutine
+    document = types.TextDocumentItem(uri=URI, language_id="python", version=1, text=TEXT)
+    notify(types.DidOpenTextDocumentNotification(params=types.DidOpenTextDocumentParams(document)))
+    for version, (line, typed) in enumerate([(3, "a"), (3, "b"), (20, "c"), (30, "d")], start=2):
+        clock.now += 0.1
+        notify(types.DidChangeTextDocumentNotification(params=types.DidChangeTextDocumentParams(
+            types.VersionedTextDocumentIdentifier(uri=URI, version=version),
+            [replace(line, 0, line, 0, typed)])))
+    events = ls.documents.history.events(URI)
+    assert [(event.start_line, event.inserted) for event in events] == [(20, "cline20"), (30, "dline30")]
+    assert events[-1].after == ls.workspace.get_text_document(URI).source
+    notify(types.DidCloseTextDocumentNotification(params=types.DidCloseTextDocumentParams(
+        types.TextDocumentIdentifier(uri=URI))))
+    assert ls.documents.history.events(URI) == []
