@@ -4,7 +4,8 @@ Trees follow every edit (incremental reparse, `lsp_server.trees`); the definitio
 document are re-read from its tree once its edits pause for `INDEX_DELAY_S`, never per keystroke;
 the workspace's files are indexed once, in a thread, after `initialized`. Definitions of a file
 that is open come from the editor's text, not from the disk. The places edited last, across the
-open documents, are remembered (by line) for the context.
+open documents, are remembered (by line) for the context, and each open document's recent edit
+events (`lsp_server.edit_history`) for next-edit suggestions.
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from pathlib import Path
 from lsprotocol import types
 
 from completion.definitions import DefinitionIndex, definitions
+from lsp_server.edit_history import EditHistory
 from lsp_server.trees import SyntaxStore
 from lsp_server.workspace import scan_workspace
 
@@ -28,22 +30,25 @@ SAME_PLACE_LINES = 3  # an edit this close to the last one in its document is th
 
 
 class Documents:
-    """Trees of the open documents and definitions of the open documents and the workspace."""
+    """Trees, edit histories and definitions of the open documents, definitions of the workspace."""
 
     def __init__(self) -> None:
         self.syntax = SyntaxStore()
         self.index = DefinitionIndex()
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self.recent_edits: deque[tuple[str, int]] = deque(maxlen=RECENT_EDITS)  # (uri, line)
+        self.history = EditHistory()
 
     def open(self, uri: str, language_id: str | None, text: str) -> None:
         self.syntax.open(uri, language_id, text)
+        self.history.open(uri, text)
         self.reindex(uri)
 
     def change(self, uri: str, changes: list[types.TextDocumentContentChangeEvent],
                encoding: str, editor_text: str) -> None:
         """Reparse now; re-index once the edits pause (must run on the event loop)."""
         self.syntax.change(uri, changes, encoding, editor_text)
+        self.history.change(uri, changes, editor_text)
         for change in changes:
             if isinstance(change, types.TextDocumentContentChangePartial):
                 self.note_edit(uri, change.range.start.line)
@@ -66,11 +71,13 @@ class Documents:
         return None if document is None else document.text
 
     def close(self, uri: str) -> None:
-        """Forget the tree; the definitions stay, as the file's last known ones."""
+        """Forget the tree and the edit history; the definitions stay, as the file's last known
+        ones."""
         pending = self._pending.pop(uri, None)
         if pending is not None:
             pending.cancel()
         self.syntax.close(uri)
+        self.history.close(uri)
 
     def reindex(self, uri: str) -> None:
         self._pending.pop(uri, None)

@@ -103,6 +103,7 @@ class InfillLanguageServer(LanguageServer):
             settings.stats_log = self.default_stats_log
         self.settings = settings
         self.stats.path = _stats_path(settings.stats_log)
+        self.documents.history.resize(settings.edit_history)
         logger.info("settings: %s", settings)
 
     def connect_worker(self) -> None:

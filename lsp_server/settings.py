@@ -1,7 +1,9 @@
 """The language server's settings: the completion rules' (`completion.settings`) and its own.
 
 Its own say where the workers are and how to reach them (and on which device and dtype a local
-worker runs), where the stats go, and which languages to complete; all come from the client's `initializationOptions` and configuration changes.
+worker runs), where the stats go, which languages to complete and how many edit events of a
+document to keep for next-edit suggestions; all come from the client's `initializationOptions`
+and configuration changes.
 """
 from __future__ import annotations
 
@@ -9,8 +11,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from completion.settings import Settings
+from completion.settings import Settings, int_in
 from engine.client import DTYPES
+from lsp_server.edit_history import DEFAULT_EDIT_HISTORY, MAX_EDIT_HISTORY
 
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d{1,2})?")
 
@@ -29,6 +32,7 @@ class ServerSettings(Settings):
     worker_keys: str | None = None  # CURVE key folder (`infill keys`) for remote workers; None: the command line's
     device: str | None = None  # the local worker's device (`--device`); None: the command line's
     dtype: str | None = None  # the local worker's dtype (`--dtype`); None: the command line's
+    edit_history: int = DEFAULT_EDIT_HISTORY  # edit events kept per open document
 
 
 ServerSettings.OPTIONS = {
@@ -43,4 +47,5 @@ ServerSettings.OPTIONS = {
     "device": ("device", lambda value: isinstance(value, str) and _DEVICE.fullmatch(value) is not None,
                "auto, cpu, cuda or cuda:N"),
     "dtype": ("dtype", lambda value: value in DTYPES, f"one of {', '.join(DTYPES)}"),
+    "editHistory": ("edit_history", int_in(0, MAX_EDIT_HISTORY), f"an integer in 0..{MAX_EDIT_HISTORY}"),
 }

@@ -1,0 +1,342 @@
+"""The regions a next edit must rewrite after an edit event, found with tree-sitter.
+
+`regions_after(event, document, cursor_line)` gives whole-line `Region`s of the document as it is
+after `event` (its newest edit event), nearest the cursor first:
+- *rename*: the event replaced one name by another (the identifiers of its lines before and after
+  differ by one name, at one or more places); the other uses of the old name, in its scope. In
+  Python a local or parameter (a name the function binds) is searched in its function, a name
+  defined in a class body or used as an attribute (`self.x`, `obj.x`) in every attribute of the
+  file, any other name in the file; other languages search the innermost function or class
+  around the edit, members (`this.x`, `p.x`) in the file.
+- *call*: the event changed the parameter list of a function (a parameter added, removed, or the
+  order changed): its call sites in the file.
+- *cursor*: the lines around the cursor, `CURSOR_LINES_ABOVE` above to `CURSOR_LINES_BELOW` below
+  (the anchors' window); the only region of a document without a tree.
+Regions never overlap (adjacent ones merge, keeping the strongest reason, and a run longer than
+`MAX_LINES_PER_REGION` is cut in pieces), never hold the event's own lines, and stay within `MAX_REGIONS` and `MAX_REGION_LINES` / `MAX_REGION_CHARS` in all (a
+region that does not fit is left out). Tree rows count `\\n`, as the event's lines do for `\\n`
+and `\\r\\n` texts. Everything here is a pure function of the event and the parsed document.
+"""
+from __future__ import annotations
+
+import functools
+import re
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from tree_sitter import Node, Query, QueryCursor
+
+from completion.edit_events import EditEvent
+from completion.positions import split_lines
+from completion.syntax import ParsedDocument, grammar, new_parser
+
+CURSOR_LINES_ABOVE = 2  # Copilot's next-edit window: 2 lines above the cursor to 5 below
+CURSOR_LINES_BELOW = 5
+MAX_REGIONS = 8  # the regions one job may mask
+MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6-16 lines)
+MAX_REGION_LINES = 80  # all regions together
+MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
+
+RENAME, CALL, CURSOR = "rename", "call", "cursor"
+_STRENGTH = {RENAME: 0, CALL: 1, CURSOR: 2}  # a merged region keeps the strongest reason
+
+FUNCTION_TYPES = frozenset({
+    "function_definition", "lambda",  # Python (C, C++: function_definition)
+    "function_declaration", "generator_function_declaration", "function_expression",
+    "arrow_function", "method_definition",  # JavaScript, TypeScript
+    "method_declaration", "func_literal",  # Go (Java: method_declaration)
+    "function_item", "closure_expression",  # Rust
+    "constructor_declaration", "lambda_expression",  # Java
+})
+CLASS_TYPES = frozenset({
+    "class_definition", "class_declaration", "class_specifier", "struct_specifier",
+    "impl_item", "interface_declaration",
+})
+NAME_TYPES = ("identifier", "type_identifier", "shorthand_property_identifier")
+MEMBER_TYPES = ("property_identifier", "field_identifier")
+# Python: the identifiers a function binds, by their parent (the left of an assignment is below)
+_BINDING_PARENTS = frozenset({
+    "parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
+    "dictionary_splat_pattern", "pattern_list", "tuple_pattern", "as_pattern_target",
+})
+_NAMED_BINDINGS = {"default_parameter": "name", "typed_default_parameter": "name",
+                   "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
+                   "for_in_clause": "left", "named_expression": "name"}
+# the callee's name in a call, per language
+_CALLEES = {
+    "python": "(call function: [(identifier) @f (attribute attribute: (identifier) @f)])",
+    "javascript": "(call_expression function: [(identifier) @f "
+                  "(member_expression property: (property_identifier) @f)])",
+    "go": "(call_expression function: [(identifier) @f (selector_expression field: (field_identifier) @f)])",
+    "rust": "(call_expression function: [(identifier) @f (field_expression field: (field_identifier) @f) "
+            "(scoped_identifier name: (identifier) @f)])",
+    "java": "(method_invocation name: (identifier) @f)",
+    "c": "(call_expression function: [(identifier) @f (field_expression field: (field_identifier) @f)])",
+}
+_CALLEES.update(typescript=_CALLEES["javascript"], tsx=_CALLEES["javascript"], cpp=_CALLEES["c"])
+CALL_TYPES = frozenset({"call", "call_expression", "method_invocation"})
+_IDENTIFIER = re.compile(r"[^\W\d]\w*")
+
+
+@dataclass(slots=True, frozen=True)
+class Region:
+    """Lines `start_line .. end_line - 1` of the document, and why they may need an edit."""
+
+    start_line: int
+    end_line: int  # exclusive
+    reason: str  # RENAME, CALL or CURSOR
+
+    @property
+    def lines(self) -> int:
+        return self.end_line - self.start_line
+
+
+def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int) -> list[Region]:
+    """The regions to rewrite after `event`, the newest event of `document` (see the module)."""
+    line_count = len(split_lines(document.text))
+    cursor_line = min(max(cursor_line, 0), line_count - 1)
+    found = [Region(max(0, cursor_line - CURSOR_LINES_ABOVE),
+                    min(line_count, cursor_line + CURSOR_LINES_BELOW + 1), CURSOR)]
+    if document.tree is not None and document.language in _CALLEES:
+        found += rename_regions(event, document) + call_regions(event, document)
+    kept = [piece for region in merged(outside(found, event.start_line, event.after_end))
+            for piece in pieces(region)]
+    return capped(kept, cursor_line, split_lines(document.text))
+
+
+def renamed(event: EditEvent) -> tuple[str, str] | None:
+    """(old, new) when the event's identifiers differ only by one name replaced by another, at
+    one or more places."""
+    old, new = _IDENTIFIER.findall(event.removed), _IDENTIFIER.findall(event.inserted)
+    pairs = {(was, now) for was, now in zip(old, new) if was != now}
+    return pairs.pop() if len(old) == len(new) and len(pairs) == 1 else None
+
+
+def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
+    """The lines of the other uses of a name the event renamed, in its scope."""
+    names = renamed(event)
+    if names is None:
+        return []
+    old, new = names
+    root = document.tree.root_node
+    edited = [node for node in _named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
+              if event.start_line <= node.start_point.row < event.after_end]
+    if not edited:
+        return []
+    scope, member = _scope(edited[0], document.language, {old, new})
+    if member:
+        uses = [node for node in _named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
+                if _is_member(node)]
+    else:
+        uses = [node for node in _named(scope, document.language, old, NAME_TYPES)
+                if not _is_member(node) and not _is_keyword(node)]
+    return [Region(node.start_point.row, node.end_point.row + 1, RENAME) for node in uses]
+
+
+def call_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
+    """The lines of the calls of a function whose parameters the event added, removed or
+    reordered (a renamed parameter is a rename, not a new signature)."""
+    root = document.tree.root_node
+    for function in _overlapping(root, event.start_line, event.after_end):
+        parameters = function.child_by_field_name("parameters")
+        name = function.child_by_field_name("name")
+        if function.type not in FUNCTION_TYPES or parameters is None or name is None \
+                or not event.start_line <= parameters.end_point.row \
+                or parameters.start_point.row >= event.after_end:
+            continue
+        after = _parameter_names(parameters)
+        before = _parameters_before(event, document.language, function, _text(name))
+        if before is None or before == after:
+            continue
+        if len(before) != len(after) or sorted(before) == sorted(after):
+            return _calls(root, document.language, _text(name))
+    return []
+
+
+def outside(regions: list[Region], start: int, end: int) -> list[Region]:
+    """The regions without lines `start .. end - 1` (a region around them splits in two)."""
+    kept = []
+    for region in regions:
+        pieces = ((region.start_line, min(region.end_line, start)),
+                  (max(region.start_line, end), region.end_line))
+        kept += [Region(lo, hi, region.reason) for lo, hi in pieces if lo < hi]
+    return kept
+
+
+def merged(regions: list[Region]) -> list[Region]:
+    """The regions in line order, overlapping or adjacent ones as one."""
+    result: list[Region] = []
+    for region in sorted(regions, key=lambda r: r.start_line):
+        last = result[-1] if result else None
+        if last is not None and region.start_line <= last.end_line:
+            reason = min(last.reason, region.reason, key=_STRENGTH.__getitem__)
+            result[-1] = Region(last.start_line, max(last.end_line, region.end_line), reason)
+        else:
+            result.append(region)
+    return result
+
+
+def pieces(region: Region) -> list[Region]:
+    """The region cut in runs of at most `MAX_LINES_PER_REGION` lines."""
+    return [Region(start, min(start + MAX_LINES_PER_REGION, region.end_line), region.reason)
+            for start in range(region.start_line, region.end_line, MAX_LINES_PER_REGION)]
+
+
+def capped(regions: list[Region], cursor_line: int, lines: list[str]) -> list[Region]:
+    """The regions nearest `cursor_line` first, while they fit the caps."""
+    kept, total_lines, total_chars = [], 0, 0
+    for region in sorted(regions, key=lambda r: _distance(r, cursor_line)):
+        chars = sum(len(line) + 1 for line in lines[region.start_line:region.end_line])
+        if len(kept) == MAX_REGIONS:
+            break
+        if total_lines + region.lines <= MAX_REGION_LINES and total_chars + chars <= MAX_REGION_CHARS:
+            kept.append(region)
+            total_lines, total_chars = total_lines + region.lines, total_chars + chars
+    return kept
+
+
+def _distance(region: Region, line: int) -> int:
+    if region.start_line <= line < region.end_line:
+        return 0
+    return region.start_line - line if region.start_line > line else line - region.end_line + 1
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogatepass")
+
+
+@functools.lru_cache(maxsize=128)
+def _query(language: str, source: str) -> Query:
+    return Query(grammar(language), source)
+
+
+def _named(node: Node, language: str, name: str, types: tuple[str, ...]) -> list[Node]:
+    """The nodes of `types` (those the grammar has) under `node` whose text is `name`."""
+    known = [kind for kind in types if grammar(language).id_for_node_kind(kind, True) is not None]
+    alternatives = " ".join(f"({kind})" for kind in known)
+    captures = QueryCursor(_query(language, f'([{alternatives}] @n (#eq? @n "{name}"))')).captures(node)
+    return sorted(captures.get("n", []), key=lambda found: found.start_byte)
+
+
+def _is_member(node: Node) -> bool:
+    """An attribute's or a field's name: `x` in `self.x`, `p.x`, `this.x`."""
+    parent = node.parent
+    return node.type in MEMBER_TYPES or (
+        parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
+
+
+def _is_keyword(node: Node) -> bool:
+    """A keyword argument's name (`x` in `f(x=1)`): the callee's parameter, not a variable."""
+    parent = node.parent
+    return parent is not None and parent.type == "keyword_argument" \
+        and parent.child_by_field_name("name") == node
+
+
+def _scope(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
+    """Where a renamed name lives: (the node to search, whether it is a member)."""
+    if _is_member(node):
+        return node, True
+    ancestor = node.parent
+    while ancestor is not None:
+        defines = ancestor.child_by_field_name("name") == node  # a definition's name lives outside
+        if ancestor.type in FUNCTION_TYPES and not defines \
+                and (language != "python" or _binds(ancestor, names)):
+            return ancestor, False
+        if ancestor.type in CLASS_TYPES and not defines:
+            return (node, True) if language == "python" else (ancestor, False)
+        ancestor = ancestor.parent
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    return root, False
+
+
+def _binds(function: Node, names: set[str]) -> bool:
+    """True when the Python `function` binds one of `names`: a parameter or an assignment's
+    target in its own body (not in a nested function or class)."""
+    stack = list(function.children)
+    while stack:
+        node = stack.pop()
+        if node.type in FUNCTION_TYPES or node.type in CLASS_TYPES:
+            continue
+        if node.type == "identifier" and _text(node) in names and _is_binding(node):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _is_binding(node: Node) -> bool:
+    child, parent = node, node.parent
+    while parent is not None and parent.type in ("pattern_list", "tuple_pattern", "list_pattern"):
+        child, parent = parent, parent.parent  # `a, b = ...`: the pattern is the target
+    if parent is None:
+        return False
+    if parent.type in _BINDING_PARENTS:
+        return True
+    field = _NAMED_BINDINGS.get(parent.type)
+    return field is not None and parent.child_by_field_name(field) == child
+
+
+def _overlapping(node: Node, start: int, end: int) -> Iterator[Node]:
+    """The nodes under `node` that hold any of rows `start .. end - 1`, outermost first."""
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if node.end_point.row < start or node.start_point.row >= end:
+            continue
+        yield node
+        stack.extend(reversed(node.children))
+
+
+def _parameter_names(parameters: Node) -> list[str]:
+    """The names of a parameter list, in order (its first identifier for each parameter)."""
+    names = []
+    for parameter in parameters.named_children:
+        identifier = _first_identifier(parameter)
+        if identifier is not None:
+            names.append(_text(identifier))
+    return names
+
+
+def _first_identifier(node: Node) -> Node | None:
+    if node.type == "comment":
+        return None
+    if node.type == "identifier":
+        return node
+    for field in ("name", "pattern", "declarator"):
+        named = node.child_by_field_name(field)
+        if named is not None:
+            return _first_identifier(named)
+    return next((found for child in node.named_children
+                 if (found := _first_identifier(child)) is not None), None)
+
+
+def _parameters_before(event: EditEvent, language: str, function: Node, name: str) -> list[str] | None:
+    """The parameter names `name` had before the event: its header's lines in the text before,
+    parsed alone; None when they do not hold that function."""
+    parameters = function.child_by_field_name("parameters")
+    shift = event.after_end - event.before_end  # rows after the event move by this much
+    end = parameters.end_point.row
+    end = end - shift if end >= event.after_end else min(end, event.before_end - 1)
+    start = min(function.start_point.row, event.start_line)
+    header = textwrap.dedent("\n".join(split_lines(event.before)[start:max(end + 1, event.before_end)]))
+    tree = new_parser(language).parse(header.encode("utf-8", "surrogatepass"))
+    for node in _overlapping(tree.root_node, 0, header.count("\n") + 1):
+        named, listed = node.child_by_field_name("name"), node.child_by_field_name("parameters")
+        if node.type in FUNCTION_TYPES and named is not None and listed is not None \
+                and _text(named) == name:
+            return _parameter_names(listed)
+    return None
+
+
+def _calls(root: Node, language: str, name: str) -> list[Region]:
+    captures = QueryCursor(_query(language, f'({_CALLEES[language]} (#eq? @f "{name}"))')).captures(root)
+    regions = []
+    for callee in captures.get("f", []):
+        call = callee.parent
+        while call is not None and call.type not in CALL_TYPES:
+            call = call.parent
+        if call is not None:
+            regions.append(Region(call.start_point.row, call.end_point.row + 1, CALL))
+    return regions

@@ -1,0 +1,195 @@
+"""Tests of completion.edit_regions: the regions a next edit rewrites after an edit event, found
+with tree-sitter, without a model."""
+from __future__ import annotations
+
+from completion import edit_regions
+from completion.edit_events import EditEvent, diff_span
+from completion.edit_regions import (CALL, CURSOR, MAX_REGION_LINES, MAX_REGIONS, RENAME, Region,
+                                     capped, merged, outside, regions_after, renamed)
+from completion.syntax import ParsedDocument
+
+MODULE = '''\
+import os
+
+LIMIT = 10
+
+
+def total(items):
+    count = 0
+    for item in items:
+        count += item
+    return count
+
+
+def average(items):
+    count = len(items)
+    return total(items) / count
+
+
+class Cart:
+    def __init__(self, items):
+        self.items = items
+        self.limit = LIMIT
+
+    def add(self, item):
+        if len(self.items) < self.limit:
+            self.items.append(item)
+
+    def size(self):
+        return len(self.items)
+
+
+def report(cart):
+    print(len(cart.items), LIMIT)
+    return total(cart.items)
+'''
+
+
+def line_of(text: str, needle: str, start: int = 0) -> int:
+    """The 0-based line of the first line at or after `start` that holds `needle`."""
+    lines = text.split("\n")
+    return next(i for i in range(start, len(lines)) if needle in lines[i])
+
+
+def edited(before: str, old_line: str, new_line: str, start: int = 0) -> tuple[EditEvent, ParsedDocument, int]:
+    """The event that replaces the line holding `old_line` (the first at or after `start`) by
+    `new_line`, the document after it, and that line (where the cursor is)."""
+    lines = before.split("\n")
+    at = line_of(before, old_line, start)
+    lines[at] = new_line
+    after = "\n".join(lines)
+    event = EditEvent("file:///w/m.py", before, after, diff_span(before, after), 0.0)
+    return event, ParsedDocument.parse("python", after), at
+
+
+def rename_lines(regions: list[Region]) -> set[int]:
+    return {line for region in regions if region.reason != CURSOR
+            for line in range(region.start_line, region.end_line)}
+
+
+def far_regions(regions: list[Region], cursor: int) -> set[int]:
+    """The lines of regions that lie outside the cursor's window."""
+    window = range(cursor - edit_regions.CURSOR_LINES_ABOVE, cursor + edit_regions.CURSOR_LINES_BELOW + 1)
+    return {line for region in regions for line in range(region.start_line, region.end_line)
+            if line not in window}
+
+
+def test_a_renamed_local_finds_its_uses_in_its_function_only():
+    event, document, at = edited(MODULE, "    count = 0", "    n = 0")
+    assert renamed(event) == ("count", "n")
+    regions = regions_after(event, document, at)
+    in_total = {line_of(MODULE, "count += item"), line_of(MODULE, "return count")}
+    assert in_total <= rename_lines(regions)
+    in_average = {line_of(MODULE, "count = len"), line_of(MODULE, "/ count")}
+    assert not in_average & rename_lines(regions)  # `average` has a `count` of its own
+    assert at not in rename_lines(regions) | far_regions(regions, at)  # never the event's line
+
+
+def test_a_renamed_parameter_finds_its_uses_in_the_body():
+    event, document, at = edited(MODULE, "def total(items):", "def total(values):")
+    regions = regions_after(event, document, at)
+    assert line_of(MODULE, "for item in items") in rename_lines(regions)
+    assert line_of(MODULE, "count = len(items)") not in rename_lines(regions)  # average's items
+    assert not any(region.reason == CALL for region in regions)  # a rename, not a new signature
+
+
+def test_a_renamed_attribute_finds_its_uses_across_the_class_and_the_file():
+    event, document, at = edited(MODULE, "self.items = items", "        self.goods = items")
+    assert renamed(event) == ("items", "goods")
+    regions = regions_after(event, document, at)
+    uses = {line_of(MODULE, "len(self.items) <"), line_of(MODULE, "self.items.append"),
+            line_of(MODULE, "return len(self.items)"), line_of(MODULE, "print(len(cart.items)")}
+    assert uses <= rename_lines(regions)
+    assert line_of(MODULE, "for item in items") not in rename_lines(regions)  # a local `items`
+
+
+def test_a_module_level_name_finds_its_uses_in_the_file():
+    event, document, at = edited(MODULE, "LIMIT = 10", "MAX_ITEMS = 10")
+    regions = regions_after(event, document, at)
+    assert {line_of(MODULE, "self.limit = LIMIT"), line_of(MODULE, "print(len(cart.items), LIMIT)")} \
+        <= rename_lines(regions)
+    assert all(region.reason == RENAME for region in regions if region.start_line > at + 6)
+
+
+def test_a_renamed_function_finds_its_calls():
+    event, document, at = edited(MODULE, "def total(items):", "def sum_of(items):")
+    regions = regions_after(event, document, at)
+    assert {line_of(MODULE, "return total(items)"), line_of(MODULE, "return total(cart.items)")} \
+        <= rename_lines(regions)
+
+
+def test_an_added_parameter_finds_the_call_sites():
+    event, document, at = edited(MODULE, "def total(items):", "def total(items, start):")
+    assert renamed(event) is None
+    regions = regions_after(event, document, at)
+    calls = {line_of(MODULE, "return total(items)"), line_of(MODULE, "return total(cart.items)")}
+    assert calls == {region.start_line for region in regions if region.reason == CALL}
+
+
+def test_reordered_parameters_find_the_call_sites_of_a_method():
+    before = "class A:\n    def put(self, key, value):\n        pass\n\n\na = A()\n" + "\n" * 20 + "a.put(1, 2)\n"
+    event, document, at = edited(before, "def put(self, key, value)", "    def put(self, value, key):")
+    regions = regions_after(event, document, at)
+    assert [r for r in regions if r.reason == CALL] == [Region(line_of(before, "a.put"), line_of(before, "a.put") + 1, CALL)]
+
+
+def test_the_cursor_window_without_any_rename():
+    text = "".join(f"x{i} = {i}\n" for i in range(30))
+    event, document, at = edited(text, "x10 = 10", "x10 = 11")
+    assert renamed(event) is None
+    assert regions_after(event, document, at) == [Region(8, 10, CURSOR), Region(11, 16, CURSOR)]
+
+
+def test_a_file_that_does_not_parse_gives_the_cursor_window():
+    text = "def broken(:\n    )))\n" + "".join(f"y{i} = ((\n" for i in range(20))
+    event, document, at = edited(text, "y5 = ((", "z5 = ((")
+    regions = regions_after(event, document, at)
+    assert regions and rename_lines(regions) <= set(range(at - 2, at + 6))
+
+
+def test_a_document_without_a_tree_gives_the_cursor_window():
+    event, document, at = edited(MODULE, "    count = 0", "    n = 0")
+    document.tree = None  # as a document over MAX_PARSE_BYTES has
+    regions = regions_after(event, document, at)
+    assert {region.reason for region in regions} == {CURSOR}
+    assert sum(region.lines for region in regions) == edit_regions.CURSOR_LINES_ABOVE \
+        + edit_regions.CURSOR_LINES_BELOW
+
+
+def test_a_huge_file_stays_within_the_caps():
+    body = "".join(f"    v{i} = value + {i}\n" for i in range(5000))
+    text = "def f(value):\n" + body
+    event, document, at = edited(text, "def f(value):", "def f(amount):")
+    regions = regions_after(event, document, at)
+    assert len(regions) <= MAX_REGIONS
+    assert sum(region.lines for region in regions) <= MAX_REGION_LINES
+    assert regions[0].start_line == 1  # nearest the cursor first
+    lines = sorted(line for region in regions for line in range(region.start_line, region.end_line))
+    assert len(lines) == len(set(lines))  # no overlaps
+
+
+def test_regions_merge_and_never_hold_the_events_lines():
+    regions = [Region(10, 12, CURSOR), Region(12, 14, RENAME), Region(3, 5, CALL), Region(4, 6, CURSOR)]
+    assert merged(regions) == [Region(3, 6, CALL), Region(10, 14, RENAME)]
+    assert outside([Region(0, 10, CURSOR)], 4, 6) == [Region(0, 4, CURSOR), Region(6, 10, CURSOR)]
+    assert outside([Region(4, 6, RENAME)], 4, 6) == []
+
+
+def test_the_caps_keep_the_nearest_regions():
+    lines = ["x"] * 1000
+    regions = [Region(line, line + 1, RENAME) for line in range(0, 1000, 10)]
+    kept = capped(regions, 500, lines)
+    assert len(kept) == MAX_REGIONS
+    assert kept[0] == Region(500, 501, RENAME)
+    assert max(abs(region.start_line - 500) for region in kept) <= 10 * MAX_REGIONS // 2
+    assert capped([Region(0, MAX_REGION_LINES + 1, RENAME), Region(900, 901, CALL)], 0, lines) \
+        == [Region(900, 901, CALL)]  # one too large is left out, the next that fits stays
+
+
+def test_a_renamed_local_in_another_language_stays_in_its_function():
+    before = ("function a() {\n  let n = 1;\n  return n + n;\n}\n" + "\n" * 10
+              + "function b() {\n  let n = 2;\n  return n;\n}\n")
+    after = before.replace("let n = 1", "let m = 1", 1)
+    event = EditEvent("file:///w/m.js", before, after, diff_span(before, after), 0.0)
+    regions = regions_after(event, ParsedDocument.parse("javascript", after), 1)
+    assert 2 in rename_lines(regions) and not {15, 16} & rename_lines(regions)
