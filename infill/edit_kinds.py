@@ -345,12 +345,10 @@ def attribute(ctx: FileContext) -> Iterator[Candidate | None]:
         if n.type == "identifier":
             in_file[text(n)] += 1
     for func in function_defs(ctx.root):
-        params = func.child_by_field_name("parameters").named_children
-        first = text(params[0]) if params else None
         groups = defaultdict(list)
         for n in walk(func.child_by_field_name("body")):
             obj = n.child_by_field_name("object") if n.type == "attribute" else None
-            if obj is not None and obj.type == "identifier" and text(obj) not in (first, "self", "cls"):
+            if obj is not None and obj.type == "identifier" and text(obj) not in ("self", "cls"):
                 groups[(text(obj), text(n.child_by_field_name("attribute")))].append(n.child_by_field_name("attribute"))
         for (_, name), sites in groups.items():
             if len(sites) >= 2 and in_file[name] == len(sites) and not name.startswith("__"):
