@@ -11,9 +11,10 @@ import builtins
 import keyword
 from collections.abc import Iterator
 
-from tree_sitter import Node, Tree
+import tree_sitter_python
+from tree_sitter import Language, Node, Parser, Tree
 
-from completion.syntax import new_parser
+PYTHON = Language(tree_sitter_python.language())  # infill reads code itself: no front-end package
 
 SCOPE_TYPES = frozenset({"function_definition", "lambda", "class_definition", "list_comprehension",
                          "set_comprehension", "dictionary_comprehension", "generator_expression"})
@@ -29,7 +30,7 @@ RESERVED = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset
 
 
 def parse(source: bytes) -> Tree:
-    return new_parser("python").parse(source)
+    return Parser(PYTHON).parse(source)
 
 
 def error_count(tree: Tree) -> int:

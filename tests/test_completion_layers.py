@@ -29,3 +29,17 @@ def test_completion_imports_no_front_end_no_model_and_only_the_engines_wire_type
             root = module.split(".")[0]
             assert root not in FORBIDDEN_ROOTS, f"{path.name} imports {module}"
             assert root != "engine" or module in ALLOWED_ENGINE, f"{path.name} imports {module}"
+
+
+def test_the_layers_below_point_one_way():
+    """infill (model, decoder, data) imports no engine and no front end; engine imports no front end."""
+    import engine
+    import infill
+
+    for package, forbidden in ((infill, {"engine", "lsp_server", "completion", "bench"}),
+                               (engine, {"lsp_server", "completion", "bench"})):
+        files = sorted(Path(package.__file__).parent.rglob("*.py"))
+        assert len(files) >= 10
+        for path in files:
+            for module in imported_modules(path):
+                assert module.split(".")[0] not in forbidden, f"{path} imports {module}"
