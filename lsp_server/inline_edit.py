@@ -82,7 +82,7 @@ def _answer(uri: str, edits: list[Edit], started: float) -> Answer:
 async def on_inline_edit(ls: InfillLanguageServer, params: Any) -> dict:
     request = request_of(params)
     if request is None:
-        logger.info("no next edit: malformed params %r", params)
+        logger.info("no next edit: malformed params %.200r", params)
         return NO_EDITS
     uri, version, line = request
     logs.request_id.set(new_request_id())

@@ -11,6 +11,7 @@ import os
 
 import pytest
 from lsprotocol import types
+from pygls.exceptions import JsonRpcRequestCancelled
 
 import fake_worker
 from engine.client import start_worker_process, stop_worker
@@ -105,5 +106,48 @@ async def test_a_rename_at_the_definition_is_proposed_at_the_other_uses(tmp_path
         events = [json.loads(line) for line in stats.read_text().splitlines()]
         assert [(e["event"], e["mode"], e["index"]) for e in events] == [("show", "next_edit", 0),
                                                                        ("accept", "next_edit", 0)]
+    finally:
+        stop_worker(worker)
+
+
+SLOW_URI = "file:///tmp/infill-e2e/slow.py"
+SLOW_SOURCE = "sleep:3\na = 1\nb = 2\nc = 3\n"  # the edit job's prefix, "sleep:3\n", makes the fake sleep
+
+
+async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp_path, short_tmp):
+    address = f"ipc://{short_tmp}/w.sock"
+    worker = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
+    try:
+        session = await start_session(tmp_path, dict(os.environ), "--worker", address,
+                                      options={"deadlineMs": 20000})
+        protocol = session.client.protocol
+        for params in ({}, {"textDocument": 5, "position": None},
+                       {"textDocument": {"uri": URI, "version": -1}, "position": {"line": 0, "character": 0}},
+                       {"textDocument": {"uri": "file:///nowhere.py", "version": 1},
+                        "position": {"line": 0, "character": 0}}):
+            result = await asyncio.wait_for(protocol.send_request_async(INLINE_EDIT, params), ANSWER_WAIT_S)
+            assert as_dict(result) == {"edits": []}, params
+
+        session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            uri=SLOW_URI, language_id="python", version=1, text=SLOW_SOURCE)))
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(start=types.Position(line=3, character=4),
+                              end=types.Position(line=3, character=5)), text="4")
+        session.client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=SLOW_URI, version=2),
+            content_changes=[change]))
+        params = {"textDocument": {"uri": SLOW_URI, "version": 2}, "position": {"line": 3, "character": 5}}
+        older = protocol.send_request(INLINE_EDIT, params)
+        # the older one is still in flight when the newer comes: its job sleeps 3 s at the worker
+        newer = protocol.send_request(INLINE_EDIT, params)
+        assert as_dict(await asyncio.wait_for(asyncio.wrap_future(older), ANSWER_WAIT_S)) == {"edits": []}
+        assert "superseded by a newer request" in session.log.read_text()
+        assert isinstance(as_dict(await asyncio.wait_for(asyncio.wrap_future(newer), ANSWER_WAIT_S))["edits"], list)
+
+        pending = protocol.send_request(INLINE_EDIT, params, msg_id="cancel-me")
+        protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
+        with pytest.raises(JsonRpcRequestCancelled):
+            await asyncio.wait_for(asyncio.wrap_future(pending), ANSWER_WAIT_S)
+        assert await session.end() == 0
     finally:
         stop_worker(worker)
