@@ -3,11 +3,11 @@
 `complete_at` gives each request an id (carried by every log line), makes it supersede the
 request of the same method still in flight for the same document (whose worker call is
 cancelled: it answers with nothing; its worker requests carry the same session, so the worker
-drops them as the new ones arrive; `superseding`, which next-edit requests share), and turns any failure into an empty answer. `_complete` runs
-the steps: cut the hole; answer from the typing-through cache if the user is typing a completion
-already shown; decide the mode (none ends here, before any context is built); build the context;
-send one request per candidate to the worker, concurrently, within what is left of the deadline;
-post-process and rank.
+drops them as the new ones arrive; `superseding`, which next-edit requests share), and turns
+any failure into an empty answer. `_complete` runs the steps: cut the hole; answer from the
+typing-through cache if the user is typing a completion already shown; decide the mode (none ends
+here, before any context is built); build the context; send one request per candidate to the
+worker, concurrently, within what is left of the deadline; post-process and rank.
 The worker is awaited on the event loop, never blocked on.
 """
 from __future__ import annotations

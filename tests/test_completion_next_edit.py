@@ -101,3 +101,12 @@ def test_a_document_without_a_tree_gets_no_edits():
     unparsed = document()
     unparsed.tree = None
     assert edits_from(unparsed, REGIONS, [item(1, "    return acc\n")], EVENT, 1) == []
+
+
+def test_a_region_at_the_end_of_a_text_without_a_final_break_keeps_none():
+    text = "a = 1\nb = a"
+    event = EditEvent("file:///t.py", "a = 0\nb = a", text, diff_span("a = 0\nb = a", text), 0.0)
+    request = edit_request("r1", text, [Region(1, 2, CURSOR)], 500)
+    assert (request.prefix, request.holes[0].replaces, request.suffix) == ("a = 1\n", "b = a", "")
+    edits = edits_from(document(text), [Region(1, 2, CURSOR)], [item(0, "b = a + 1\n")], event, 0)
+    assert edits == [Edit(1, 2, "b = a + 1")]

@@ -142,7 +142,8 @@ async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp
         newer = protocol.send_request(INLINE_EDIT, params)
         assert as_dict(await asyncio.wait_for(asyncio.wrap_future(older), ANSWER_WAIT_S)) == {"edits": []}
         assert "superseded by a newer request" in session.log.read_text()
-        assert isinstance(as_dict(await asyncio.wait_for(asyncio.wrap_future(newer), ANSWER_WAIT_S))["edits"], list)
+        answer = as_dict(await asyncio.wait_for(asyncio.wrap_future(newer), ANSWER_WAIT_S))
+        assert isinstance(answer["edits"], list)
 
         pending = protocol.send_request(INLINE_EDIT, params, msg_id="cancel-me")
         protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
