@@ -7,7 +7,8 @@ the edits worth showing: a hole whose text comes back the same (up to trailing w
 edit; a hole below `MIN_CONFIDENCE` shows nothing rather than a wrong edit; an edit that undoes
 the user's last event goes; and when the edits together add a tree-sitter ERROR node, none is
 kept. Edits come nearest the cursor first. Lines are counted as the LSP counts them; a region's
-text includes its last line break. Everything here is pure.
+text includes its last line break, and an edit's text ends as its region's does (the model's
+trailing whitespace is not trusted). Everything here is pure.
 """
 from __future__ import annotations
 
@@ -73,15 +74,15 @@ def _same(a: str, b: str) -> bool:
         [line.rstrip() for line in LINE_BREAK.split(b.rstrip())]
 
 
-def _break_of(text: str) -> str:
-    """The line break that ends `text`, if any."""
-    found = LINE_BREAK.search(text, max(0, len(text) - 2))
-    return found.group() if found and found.end() == len(text) else ""
+def _with_tail_of(text: str, current: str) -> str:
+    """`text` ending as `current` does: its trailing whitespace (blank lines, the last break)
+    replaced by `current`'s, so an edit never adds or drops a blank line at its end."""
+    return text.rstrip() + current[len(current.rstrip()):]
 
 
 def changed(text: str, regions: Sequence[Region], items: Sequence[Item]) -> list[Edit]:
-    """The regions the answer changes, in file order: each hole's surest item, with its region's
-    last line break; holes below `MIN_CONFIDENCE` and unchanged ones are left out."""
+    """The regions the answer changes, in file order: each hole's surest item, ending as its
+    region does; holes below `MIN_CONFIDENCE` and unchanged ones are left out."""
     ordered = sorted(regions, key=lambda region: region.start_line)
     best: dict[int, Item] = {}
     for item in items:
@@ -94,8 +95,7 @@ def changed(text: str, regions: Sequence[Region], items: Sequence[Item]) -> list
         current = text[starts[region.start_line]:starts[region.end_line]]
         if item.confidence < MIN_CONFIDENCE or _same(item.text, current):
             continue
-        new_text = item.text.rstrip() + _break_of(current)
-        edits.append(Edit(region.start_line, region.end_line, new_text))
+        edits.append(Edit(region.start_line, region.end_line, _with_tail_of(item.text, current)))
     return edits
 
 

@@ -110,3 +110,9 @@ def test_a_region_at_the_end_of_a_text_without_a_final_break_keeps_none():
     assert (request.prefix, request.holes[0].replaces, request.suffix) == ("a = 1\n", "b = a", "")
     edits = edits_from(document(text), [Region(1, 2, CURSOR)], [item(0, "b = a + 1\n")], event, 0)
     assert edits == [Edit(1, 2, "b = a + 1")]
+
+
+def test_an_edit_keeps_the_blank_lines_that_end_its_region():
+    text = AFTER + "\n\nprint(total([1]))\n"
+    edits = edits_from(document(text), [Region(4, 7, CURSOR)], [item(0, "    return acc\n")], EVENT, 1)
+    assert edits == [Edit(4, 7, "    return acc\n\n\n")]
