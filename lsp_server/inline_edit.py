@@ -8,8 +8,8 @@ first: after the document's newest edit event, the regions it must propagate to
 names the request and the edit for the stats log, as `textDocument/didShowInlineEdit` (params
 `{item: {command}}`) does when an edit is shown. The answer is `{edits: []}`, never an error, for
 bad params, a document the editor did not open or whose version is not the request's (or changes
-while the worker answers), one without a tree (too large, no grammar) or without an edit event,
-and when the worker errs or is late. A newer request for the document supersedes the one in
+while the worker answers), one without a tree (too large, no grammar), with a syntax error, or
+without an edit event, and when the worker errs or is late. A newer request for the document supersedes the one in
 flight; `$/cancelRequest` cancels one. The server never changes the document.
 """
 from __future__ import annotations
@@ -114,6 +114,9 @@ async def _suggest(ls: InfillLanguageServer, uri: str, version: int, line: int,
     if text is None or document is None or document.tree is None or document.text != text \
             or event is None or event.after != text:
         logger.info("no next edit in %s: not open at version %d, no tree or no edit yet", uri, version)
+        return _nothing(uri, started)
+    if document.tree.root_node.has_error:  # mid-edit: the user is not done, nor are the regions
+        logger.info("no next edit in %s: the document does not parse", uri)
         return _nothing(uri, started)
     regions = regions_after(event, document, line)
     client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)

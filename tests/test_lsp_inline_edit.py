@@ -61,8 +61,8 @@ def apply(text: str, edits: list[dict]) -> str:
     return "".join(lines)
 
 
-async def ask(session, version: int) -> dict:
-    params = {"textDocument": {"uri": URI, "version": version},
+async def ask(session, version: int, uri: str = URI) -> dict:
+    params = {"textDocument": {"uri": uri, "version": version},
               "position": {"line": DEFINITION.line, "character": DEFINITION.character + 5}}
     result = await asyncio.wait_for(session.client.protocol.send_request_async(INLINE_EDIT, params),
                                     ANSWER_WAIT_S)
@@ -102,6 +102,15 @@ async def test_a_rename_at_the_definition_is_proposed_at_the_other_uses(tmp_path
         await client.workspace_execute_command_async(types.ExecuteCommandParams(
             command=command["command"], arguments=command["arguments"]))
         assert session.edits == []  # the server never asked to change the document
+        broken = "file:///tmp/infill-e2e/broken.py"
+        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            uri=broken, language_id="python", version=1, text=SOURCE + "def (\n")))
+        client.text_document_did_change(types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=broken, version=2),
+            content_changes=[rename]))
+        assert (await ask(session, 2, broken))["edits"] == []  # a document that does not parse
+        client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(URI)))
+        assert (await ask(session, 2))["edits"] == []  # a closed document
         assert await session.end() == 0
         events = [json.loads(line) for line in stats.read_text().splitlines()]
         assert [(e["event"], e["mode"], e["index"]) for e in events] == [("show", "next_edit", 0),
