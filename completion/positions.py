@@ -32,6 +32,11 @@ def column_to_index(line_text: str, column: int, encoding: str = "utf-16") -> in
     return len(line_text) if units == column else None
 
 
+def line_length(line_text: str, encoding: str = "utf-16") -> int:
+    """The LSP column at the end of `line_text`."""
+    return sum(_code_units(char, encoding) for char in line_text)
+
+
 def split_lines(text: str) -> list[str]:
     """The lines as LSP counts them, without their breaks: an empty text has one, a final break
     opens one more."""

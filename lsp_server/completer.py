@@ -3,11 +3,11 @@
 `complete_at` gives each request an id (carried by every log line), makes it supersede the
 request of the same method still in flight for the same document (whose worker call is
 cancelled: it answers with nothing; its worker requests carry the same session, so the worker
-drops them as the new ones arrive), and turns any failure into an empty answer. `_complete` runs
-the steps: cut the hole; answer from the typing-through cache if the user is typing a completion
-already shown; decide the mode (none ends here, before any context is built); build the context;
-send one request per candidate to the worker, concurrently, within what is left of the deadline;
-post-process and rank.
+drops them as the new ones arrive; `superseding`, which next-edit requests share), and turns
+any failure into an empty answer. `_complete` runs the steps: cut the hole; answer from the
+typing-through cache if the user is typing a completion already shown; decide the mode (none ends
+here, before any context is built); build the context; send one request per candidate to the
+worker, concurrently, within what is left of the deadline; post-process and rank.
 The worker is awaited on the event loop, never blocked on.
 """
 from __future__ import annotations
@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 
@@ -34,6 +35,8 @@ if TYPE_CHECKING:
 
 logger = logging.getLogger(__name__)
 
+T = TypeVar("T")
+
 
 async def complete_at(ls: InfillLanguageServer, method: str, uri: str, position: types.Position,
                       invoked: bool, candidates: int = 1) -> Answer:
@@ -44,27 +47,38 @@ async def complete_at(ls: InfillLanguageServer, method: str, uri: str, position:
     logs.request_id.set(request_id)
     started = time.monotonic()
     session = f"{ls.client_id}:{method}:{uri}"  # the worker supersedes what this one replaces
-    task = asyncio.ensure_future(_complete(ls, uri, position, invoked, candidates, started, session))
+    answer = await superseding(
+        ls, method, uri, _complete(ls, uri, position, invoked, candidates, started, session),
+        lambda: _answer(uri, "", [], started, False),
+        f"completion at {uri} {position.line}:{position.character}")
+    ls.stats.record(answer)
+    return answer
+
+
+async def superseding(ls: InfillLanguageServer, method: str, uri: str, work: Coroutine[Any, Any, T],
+                      nothing: Callable[[], T], what: str) -> T:
+    """The result of `work`, the newest request of `method` for `uri`: it cancels the one still
+    in flight. Superseded, or failing, it gives `nothing()`; cancelled itself ($/cancelRequest),
+    it raises CancelledError."""
+    task = asyncio.ensure_future(work)
     key = (method, uri)
     older, ls.in_flight[key] = ls.in_flight.get(key), task
     if older is not None and not older.done():
         older.cancel()
     try:
-        answer = await task
+        return await task
     except asyncio.CancelledError:
         current = asyncio.current_task()
         if current is not None and current.cancelling():
             raise  # the handler itself was cancelled ($/cancelRequest)
         logger.info("superseded by a newer request for %s", uri)
-        answer = _answer(uri, "", [], started, False)
+        return nothing()
     except Exception:  # one request's failure must reach the editor as "nothing", not an error
-        logger.exception("completion at %s %d:%d failed", uri, position.line, position.character)
-        answer = _answer(uri, "", [], started, False)
+        logger.exception("%s failed", what)
+        return nothing()
     finally:
         if ls.in_flight.get(key) is task:
             del ls.in_flight[key]
-    ls.stats.record(answer)
-    return answer
 
 
 def _answer(uri: str, mode: str, texts: list[str], started: float, cache_hit: bool) -> Answer:

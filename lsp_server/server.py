@@ -11,6 +11,7 @@ the request id. It never edits the document.
 Each item names its request: inline items carry the command `infill.acceptCompletion`, completion
 items carry `data`; the notifications `infill/didShowCompletion`, `infill/acceptCompletion` and
 `infill/rejectCompletion` (params `{"requestId", "index", "acceptedChars"}`) go to the stats log.
+Next-edit suggestions (`textDocument/copilotInlineEdit`) are `lsp_server.inline_edit`'s.
 Settings come from `initializationOptions` and `workspace/didChangeConfiguration`. Once the worker
 answers, the server tells the client its model with `infill/workerReady` (`{"model", "address"}`).
 
@@ -51,14 +52,14 @@ from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_loc
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.supervisor import WorkerGroup, start_local_workers
-from lsp_server import logs, transport
+from lsp_server import inline_edit, logs, transport
 from lsp_server.cache import CompletionCache
 from lsp_server.completer import complete_at
 from lsp_server.documents import Documents
 from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
 from lsp_server.launch_token import new_token, remove_token, token_path, write_token
 from lsp_server.settings import ServerSettings
-from lsp_server.stats import ACCEPTED, EVENTS, Answer, StatsLog, default_stats_path
+from lsp_server.stats import ACCEPTED, EVENTS, StatsLog, default_stats_path
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ class InfillLanguageServer(LanguageServer):
         self.documents = Documents()
         self.cache = CompletionCache()
         self.stats = StatsLog(_stats_path(stats_log))
-        self.in_flight: dict[tuple[str, str], asyncio.Task[Answer]] = {}  # (method, uri) -> newest
+        self.in_flight: dict[tuple[str, str], asyncio.Task] = {}  # (method, uri) -> newest
         self.client_id = uuid.uuid4().hex  # opens our worker sessions: no other client's share them
         self.index_task: asyncio.Future[None] | None = None  # the workspace's indexing
         self._client_task: asyncio.Task[AsyncWorkerPool | None] | None = None
@@ -320,6 +321,7 @@ def build_server(worker_address: str | None = None, worker_keys: ClientKeys | No
     server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
         on_inline_completion)
     server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(on_completion)
+    inline_edit.register(server)
     return server
 
 

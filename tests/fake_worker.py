@@ -5,6 +5,10 @@ Its completion is `PID:prefix` (for each hole of an edit). A prefix may act in t
 S seconds (the main loop does not tick meanwhile), "boom" raises, and "once:PATH:ACTION" runs ACTION ("die" is a SIGKILL of this
 process, "hang" a 30 s sleep) the first time any worker sees PATH, creating it, then answers
 normally: a request retried on a second worker is answered there.
+
+An edit whose text starts with the line "# fake-rename: OLD NEW" is answered instead with each hole's
+`replaces` text with every OLD made NEW (a hole without OLD comes back unchanged), so that tests can
+drive next-edit suggestions through real processes.
 """
 from __future__ import annotations
 
@@ -39,6 +43,7 @@ class Decoding:
     prepare_ms: float = 0.0
     prefill_ms: float = 0.0
     decode_ms: float = 0.0
+    texts: list[str] | None = None  # the answer of each hole, when the request chose them
 
 
 def act(prefix: str) -> None:
@@ -58,6 +63,18 @@ def act(prefix: str) -> None:
         time.sleep(30)
 
 
+RENAME_MARKER = "# fake-rename: "
+
+
+def renamed_holes(job) -> list[str] | None:
+    """Each hole's `replaces` with the marker's OLD made NEW, or None without the marker."""
+    first_line = job.prefix.partition("\n")[0]
+    if not first_line.startswith(RENAME_MARKER):
+        return None
+    old, new = first_line[len(RENAME_MARKER):].split()
+    return [hole.replaces.replace(old, new) for hole in job.holes]
+
+
 def argv(address: str, keys_dir: Path | None = None) -> list[str]:
     """The command line of a fake worker process on `address`."""
     return [sys.executable, __file__, address] + ([str(keys_dir)] if keys_dir else [])
@@ -70,7 +87,7 @@ class FakeRunner:
         return {"model": "fake", "family": "fake", "vocab_size": 8, "max_context": 8}
 
     def start(self, job, deadline) -> Decoding:
-        return Decoding(job.prefix, len(job.holes))
+        return Decoding(job.prefix, len(job.holes), texts=renamed_holes(job))
 
     def step(self, decodings: list[Decoding]) -> int:
         for decoding in decodings:
@@ -82,6 +99,8 @@ class FakeRunner:
         decoding.done = True
 
     def answers(self, decoding: Decoding) -> list[Completion]:
+        if decoding.texts is not None:
+            return [Completion(text) for text in decoding.texts]
         return [Completion(f"{os.getpid()}:{decoding.prefix}")] * decoding.holes
 
     def typed_on(self, decoding: Decoding, typed: str, deadline: float) -> None:

@@ -1,0 +1,158 @@
+"""Next edits: from a document's regions to one edit job, and from the job's answer back to edits.
+
+`edit_request` masks each region (whole lines, `completion.edit_regions`) as one multi-line hole
+that shows the model its current text (`replaces`); the text between regions are the pieces.
+`edits_from` turns the worker's text for each hole into an `Edit` of those lines and keeps only
+the edits worth showing: a hole whose text comes back the same (up to trailing whitespace) is no
+edit; a hole below `MIN_CONFIDENCE` shows nothing rather than a wrong edit; an edit that undoes
+the user's last event goes; and when the edits together add a tree-sitter ERROR node, none is
+kept. Edits come nearest the cursor first. Lines are counted as the LSP counts them; a region's
+text includes its last line break, and an edit's text ends as its region's does (the model's
+trailing whitespace is not trusted). Everything here is pure.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from completion.edit_events import EditEvent, LineSpan
+from completion.edit_regions import Region, renamed
+from completion.positions import LINE_BREAK
+from completion.syntax import ParsedDocument, error_count
+from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Item
+from engine.protocol import Hole as EditHole
+
+MODE = "multi_line"
+CHARS_PER_TOKEN = 3  # a rough count of code tokens: budgets only need the right size
+SLACK_TOKENS = 16  # room for the region to grow (a longer name, an added argument)
+MAX_HOLE_TOKENS = 512
+MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
+
+
+@dataclass(slots=True, frozen=True)
+class Edit:
+    """Lines `start_line .. end_line - 1` of the document become `new_text`."""
+
+    start_line: int
+    end_line: int  # exclusive
+    new_text: str
+
+
+def line_starts(text: str) -> list[int]:
+    """The offset where each line starts, plus `len(text)` last (lines as the LSP counts them)."""
+    return [0, *(found.end() for found in LINE_BREAK.finditer(text)), len(text)]
+
+
+def hole_tokens(text: str) -> int:
+    """The token budget of a region whose current text is `text`."""
+    return min(MAX_HOLE_TOKENS, len(text) // CHARS_PER_TOKEN + SLACK_TOKENS)
+
+
+def edit_request(request_id: str, text: str, regions: Sequence[Region], deadline_ms: int,
+                 document: str = "", session: str = "") -> CompleteRequest | None:
+    """The edit job that rewrites `regions` of `text` (in any order; none may overlap), or None
+    when there are none or the text between them is over the protocol's caps."""
+    ordered = sorted(regions, key=lambda region: region.start_line)
+    if not ordered or any(a.end_line > b.start_line for a, b in zip(ordered, ordered[1:])):
+        return None
+    starts = line_starts(text)
+    cuts = [(starts[region.start_line], starts[region.end_line]) for region in ordered]
+    holes = [EditHole(MODE, hole_tokens(text[start:end]), text[start:end]) for start, end in cuts]
+    pieces = [text[end:start] for (_, end), (start, _) in zip(cuts, cuts[1:])]
+    prefix, suffix = text[:cuts[0][0]][-MAX_PREFIX_CHARS:], text[cuts[-1][1]:][:MAX_SUFFIX_CHARS]
+    if sum(map(len, pieces)) + len(prefix) + len(suffix) > MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS \
+            or any(len(hole.replaces) > MAX_SUFFIX_CHARS for hole in holes):
+        return None
+    return CompleteRequest(id=request_id, kind="edit", prefix=prefix, suffix=suffix, mode=MODE,
+                           deadline_ms=deadline_ms, document=document, session=session,
+                           holes=holes, pieces=pieces)
+
+
+def _same(a: str, b: str) -> bool:
+    """True when the texts have the same lines up to trailing whitespace and final blank lines."""
+    return [line.rstrip() for line in LINE_BREAK.split(a.rstrip())] == \
+        [line.rstrip() for line in LINE_BREAK.split(b.rstrip())]
+
+
+def _with_tail_of(text: str, current: str) -> str:
+    """`text` ending as `current` does: its trailing whitespace (blank lines, the last break)
+    replaced by `current`'s, so an edit never adds or drops a blank line at its end."""
+    return text.rstrip() + current[len(current.rstrip()):]
+
+
+def changed(text: str, regions: Sequence[Region], items: Sequence[Item]) -> list[Edit]:
+    """The regions the answer changes, in file order: each hole's surest item, ending as its
+    region does; holes below `MIN_CONFIDENCE` and unchanged ones are left out."""
+    ordered = sorted(regions, key=lambda region: region.start_line)
+    best: dict[int, Item] = {}
+    for item in items:
+        if 0 <= item.hole < len(ordered) and (item.hole not in best
+                                              or item.confidence > best[item.hole].confidence):
+            best[item.hole] = item
+    starts, edits = line_starts(text), []
+    for index, item in sorted(best.items()):
+        region = ordered[index]
+        current = text[starts[region.start_line]:starts[region.end_line]]
+        if item.confidence < MIN_CONFIDENCE or _same(item.text, current):
+            continue
+        edits.append(Edit(region.start_line, region.end_line, _with_tail_of(item.text, current)))
+    return edits
+
+
+def _line_before(line: int, span: LineSpan, is_end: bool) -> int:
+    """Where line boundary `line` of the text after an event lies in its text before; one inside
+    the event's lines widens to the whole span."""
+    if line <= span.start_line:
+        return line
+    if line >= span.after_end:
+        return line + span.before_end - span.after_end
+    return span.before_end if is_end else span.start_line
+
+
+def undoes(edit: Edit, current: str, event: EditEvent) -> bool:
+    """True when `edit` of the lines `current` (of the text after `event`) takes the event back:
+    its text is the event's text before of those lines, or the event renamed a name and the edit
+    renames it back."""
+    start = _line_before(edit.start_line, event.span, False)
+    end = _line_before(edit.end_line, event.span, True)
+    before_starts = line_starts(event.before)
+    if end < len(before_starts) and _same(edit.new_text,
+                                          event.before[before_starts[start]:before_starts[end]]):
+        return True
+    names = renamed(event)
+    lines = edit.end_line - edit.start_line
+    back = renamed(EditEvent(event.uri, current, edit.new_text, LineSpan(0, lines, lines), 0.0))
+    return names is not None and back == (names[1], names[0])
+
+
+def applied(text: str, edits: Sequence[Edit]) -> str:
+    """`text` with every edit made (none may overlap)."""
+    starts = line_starts(text)
+    for edit in sorted(edits, key=lambda e: e.start_line, reverse=True):
+        text = text[:starts[edit.start_line]] + edit.new_text + text[starts[edit.end_line]:]
+    return text
+
+
+def _distance(edit: Edit, cursor_line: int) -> int:
+    if edit.start_line <= cursor_line < edit.end_line:
+        return 0
+    return min(abs(edit.start_line - cursor_line), abs(edit.end_line - 1 - cursor_line))
+
+
+def edits_from(document: ParsedDocument, regions: Sequence[Region], items: Sequence[Item],
+               event: EditEvent, cursor_line: int) -> list[Edit]:
+    """The edits to show for the worker's `items` (one per hole of `edit_request(..., regions)`),
+    nearest the cursor first; none when they would add a syntax error or the document has no
+    tree to check them with."""
+    if document.tree is None:
+        return []
+    text = document.text
+    starts = line_starts(text)
+    edits = [edit for edit in changed(text, regions, items)
+             if not undoes(edit, text[starts[edit.start_line]:starts[edit.end_line]], event)]
+    if not edits:
+        return []
+    after = ParsedDocument.parse(document.language, applied(text, edits))
+    if after.tree is None or error_count(after.tree) > error_count(document.tree):
+        return []
+    return sorted(edits, key=lambda edit: (_distance(edit, cursor_line), edit.start_line))
