@@ -228,9 +228,8 @@ class DecodeState:
     kv: list[KV] | None = None  # a sliding window's keys/values of the whole canvas, per layer (1, nkv, N, hd)
     remasked: torch.Tensor | None = None  # (L,) bool: positions masked again once already (`remask`)
     mask_id: int = 0  # the model's mask token, written over a position masked again
-    active: list[tuple[int, slice]] | None = None  # a multi-hole window's scored holes, left to right:
-    #   (hole, the positions of it scored), None while every hole is scored whole
-    windows: list[tuple[int, slice, slice]] | None = None  # what `shrink` laid out last (None: every hole whole)
+    windows: list[tuple[int, slice, slice]] | None = None  # a multi-hole window as `shrink` laid it
+    #   out last: (hole, positions run, positions scored), hole-relative; None: every hole whole
 
     @property
     def span(self) -> slice:
@@ -268,6 +267,14 @@ class DecodeState:
     def slides(self) -> bool:
         """Its window slides along the hole (`window` > 0, one hole)."""
         return self.cfg.window > 0 and len(self.spans) == 1
+
+    @property
+    def active(self) -> list[tuple[int, slice]] | None:
+        """A multi-hole window's scored holes, left to right: (hole, the positions of it scored);
+        None while every hole is scored whole."""
+        if self.windows is None:
+            return None
+        return [(h, scored) for h, _, scored in self.windows if scored.stop > scored.start]
 
     @property
     def shrinks(self) -> bool:
@@ -427,7 +434,7 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if state.cfg.remask:
         remask(state, logits, scores.lse)
     first = int(torch.nonzero(state.masked)[0])
-    firsts = leftmost_masks(state)  # before this pass's commits
+    firsts = leftmost_masks(state) if state.shrinks else None  # before this pass's commits
     may_commit = torch.cat([eligible(state.last_best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
     commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts))
@@ -486,7 +493,8 @@ def shrink(state: DecodeState, firsts: list[int | None]) -> None:
     whole = [(h, slice(0, n), slice(0, n)) for h, n in enumerate(p.stop - p.start for p in state.parts)]
     if windows == (state.windows or whole):  # the layout it has (without `window`: until a hole leaves)
         return
-    active = [(h, scored) for h, _, scored in windows if scored.stop > scored.start]
+    state.windows = windows
+    active = state.active
     device, spans = state.ids.device, state.spans
     run = torch.cat([torch.arange(spans[h].start + r.start, spans[h].start + r.stop, device=device)
                      for h, r, _ in windows])
@@ -500,7 +508,6 @@ def shrink(state: DecodeState, firsts: list[int | None]) -> None:
     #   (L,); rows of positions out of the window are never read
     state.scored = torch.cat([torch.arange(state.parts[h].start + s.start, state.parts[h].start + s.stop,
                                            device=device) for h, s in active])
-    state.active, state.windows = active, windows
     state.context = without(state.kv, state.positions)
 
 

@@ -18,8 +18,6 @@ import pytest
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-import fake_worker
-from engine.client import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(180)]
@@ -34,11 +32,8 @@ MID_LINE = (10, 8)  # `total = |add(1, 2)`: nothing while typing, a single line 
 
 
 @pytest.fixture
-def worker(short_tmp):
-    address = f"ipc://{short_tmp}/w.sock"
-    process = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
-    yield address
-    stop_worker(process)
+def worker(fake_worker_at):
+    return fake_worker_at
 
 
 @pytest.fixture

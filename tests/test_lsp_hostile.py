@@ -124,11 +124,8 @@ def closed_by_server(sock: socket.socket) -> bool:
 
 
 @pytest.fixture
-def worker(short_tmp):
-    address = f"ipc://{short_tmp}/w.sock"
-    process = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
-    yield address
-    stop_worker(process)
+def worker(fake_worker_at):
+    return fake_worker_at
 
 
 def free_port() -> int:
