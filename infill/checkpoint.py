@@ -19,6 +19,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from infill.int8_store import dequantized, is_int8_file, save_int8
 from infill.model import ModelConfig, Transformer
 
 INDEX = "model.safetensors.index.json"
@@ -29,15 +30,19 @@ DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 _AUTOREGRESSIVE_TYPES = {"qwen2", "qwen3"}
 
 
-def save_model(model: Transformer, folder: Path, dtype: torch.dtype = torch.float16) -> None:
-    """Write config.json and model.safetensors (tied weights stored once)."""
+def save_model(model: Transformer, folder: Path, dtype: torch.dtype = torch.float16, int8: bool = False) -> None:
+    """Write config.json and model.safetensors (tied weights stored once); `int8` stores the
+    matrices as int8 with per-channel scales (`infill.int8_store`) instead of `dtype`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     model.cfg.save(folder / "config.json")
-    state = {k: v.detach().to(dtype).contiguous() for k, v in model.state_dict().items()}
+    state = {k: v.detach().to(torch.float32 if int8 else dtype).contiguous() for k, v in model.state_dict().items()}
     if model.cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)
-    save_file(state, str(folder / SINGLE), metadata={"format": "pt"})
+    if int8:
+        save_int8(state, folder / SINGLE)
+    else:
+        save_file(state, str(folder / SINGLE), metadata={"format": "pt"})
 
 
 def is_own_config(raw: dict) -> bool:
@@ -125,7 +130,10 @@ def load_model(folder: Path, device: str | torch.device = "cpu", dtype: torch.dt
             raise ValueError(f"{folder / 'config.json'} cannot be served: {exc}") from None
     with torch.device("meta"):
         model = Transformer(cfg)
-    state = read_tensors(files, ours, torch.device(device), dtype)
+    int8 = is_own_config(raw) and any(is_int8_file(path) for path in set(files.values()))
+    state = read_tensors(files, ours, torch.device(device), torch.float32 if int8 else dtype)
+    if int8:  # our int8 storage: matrices times their per-channel scales
+        state = dequantized(state, dtype)
     if cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)
     _assign(model, state, folder)
