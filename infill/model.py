@@ -44,6 +44,7 @@ class ModelConfig:
     eos_token_id: int = 2
     family: str = "infill"
     snippet_context: bool = False  # trained with `<|snippet|>` context before the prefix: canvases lay snippets in
+    fim_sentinels: bool = False  # autoregressive, trained on PSM/SPM rearrangements (infill.fim_ar): it fills the middle
 
     def __post_init__(self):
         assert self.num_heads % self.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads"

@@ -26,10 +26,12 @@ from tqdm import tqdm
 
 from infill.checkpoint import load_model, save_model
 from infill.fim import fill
+from infill.fim_ar import FIM_RATE, SPM_SHARE, Sentinels, fim_batch
 from infill.heldout import line_holes
 from infill.model import ModelConfig, Transformer
 from infill.noising import Special, diffusion_batch, distill_sample, noise_window
 from infill.paths import work_dir
+from infill.snippet_data import SnippetWindows, noised_row
 from infill.tokenizer import CodeTokenizer
 
 
@@ -65,10 +67,21 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu", help="cpu or cuda")
     p.add_argument("--bf16", action="store_true",
                    help="bf16 autocast (always on with cuda; on a CPU without AVX-512 BF16 it is ~20x slower)")
+    add_product_args(p)
     args = p.parse_args(argv)
     if args.phase == "distill" and not (args.init and args.teacher):
         p.error("--phase distill fine-tunes a model on its teacher's answers: give --init MODEL and --teacher FILE...")
     return args
+
+
+def add_product_args(p: argparse.ArgumentParser) -> None:
+    """The flags of the product's training layouts: FIM rearrangements and snippet context."""
+    p.add_argument("--fim-rate", type=float, default=0.0,
+                   help=f"`ar`: share of windows rearranged for fill-in-the-middle (`infill.fim_ar`; {FIM_RATE} is usual)")
+    p.add_argument("--fim-spm", type=float, default=SPM_SHARE, help="`ar`: share of the rearranged windows in SPM order")
+    p.add_argument("--snippets", type=Path,
+                   help="`ar`, `diffusion`: windows with `<|snippet|>` context (`python -m infill.snippet_data`)")
+    p.add_argument("--snippet-share", type=float, default=0.25, help="share of each batch taken from --snippets")
 
 
 class Windows:
@@ -100,9 +113,18 @@ def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
         )
         model = Transformer(cfg)
     model.cfg.causal = phase == "ar"
+    mark_layouts(model.cfg, args, phase)
     if phase != "distill":  # fine-tuning on shorter windows leaves the model's context as it was
         model.cfg.max_position_embeddings = args.seq_len  # the longest context it was trained on
     return model.float()
+
+
+def mark_layouts(cfg: ModelConfig, args, phase: str) -> None:
+    """Record in the config the layouts this run trains, which canvases then lay out: snippets
+    before the prefix, FIM prompts of a causal model."""
+    if args.snippets:
+        cfg.snippet_context = True
+    cfg.fim_sentinels = phase == "ar" and args.fim_rate > 0
 
 
 Taught = tuple[np.ndarray, tuple[int, int]]  # a teacher's decoded canvas (N,) and its hole [start, stop)
@@ -132,6 +154,30 @@ def distill_batch(data: Windows, canvases: list[Taught], batch: int, share: floa
     if batch > n_taught:
         rows += [noise_window(w, sp, rng, data.length) for w in data.sample(rng, batch - n_taught)]
     return tuple(np.stack(x) for x in zip(*rows)) + (np.arange(batch) < n_taught,)
+
+
+def product_batches(args, data: Windows, tok: CodeTokenizer, sp: Special):
+    """The batch maker for `ar` and `diffusion` with the product's layouts (--fim-rate,
+    --snippets), or None when the run trains neither."""
+    if args.phase == "distill" or not (args.snippets or (args.phase == "ar" and args.fim_rate)):
+        return None
+    snippets = SnippetWindows(args.snippets, tok.file_id, tok.snippet_id) if args.snippets else None
+    sentinels = Sentinels.of(tok)
+    return lambda rng: product_batch(data, snippets, args, sp, sentinels, rng)
+
+
+def product_batch(data: Windows, snippets: SnippetWindows | None, args, sp: Special, sentinels: Sentinels,
+                  rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """`make_batch`'s arrays, round(B * --snippet-share) of the B rows with snippet context before
+    their window (never noised), the rest corpus windows; `ar` rows rearranged at --fim-rate."""
+    n_snippets = round(args.batch * args.snippet_share) if snippets else 0
+    rows = [snippets.row(data.ids, rng, data.length) for _ in range(n_snippets)]
+    windows = list(data.sample(rng, args.batch - n_snippets)) + [row for row, _ in rows]
+    keeps = np.array([0] * (args.batch - n_snippets) + [keep for _, keep in rows])
+    if args.phase == "ar":
+        return (fim_batch(np.stack(windows), sentinels, rng, args.fim_rate, args.fim_spm, keeps),)
+    noised = [noised_row(window, int(keep), sp, rng) for window, keep in zip(windows, keeps)]
+    return tuple(np.stack(x) for x in zip(*noised))
 
 
 class Prefetcher(threading.Thread):
@@ -283,7 +329,8 @@ def train(args) -> None:
         canvases = read_canvases(args.teacher)
         batches = Prefetcher(lambda r: distill_batch(train_data, canvases, args.batch, args.distill_share, sp, r), rng)
     else:
-        batches = Prefetcher(lambda r: make_batch(train_data, args.batch, args.phase, sp, r), rng)
+        make = product_batches(args, train_data, tok, sp)
+        batches = Prefetcher(make or (lambda r: make_batch(train_data, args.batch, args.phase, sp, r)), rng)
     batches.start()
     started, first_step, record = time.monotonic(), step, {}
     budget_s = args.minutes * 60
