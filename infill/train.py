@@ -7,6 +7,11 @@ meaning), started from nothing it is diffusion from scratch. Phase `distill` fin
 model (`--init`) on its own left-to-right answers (`--teacher`, written by `infill.distill`), with
 corpus windows under the diffusion objective mixed in so that it keeps what it knew. Runs resume
 from `OUT/state.pt`.
+
+Phases `ar` and `diffusion` also train the product's layouts: `--fim-rate` rearranges autoregressive
+windows for fill-in-the-middle (`infill.fim_ar`), and `--snippets` puts the language server's
+`<|snippet|>` context before a share of the windows (`infill.snippet_data`); the model's config
+records both (`fim_sentinels`, `snippet_context`).
 """
 from __future__ import annotations
 
