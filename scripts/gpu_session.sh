@@ -133,7 +133,7 @@ unxz() {  # unxz FILE.xz: FILE, unless it is there
 
 canvas_flags() {  # the diffusion phase's edit canvases, when some travelled and `infill train` takes them
   [ -f "$in/canvases.jsonl.xz" ] || { echo "edit canvases: none in $in (skipped)" >&2; return; }
-  if ! "$python" -m infill.train --help | grep -q -- "--canvases"; then
+  if ! grep -q -- '"--canvases"' infill/train.py; then
     echo "edit canvases: skipped, this tree's infill train has no --canvases" >&2; return
   fi
   unxz "$in/canvases.jsonl.xz"
