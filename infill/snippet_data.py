@@ -242,13 +242,12 @@ def train_files(train_bin: Path, tok: CodeTokenizer, names: dict[str, str]) -> I
 
 
 def window_record(f: TrainFile, index: dict[str, list[Indexed]], imports_text: str, tok: CodeTokenizer,
-                  seq_len: int, newline_id: int, rng: np.random.Generator) -> tuple[int, list[int]]:
+                  seq_len: int, rng: np.random.Generator) -> tuple[int, list[int]]:
     """(offset in train.bin, snippet ids) of one window of the file at a random place, with a
     pseudo-cursor on a random line of the part of it that a canvas shows."""
     shown = seq_len - seq_len // SNIPPET_SHARE  # the window's tokens that follow the snippets
     at = int(rng.integers(0, max(1, len(f.ids) - shown)))
-    lines_before = np.cumsum(f.ids == newline_id)
-    first_line = int(lines_before[at - 1]) if at else 0
+    first_line = int(np.count_nonzero(f.ids[:at] == tok.newline_id))
     window_lines = _LINE_BREAK.split(tok.decode(f.ids[at:at + shown].tolist()))
     cursor = int(rng.integers(0, len(window_lines)))
     prefix, suffix = "\n".join(window_lines[:cursor + 1]), "\n".join(window_lines[cursor + 1:])
@@ -270,9 +269,9 @@ def build(corpus: Path, wheels: Path, seq_len: int, seed: int) -> tuple[dict[str
     """The arrays of the snippet file and a report of what went in."""
     tok = CodeTokenizer(corpus / "tokenizer.json")
     by_package: dict[str, list[TrainFile]] = defaultdict(list)
-    segments = 0
     for f in train_files(corpus / "train.bin", tok, source_names(wheels)):
-        assert not is_validation(f.name, 1.0), f"{f.name} is a held-out file: train.bin should not hold it"
+        if is_validation(f.name, 1.0):
+            raise ValueError(f"{f.name} is a held-out file but train.bin holds it: rebuild the corpus")
         by_package[package_of(f.name)].append(f)
     rng = np.random.default_rng(seed)
     starts, snippets = [], []
@@ -280,17 +279,18 @@ def build(corpus: Path, wheels: Path, seq_len: int, seed: int) -> tuple[dict[str
         files = by_package[package]
         index = package_index(files)
         for f in files:
-            segments += 1
             imports_text = python_imports(f.text)
             for _ in range(min(WINDOWS_PER_FILE, -(-len(f.ids) // seq_len))):
-                start, ids = window_record(f, index, imports_text, tok, seq_len, tok.newline_id, rng)
+                start, ids = window_record(f, index, imports_text, tok, seq_len, rng)
                 if ids:
                     starts.append(start)
                     snippets.append(ids)
     offsets = np.cumsum([0] + [len(s) for s in snippets])
     arrays = {"starts": np.asarray(starts, np.int64), "offsets": offsets.astype(np.int64),
               "ids": np.asarray([i for s in snippets for i in s], np.uint16), "seq_len": np.asarray(seq_len)}
-    report = {"files": segments, "packages": len(by_package), "windows": len(starts),
+    segments = int(np.count_nonzero(np.memmap(corpus / "train.bin", dtype=np.uint16, mode="r") == tok.file_id))
+    report = {"files": sum(map(len, by_package.values())), "of_files": segments, "packages": len(by_package),
+              "windows": len(starts),
               "snippet_tokens_mean": round(float(np.diff(offsets).mean()), 1) if starts else 0.0}
     return arrays, report
 
