@@ -53,7 +53,8 @@ if [ -n "$need" ]; then
   echo "cannot run: install $need (this script installs nothing)" | tee "$out/summary.txt"
   exit 2
 fi
-[ -f models/infill-py-16m/config.json ] || echo "the bundled model is missing: bench.gpu needs models/infill-py-16m" | tee -a "$out/imports.txt"
+model=${INFILL_MODEL:-models/infill-py-16m}  # scripts/gpu_session.sh points it at the model it trained
+[ -f "$model/config.json" ] || echo "the bundled model is missing: bench.gpu needs $model" | tee -a "$out/imports.txt"
 
 { nvidia-smi 2>&1 | head -15
   "$python" -c 'import torch, numba; print("torch", torch.__version__, "cuda", torch.version.cuda, "available", torch.cuda.is_available()); print("numba", numba.__version__); print(torch.cuda.get_device_name() if torch.cuda.is_available() else "no CUDA device")'
