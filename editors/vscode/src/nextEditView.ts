@@ -77,13 +77,13 @@ class Decorations implements vscode.Disposable {
 
   private hints(editor: vscode.TextEditor, view: View | undefined): vscode.DecorationOptions[] {
     const target = view?.target;
-    if (!target || view?.ghost || editor.visibleRanges.some((visible) => visible.contains(new vscode.Position(target.startLine, 0)))) {
+    const start = target && new vscode.Position(target.startLine, 0);
+    if (!start || view?.ghost || editor.visibleRanges.some((visible) => visible.contains(start))) {
       return [];
     }
-    const line = editor.selection.active.line;
-    const end = editor.document.lineAt(line).range.end;
+    const end = editor.document.lineAt(editor.selection.active.line).range.end;
     return [{ range: new vscode.Range(end, end),
-              renderOptions: { after: { contentText: `Tab: next edit at line ${target.startLine + 1}` } } }];
+              renderOptions: { after: { contentText: `Tab: next edit at line ${start.line + 1}` } } }];
   }
 }
 
@@ -102,8 +102,10 @@ export class NextEditView implements vscode.Disposable {
       this.decorations,
       vscode.commands.registerCommand(TAB_COMMAND, () => this.edits.tab()),
       vscode.commands.registerCommand(DISMISS_COMMAND, () => this.edits.dismiss()),
-      vscode.commands.registerCommand(GHOST_ACCEPTED_COMMAND, (argument: GhostAccepted) => this.edits.ghostAccepted(argument)),
-      vscode.languages.registerInlineCompletionItemProvider({ pattern: "**" }, { provideInlineCompletionItems: (document) => this.ghostItems(document) }),
+      vscode.commands.registerCommand(GHOST_ACCEPTED_COMMAND,
+                                      (argument: GhostAccepted) => this.edits.ghostAccepted(argument)),
+      vscode.languages.registerInlineCompletionItemProvider(
+        { pattern: "**" }, { provideInlineCompletionItems: (document) => this.ghostItems(document) }),
       vscode.workspace.onDidChangeTextDocument((event) => {
         if (event.contentChanges.length > 0) {
           this.edits.changed(event.document.uri.toString());
@@ -172,14 +174,15 @@ export class NextEditView implements vscode.Disposable {
         return client ? client.sendRequest(InlineEditRequest, params, token) : null;
       },
       showed: (command) => void this.client()?.sendNotification(DidShowInlineEdit, { item: { command } }),
-      accepted: (command) => void this.client()?.sendRequest(ExecuteCommandRequest.type,
-        { command: command.command, arguments: command.arguments }).catch((error: unknown) => this.output.warn(String(error))),
+      accepted: (command) => void this.client()
+        ?.sendRequest(ExecuteCommandRequest.type, { command: command.command, arguments: command.arguments })
+        .catch((error: unknown) => this.output.warn(`next edit: reporting it taken failed: ${String(error)}`)),
       apply: (uri, changes) => vscode.workspace.applyEdit(workspaceEdit(uri, changes)),
       moveCursor: (at) => {
         const editor = vscode.window.activeTextEditor;
         if (editor) {
           editor.selection = new vscode.Selection(position(at), position(at));
-          editor.revealRange(new vscode.Range(position(at), position(at)), vscode.TextEditorRevealType.InCenterIfOutsideViewport);
+          editor.revealRange(editor.selection, vscode.TextEditorRevealType.InCenterIfOutsideViewport);
         }
       },
       render: (view) => this.render(view),
