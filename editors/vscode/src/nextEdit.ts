@@ -99,7 +99,9 @@ export class NextEdits {
 
   /** The cursor moved: the ghost text and Tab's target follow it. */
   moved(): void {
-    this.render();
+    if (this.suggestion) {
+      this.render();
+    }
   }
 
   /** Another editor came to the front, or the feature was turned off: nothing stays. */

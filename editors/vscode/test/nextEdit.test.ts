@@ -82,6 +82,8 @@ async function suggested(host: FakeHost, edits: NextEdits): Promise<void> {
 test("a change asks after the pause, at the document's version and the cursor; the edits show", async () => {
   const host = new FakeHost();
   const edits = new NextEdits(host);
+  edits.moved();
+  assert.deepEqual(host.views, [], "moving the cursor without edits draws nothing");
   edits.changed(URI);
   assert.equal(host.requests.length, 0, "nothing is asked before the pause");
   host.tick();
