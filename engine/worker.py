@@ -441,6 +441,7 @@ def _load_runner(args: argparse.Namespace) -> Any:
     # Imported here so that importing this module (and testing it with a fake runner) needs no torch.
     import torch
 
+    from engine.causal_runner import CausalRunner, is_causal
     from engine.runner import ModelRunner
     from infill.paths import bundled_model_dir
 
@@ -448,9 +449,13 @@ def _load_runner(args: argparse.Namespace) -> Any:
         torch.set_num_threads(args.threads)
     where = placement(args.device, args.dtype, args.weights, torch.cuda.device_count())
     logger.info("loading the model on %s in %s%s", where.device, where.dtype, " (int8 linear layers)" * where.int8)
-    return ModelRunner(args.model if args.model is not None else bundled_model_dir(), device=where.device,
-                       weights=where.weights, dtype=where.dtype, max_context=args.max_context,
-                       prefix_cache_bytes=args.prefix_cache_mb * 2**20)
+    model_dir = args.model if args.model is not None else bundled_model_dir()
+    if is_causal(model_dir):  # an autoregressive checkpoint: left to right, prefix only
+        logger.info("%s is autoregressive: decoding left to right from the prefix alone", model_dir)
+        return CausalRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
+                            max_context=args.max_context)
+    return ModelRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
+                       max_context=args.max_context, prefix_cache_bytes=args.prefix_cache_mb * 2**20)
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerKeys | None:
