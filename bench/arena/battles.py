@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bench.arena.backends import Answer, Ask, Backend
 from bench.arena.config import PairWeight
-from bench.arena.judges import TestJudge, judge_name, outcome, scores
+from bench.arena.judges import TestJudge, comparable, judge_name, outcome, side_score
 
 BATTLE, EMPTY, IDENTICAL, NO_ANSWER = "battle", "empty", "identical", "no_answer"
 
@@ -29,11 +29,12 @@ class Side:
     chars: int
     forward_passes: int | None
     error: str | None
+    score: dict | None  # the judge's: {"passed"} or {"exact", "similarity"}; None without an answer
 
     @classmethod
-    def of(cls, backend: str, answer: Answer) -> Side:
+    def of(cls, backend: str, answer: Answer, score: dict | None) -> Side:
         return cls(backend, answer.text, round(answer.latency_ms, 2), len(answer.text),
-                   answer.forward_passes, answer.error)
+                   answer.forward_passes, answer.error, score)
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,20 +80,20 @@ def kind_of(top: Answer, bottom: Answer) -> str:
     return BATTLE
 
 
-def judged(task: dict, top: Answer, bottom: Answer, tests: TestJudge) -> float:
+def judged(top: Answer, bottom: Answer, top_score: dict | None, bottom_score: dict | None) -> float:
     """The top's outcome: a side without an answer loses; else the task's judge decides."""
     if top.answered != bottom.answered:
         return 1.0 if top.answered else 0.0
-    top_score, bottom_score = scores(task, (top.text, bottom.text), tests)
-    return outcome(top_score, bottom_score)
+    return outcome(comparable(top_score), comparable(bottom_score))
 
 
 def fight(pool: ThreadPoolExecutor, backends: dict[str, Backend], pair: tuple[str, str], task: dict,
           task_set: str, condition: str, ask: Ask, tests: TestJudge) -> Battle:
-    """One battle of `pair` (top, bottom) on `task`."""
+    """One battle of `pair` (top, bottom) on `task`; every answer is scored, battle or not."""
     top_name, bottom_name = pair
     top, bottom = ask_both(pool, backends[top_name], backends[bottom_name], ask)
+    top_score, bottom_score = (side_score(task, a.text, tests) if a.answered else None for a in (top, bottom))
     kind = kind_of(top, bottom)
-    result = judged(task, top, bottom, tests) if kind == BATTLE else None
-    return Battle(task["task_id"], task_set, condition, judge_name(task), Side.of(top_name, top),
-                  Side.of(bottom_name, bottom), kind, result)
+    result = judged(top, bottom, top_score, bottom_score) if kind == BATTLE else None
+    return Battle(task["task_id"], task_set, condition, judge_name(task), Side.of(top_name, top, top_score),
+                  Side.of(bottom_name, bottom, bottom_score), kind, result)

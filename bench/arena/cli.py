@@ -78,6 +78,8 @@ def print_tallies(summary: dict) -> None:
             per_set = "; ".join(f"{name} {c[pair]['wins']}/{c[pair]['ties']}/{c[pair]['losses']}"
                                 for name, c in data["sets"].items() if pair in c)
             print(f"  {pair}: {counts['wins']}/{counts['ties']}/{counts['losses']}  ({per_set})")
+        for name, stats in data["backends"].items():
+            print(f"  {name}: " + ", ".join(f"{key} {value}" for key, value in stats.items()))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,8 +50,14 @@ def judge_name(task: dict) -> str:
     return "tests" if has_tests(task) else "reference"
 
 
-def scores(task: dict, texts: tuple[str, str], tests: TestJudge) -> tuple[tuple, tuple]:
-    """Comparable scores of the top and bottom answers under the task's judge."""
+def side_score(task: dict, text: str, tests: TestJudge) -> dict:
+    """One answer's scores under the task's judge: {"passed"} or {"exact", "similarity"}."""
     if judge_name(task) == "tests":
-        return tuple((tests.passes(task, text),) for text in texts)  # type: ignore[return-value]
-    return tuple((*reference_score(task, text),) for text in texts)  # type: ignore[return-value]
+        return {"passed": tests.passes(task, text)}
+    exact, similarity = reference_score(task, text)
+    return {"exact": exact, "similarity": similarity}
+
+
+def comparable(score: dict) -> tuple:
+    """A score as a tuple that orders answers: passing, else exact match then similarity."""
+    return (score["passed"],) if "passed" in score else (score["exact"], score["similarity"])

@@ -111,10 +111,32 @@ def summarize(config: ArenaConfig, battles: list[Battle]) -> dict:
             "pairs": tally(mine, order),
             "sets": {name: tally([b for b in mine if b.task_set == name], order) for name in sets},
             "apart": apart(mine),
+            "backends": {name: side_stats(mine, name) for name in order},
             "ranking": ranking_json(safe_rank(mine, s.rounds, s.seed)),
         }
     return {"backends": order, "battles": len(battles), "ranking": ranking_json(safe_rank(battles, s.rounds, s.seed)),
             "per_condition": per_condition, "median_latency_ms": median_latencies(battles)}
+
+
+def mean(values: list[float]) -> float | None:
+    return round(sum(values) / len(values), 4) if values else None
+
+
+def side_stats(battles: list[Battle], name: str) -> dict:
+    """What one backend's answers were like under a condition, battles or not: how many, how many
+    without an answer, the test pass rate and the reference exact match and similarity, forward
+    passes, characters and median latency."""
+    sides = [side for b in battles for side in (b.top, b.bottom) if side.backend == name]
+    scored = [side.score for side in sides if side.score is not None]
+    answered = [side for side in sides if side.error is None]
+    latencies = sorted(side.latency_ms for side in answered)
+    return {"sides": len(sides), "no_answer": len(sides) - len(answered),
+            "pass_rate": mean([float(s["passed"]) for s in scored if "passed" in s]),
+            "exact": mean([float(s["exact"]) for s in scored if "exact" in s]),
+            "similarity": mean([s["similarity"] for s in scored if "similarity" in s]),
+            "forward_passes": mean([float(s.forward_passes) for s in answered if s.forward_passes is not None]),
+            "chars": mean([float(s.chars) for s in answered]),
+            "median_latency_ms": latencies[len(latencies) // 2] if latencies else None}
 
 
 def median_latencies(battles: list[Battle]) -> dict[str, float]:
