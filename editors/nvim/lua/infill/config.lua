@@ -13,6 +13,7 @@ M.defaults = {
                 "go", "rust", "java", "c", "cpp" },
   debounce_ms = 75, -- ask for a completion after this long without a keystroke
   accept_key = "<Tab>", -- in insert mode, while a suggestion is shown; false: map it yourself
+  arena_bottom_key = "<S-Tab>", -- insert mode, while an arena pair is shown (settings.arena): take the bottom
   settings = {}, -- the server's settings (initializationOptions): deadlineMs, maxTokens, mode, ...
   root_dir = nil, -- a function(bufnr) returning the workspace folder; default: the current directory
   next_edit = {
@@ -66,6 +67,7 @@ function M.resolve(options)
     filetypes = { config.filetypes, "table" },
     debounce_ms = { config.debounce_ms, "number" },
     accept_key = { config.accept_key, { "string", "boolean" } },
+    arena_bottom_key = { config.arena_bottom_key, { "string", "boolean" } },
     settings = { config.settings, "table" },
     root_dir = { config.root_dir, "function", true },
     next_edit = { config.next_edit, "table" },

@@ -47,6 +47,15 @@ local function map_accept_key(bufnr, key)
   end
 end
 
+-- <S-Tab> (`arena_bottom_key`) takes the bottom answer of an arena pair, else does what it always does.
+local function map_arena_bottom_key(bufnr, key)
+  vim.keymap.set("i", key, function()
+    if not session.accept_bottom(bufnr) then
+      feed(key)
+    end
+  end, { buffer = bufnr, desc = "infill: take the arena's bottom answer" })
+end
+
 local function follow_typing(bufnr, group, config)
   local function on(events, callback)
     vim.api.nvim_create_autocmd(events, { group = group, buffer = bufnr, callback = callback })
@@ -97,6 +106,9 @@ local function enable(bufnr, group, config)
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
   else
     follow_typing(bufnr, group, config)
+    if config.arena_bottom_key then
+      map_arena_bottom_key(bufnr, config.arena_bottom_key)
+    end
   end
   if config.next_edit.enabled then
     follow_edits(bufnr, group, config.next_edit)
