@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from bench.arena.backends import Answer, Ask, Backend
 from bench.arena.config import PairWeight
-from bench.arena.judges import TestJudge, comparable, judge_name, outcome, side_score
+from bench.arena.judges import SandboxJudge, comparable, judge_name, outcome, side_score
 
 BATTLE, EMPTY, IDENTICAL, NO_ANSWER = "battle", "empty", "identical", "no_answer"
 
@@ -88,7 +88,7 @@ def judged(top: Answer, bottom: Answer, top_score: dict | None, bottom_score: di
 
 
 def fight(pool: ThreadPoolExecutor, backends: dict[str, Backend], pair: tuple[str, str], task: dict,
-          task_set: str, condition: str, ask: Ask, tests: TestJudge) -> Battle:
+          task_set: str, condition: str, ask: Ask, tests: SandboxJudge) -> Battle:
     """One battle of `pair` (top, bottom) on `task`; every answer is scored, battle or not."""
     top_name, bottom_name = pair
     top, bottom = ask_both(pool, backends[top_name], backends[bottom_name], ask)

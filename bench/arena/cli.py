@@ -22,7 +22,7 @@ from pathlib import Path
 from bench.arena import leaderboard
 from bench.arena.backends import Backend, open_backend
 from bench.arena.config import ArenaConfig, ConfigError, load_config
-from bench.arena.judges import TestJudge
+from bench.arena.judges import SandboxJudge
 from bench.arena.rating import rank
 from bench.arena.run import median_latencies, rows_of, run_battles, summarize
 from bench.quality import load_tasks, select_tasks, set_name
@@ -96,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(asctime)s %(name)s: %(message)s")
     try:
         with opened(config) as backends:
-            battles = run_battles(config, backends, sets, TestJudge())
+            battles = run_battles(config, backends, sets, SandboxJudge())
     except (WorkerStartError, OSError) as exc:
         print(f"python -m bench.arena: a backend did not start: {exc}", file=sys.stderr)
         return 1

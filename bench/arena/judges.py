@@ -29,7 +29,7 @@ def reference_score(task: dict, text: str) -> tuple[bool, float]:
 
 
 @dataclass(slots=True)
-class TestJudge:
+class SandboxJudge:
     limits: Judge = field(default_factory=Judge)
     verdicts: dict[tuple[str, str], bool] = field(default_factory=dict)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -50,7 +50,7 @@ def judge_name(task: dict) -> str:
     return "tests" if has_tests(task) else "reference"
 
 
-def side_score(task: dict, text: str, tests: TestJudge) -> dict:
+def side_score(task: dict, text: str, tests: SandboxJudge) -> dict:
     """One answer's scores under the task's judge: {"passed"} or {"exact", "similarity"}."""
     if judge_name(task) == "tests":
         return {"passed": tests.passes(task, text)}

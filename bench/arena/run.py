@@ -17,7 +17,7 @@ from dataclasses import asdict
 from bench.arena.backends import Ask, Backend
 from bench.arena.battles import BATTLE, Battle, draw, fight, pair_table
 from bench.arena.config import ArenaConfig
-from bench.arena.judges import TestJudge
+from bench.arena.judges import SandboxJudge
 from bench.arena.rating import Ranking, Row, rank
 
 logger = logging.getLogger("bench.arena")
@@ -35,7 +35,7 @@ def conditions(config: ArenaConfig) -> list[tuple[str, int]]:
 
 
 def run_battles(config: ArenaConfig, backends: dict[str, Backend], task_sets: dict[str, list[dict]],
-                tests: TestJudge) -> list[Battle]:
+                tests: SandboxJudge) -> list[Battle]:
     """Every battle of the run, in order."""
     s = config.settings
     rng = random.Random(s.seed)
