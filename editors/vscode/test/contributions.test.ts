@@ -3,6 +3,7 @@ import assert from "node:assert/strict";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { test } from "node:test";
+import { TAKE_BOTTOM_COMMAND, VISIBLE_CONTEXT as ARENA_VISIBLE } from "../src/arena";
 import { DISMISS_COMMAND, TAB_COMMAND, VISIBLE_CONTEXT } from "../src/nextEdit";
 import { PACKAGE } from "./mocks";
 
@@ -17,13 +18,22 @@ test("Tab and Esc run the next-edit commands only while next edits are shown", (
   const byKey = Object.fromEntries(keybindings.map((binding) => [binding.key, binding]));
   assert.equal(byKey.tab.command, TAB_COMMAND);
   assert.equal(byKey.escape.command, DISMISS_COMMAND);
-  for (const binding of keybindings) {
+  for (const binding of keybindings.filter((b) => b.command === TAB_COMMAND || b.command === DISMISS_COMMAND)) {
     const terms = binding.when.split("&&").map((term) => term.trim());
     for (const needed of ["editorTextFocus", VISIBLE_CONTEXT, "!inlineSuggestionVisible", "!suggestWidgetVisible"]) {
       assert.ok(terms.includes(needed), `${binding.key}: ${needed} missing from ${binding.when}`);
     }
   }
   assert.ok(byKey.tab.when.includes("!inSnippetMode"), "Tab still moves between a snippet's fields");
+});
+
+test("Shift+Tab takes the arena's bottom answer only while an arena pair is shown", () => {
+  const [binding] = keybindings.filter((b) => b.command === TAKE_BOTTOM_COMMAND);
+  assert.equal(binding.key, "shift+tab");
+  const terms = binding.when.split("&&").map((term) => term.trim());
+  for (const needed of ["editorTextFocus", "inlineSuggestionVisible", ARENA_VISIBLE]) {
+    assert.ok(terms.includes(needed), `${needed} missing from ${binding.when}`);
+  }
 });
 
 test("every keybinding's command is contributed, and the palette shows next-edit commands only when useful", () => {
