@@ -6,6 +6,8 @@ sockets: a call takes one socket, sends its request and reads until the reply th
 (by request id and reply type; anything else is dropped). A call that times out or is cancelled
 sends `Cancel` for its completion request and closes its socket, so no late reply can reach a
 later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
+`AsyncWorkerClient.stream` sends a completion request with `stream` set and yields its `Partial`
+replies as they come, then its `Result`; a consumer that stops early cancels the request.
 
 Sockets carry ZMTP heartbeats (`engine.transport`) and, given `ClientKeys`, CURVE encryption
 and authentication (`engine.keys`). `spawn_local_worker` starts `python -m engine` on a private
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import dataclasses
 import logging
 import os
 import shutil
@@ -25,7 +28,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,8 +38,8 @@ import zmq.asyncio
 from engine import transport
 from engine.keys import ClientKeys, make_curve_client
 from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
-                             Health, HealthOk, Hello, Info, InfoRequest, Message, ProtocolError,
-                             Result, Welcome, decode, encode)
+                             Health, HealthOk, Hello, Info, InfoRequest, Message, Partial,
+                             ProtocolError, Result, Welcome, decode, encode)
 from infill.weights import DEVICE_HELP, DTYPES, check_device
 
 logger = logging.getLogger(__name__)
@@ -75,6 +78,8 @@ def _is_reply_to(request: Message, reply: Message) -> bool:
     request_id = getattr(request, "id", None)
     if isinstance(reply, Error):
         return reply.id is None or reply.id == request_id
+    if isinstance(reply, Partial):
+        return isinstance(request, CompleteRequest) and request.stream and reply.id == request_id
     return isinstance(reply, _REPLY_TYPES[type(request)]) and getattr(reply, "id", None) == request_id
 
 
@@ -232,6 +237,42 @@ class AsyncWorkerClient:
     async def complete(self, request: CompleteRequest) -> Result:
         """Waits for the request's deadline plus `timeout_s`."""
         return await self._call(request)
+
+    async def stream(self, request: CompleteRequest) -> AsyncIterator[Partial | Result]:
+        """`request` with `stream` set: its Partial replies as they come, then its Result (an
+        Error reply raises WorkerError). The whole exchange waits at most the deadline plus
+        `timeout_s`; closing the iterator before the Result cancels the request at the worker."""
+        request = dataclasses.replace(request, stream=True)
+        frame, sock = encode(request), self._acquire()
+        timeout_s = _timeout_for(request, self.timeout_s)
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        answered = False
+        try:
+            await sock.send(frame)
+            while not answered:
+                reply = await self._next_reply(sock, request, deadline, timeout_s)
+                answered = not isinstance(reply, Partial)
+                yield _unwrap(reply)
+        finally:
+            if answered and not self._closed:
+                self._idle.append(sock)
+            else:
+                _abandon(sock, request)
+
+    async def _next_reply(self, sock: zmq.asyncio.Socket, request: CompleteRequest, deadline: float,
+                          timeout_s: float) -> Message:
+        """The next reply to `request` on `sock`, or WorkerTimeout once `deadline` has passed."""
+        loop = asyncio.get_running_loop()
+        while (remaining := deadline - loop.time()) > 0:
+            try:
+                raw = await asyncio.wait_for(sock.recv(), remaining)
+            except TimeoutError:
+                break
+            reply = _read_reply(raw, request)
+            if reply is not None:
+                return reply
+        raise WorkerTimeout(f"no reply to the streamed request {request.id} from the worker at "
+                            f"{self.address} within {timeout_s:.1f} s; is it running?")
 
     def close(self) -> None:
         """Close every socket, in flight or idle, and the context."""
