@@ -31,12 +31,13 @@ _PATH_LINE = re.compile(r"\s*current_file_path:\s*(.*)\n")
 
 
 def sections(content: str) -> dict[str, str]:
-    """Each tagged section's text (a closing tag `<|/name|>` ends one, as does the next tag)."""
+    """Each tagged section's text, without the line break after its tag (a closing tag
+    `<|/name|>` ends one, as does the next tag)."""
     found, marks = {}, list(_TAG.finditer(content))
     for mark, following in zip(marks, [*marks[1:], None]):
         if not mark.group(0).startswith("<|/"):
             end = following.start() if following else len(content)
-            found[mark.group(1)] = content[mark.end():end].strip("\n")
+            found[mark.group(1)] = content[mark.end():end].removeprefix("\n")
     return found
 
 
@@ -70,23 +71,22 @@ def event_in(text: str, uri: str, history: str) -> EditEvent | None:
     return EditEvent(uri, before, text, diff_span(before, text), time.monotonic())
 
 
-def _region_lines(text: str, region: str) -> tuple[int, int] | None:
-    start = text.find(region)
-    if start < 0 or not region:
-        return None
-    first = text.count("\n", 0, start)
-    return first, first + region.count("\n") + 1
+def _rewritten(text: str, edits: list[next_edit.Edit], span: tuple[int, int]) -> str | None:
+    """The code to edit (`text[span[0]:span[1]]`) with the edits that fall inside it applied;
+    None if none does."""
+    starts = next_edit.line_starts(text)
 
+    def offset(line: int) -> int:
+        return starts[line] if line < len(starts) else len(text)
 
-def _rewritten(text: str, edits: list[next_edit.Edit], lines: tuple[int, int]) -> str | None:
-    """The code to edit's lines with the edits that fall inside them applied; None if none does."""
-    inside = [edit for edit in edits if lines[0] <= edit.start_line and edit.end_line <= lines[1]]
+    inside = sorted(((offset(e.start_line), offset(e.end_line), e.new_text) for e in edits
+                     if span[0] <= offset(e.start_line) and offset(e.end_line) <= span[1]), reverse=True)
     if not inside:
         return None
-    starts = next_edit.line_starts(text)
-    region = text[starts[lines[0]]:starts[min(lines[1], len(starts) - 1)]]
-    shifted = [next_edit.Edit(e.start_line - lines[0], e.end_line - lines[0], e.new_text) for e in inside]
-    return next_edit.applied(region, shifted)
+    region = text[span[0]:span[1]]
+    for start, end, new_text in inside:  # from the last, so earlier offsets still hold
+        region = region[:start - span[0]] + new_text + region[end - span[0]:]
+    return region
 
 
 async def answer_edit(state, body: dict) -> dict:
@@ -102,18 +102,19 @@ async def answer_edit(state, body: dict) -> dict:
     code = parts["code_to_edit"]
     cursor_at = code.find(CURSOR)
     code = code.replace(CURSOR, "")
-    lines = _region_lines(text, code)
+    start = text.find(code) if code else -1
     content = None
-    if lines is not None:
-        cursor_line = lines[0] + code.count("\n", 0, max(0, cursor_at))
-        content = await _suggest(state, text, path, parts.get("edit_diff_history", ""), cursor_line, lines)
+    if start >= 0:
+        cursor_line = text.count("\n", 0, start + max(0, cursor_at))
+        content = await _suggest(state, text, path, parts.get("edit_diff_history", ""), cursor_line,
+                                 (start, start + len(code)))
     return {"id": f"edit-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
             "model": state.model_id, "choices": [{"index": 0, "finish_reason": "stop",
                                                   "message": {"role": "assistant", "content": content}}]}
 
 
 async def _suggest(state, text: str, path: str, history: str, cursor_line: int,
-                   lines: tuple[int, int]) -> str | None:
+                   span: tuple[int, int]) -> str | None:
     uri = f"file://{path}" if path.startswith("/") else f"gateway:{path or 'edit'}"
     language = language_for(uri) or state.completer.language
     document = ParsedDocument.parse(language, text)
@@ -128,4 +129,4 @@ async def _suggest(state, text: str, path: str, history: str, cursor_line: int,
         result = await state.pool.complete(request)
     except (WorkerError, WorkerTimeout) as exc:
         raise worker_failure(exc) from None
-    return _rewritten(text, next_edit.edits_from(document, regions, result.items, event, cursor_line), lines)
+    return _rewritten(text, next_edit.edits_from(document, regions, result.items, event, cursor_line), span)
