@@ -17,10 +17,6 @@ from __future__ import annotations
 import asyncio
 import json
 import random
-import re
-import subprocess
-import sys
-import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -33,26 +29,9 @@ from completion.requests import new_request_id
 from completion.settings import Settings
 from engine.client import WorkerError, WorkerTimeout
 from engine.pool import AsyncWorkerPool
-from infill.paths import REPO_ROOT
 
 PHASES = ("worker", "gateway", "stream")
 HTTP_SLACK_S = 5.0  # past the deadline, an answer that has not come is lost
-
-
-def start_gateway(addresses: Sequence[str], deadline_ms: int) -> tuple[subprocess.Popen, str]:
-    """A gateway process over `addresses` on a free loopback port, and its URL once it listens;
-    its log is read on (and dropped) so that it never blocks."""
-    process = subprocess.Popen([sys.executable, "-m", "gateway", "--bind", "127.0.0.1:0", "--worker",
-                                ",".join(addresses), "--deadline-ms", str(deadline_ms)],
-                               cwd=REPO_ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                               stderr=subprocess.PIPE, text=True)
-    for line in process.stderr:
-        found = re.search(r"listening on (http://\S+)", line)
-        if found:
-            threading.Thread(target=lambda: [None for _ in process.stderr], daemon=True).start()
-            return process, found.group(1)
-    process.wait()
-    raise RuntimeError(f"the gateway exited with code {process.returncode} before listening")
 
 
 @dataclass(slots=True)
@@ -81,13 +60,14 @@ async def ask_gateway(client: httpx.AsyncClient, task: dict, settings: Settings,
                       stream: bool) -> None:
     body = {"prompt": task["prompt"], "suffix": task["suffix"], "max_tokens": settings.max_tokens,
             "stream": stream}
-    started = time.perf_counter()
+    started, errored = time.perf_counter(), False
     try:
         async with client.stream("POST", "/v1/completions", json=body) as response:
             async for line in response.aiter_lines():
-                if stream and not tally_first(line, started, tally):
-                    continue
-            if response.status_code != 200:
+                errored |= line.startswith('data: {"error"')  # a stream that failed once started
+                if stream:
+                    tally_first(line, started, tally)
+            if response.status_code != 200 or errored:
                 tally.failed += 1
                 return
     except httpx.HTTPError:
@@ -96,15 +76,13 @@ async def ask_gateway(client: httpx.AsyncClient, task: dict, settings: Settings,
     tally.latencies_ms.append((time.perf_counter() - started) * 1e3)
 
 
-def tally_first(line: str, started: float, tally: Tally) -> bool:
-    """Count the time of a stream's first chunk with text (once per stream); True after it."""
+def tally_first(line: str, started: float, tally: Tally) -> None:
+    """Note the time of a stream chunk with text (`one_client` keeps each stream's first)."""
     if not line.startswith("data: {"):
-        return False
+        return
     choices = json.loads(line[6:]).get("choices") or [{}]
-    if not choices[0].get("text"):
-        return False
-    tally.first_chunk_ms.append((time.perf_counter() - started) * 1e3)
-    return True
+    if choices[0].get("text"):
+        tally.first_chunk_ms.append((time.perf_counter() - started) * 1e3)
 
 
 async def one_client(phase: str, tasks: Sequence[dict], seconds: float, settings: Settings,

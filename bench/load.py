@@ -51,6 +51,7 @@ from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, Setting
 from engine.client import DEFAULT_STARTUP_TIMEOUT_S, WorkerClient, WorkerError, WorkerTimeout
 from engine.pool import AsyncWorkerPool
 from engine.supervisor import WorkerGroup, start_local_workers
+from gateway.launch import start_gateway, stop_gateway
 from infill.paths import REPO_ROOT, bundled_model_dir
 
 logger = logging.getLogger("bench.load")
@@ -297,13 +298,13 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def gateway_mode(group: WorkerGroup, tasks: Sequence[dict], args: argparse.Namespace, model: Path) -> int:
     """`--gateway`: a gateway process over the workers, then `bench.gateway_load`'s phases."""
-    process, url = gateway_load.start_gateway(group.addresses, args.deadline_ms)
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
+    process, url = start_gateway(group.addresses, flags=["--deadline-ms", str(args.deadline_ms)])
     try:
         settings = Settings(deadline_ms=args.deadline_ms, max_tokens=args.max_tokens)
         runs, figures = gateway_load.run(url, group.addresses, args.clients, tasks, args.seconds, settings)
     finally:
-        process.terminate()
-        process.wait()
+        stop_gateway(process)
     print(gateway_load.format_table(runs, f"{set_name(args.tasks)} through the gateway at {url}, "
                                           f"{args.workers} worker(s) on {model}, {args.seconds:g} s per phase"))
     print(json.dumps(figures) if not args.json else json.dumps({"runs": runs, **figures}))
