@@ -403,10 +403,22 @@ def add_local_worker_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--startup-timeout", type=float, default=None, metavar="SECONDS",
                         help=f"how long that worker may take to load its model (default "
                              f"{DEFAULT_STARTUP_TIMEOUT_S:.0f} s plus {STARTUP_S_PER_GB:.0f} s per GB of weights)")
+    parser.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
+                        help="that worker's canvas length at most (default: the model's trained context)")
+    parser.add_argument("--prefix-cache-mb", type=int, default=None, metavar="MB",
+                        help="that worker's cross-keystroke key/value cache in MiB (default: the worker's)")
+
+
+def local_worker_flags(args: argparse.Namespace) -> list[str]:
+    """The worker flags of `add_local_worker_flags`'s options (those left unset are the worker's defaults)."""
+    limits = [(flag, value) for flag, value in (("--max-context", args.max_context),
+                                                ("--prefix-cache-mb", args.prefix_cache_mb)) if value is not None]
+    return model_flags(args.device, args.dtype) + [item for flag, value in limits for item in (flag, str(value))]
 
 
 def check_local_worker_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """A usage error for a device that is no device, or a start-up timeout that is not positive."""
+    """A usage error for a device that is no device, a start-up timeout that is not positive, or a
+    context or cache size out of range."""
     try:
         if args.device is not None:
             check_device(args.device)
@@ -414,6 +426,10 @@ def check_local_worker_flags(parser: argparse.ArgumentParser, args: argparse.Nam
         parser.error(str(exc))
     if args.startup_timeout is not None and args.startup_timeout <= 0:
         parser.error(f"--startup-timeout must be positive, got {args.startup_timeout}")
+    if args.max_context is not None and args.max_context < 1:
+        parser.error(f"--max-context must be at least 1 token, got {args.max_context}")
+    if args.prefix_cache_mb is not None and args.prefix_cache_mb < 0:
+        parser.error(f"--prefix-cache-mb must be 0 or more, got {args.prefix_cache_mb}")
 
 
 def worker_argv(address: str, model_dir: str | Path | None = None, threads: int | None = None,

@@ -5,7 +5,9 @@ model on the hole-shaped masked-diffusion objective (`infill.noising`); started 
 checkpoint (`--init`) it is the adaptation recipe (shifted logits keep the autoregressive head's
 meaning), started from nothing it is diffusion from scratch. Phase `distill` fine-tunes a diffusion
 model (`--init`) on its own left-to-right answers (`--teacher`, written by `infill.distill`), with
-corpus windows under the diffusion objective mixed in so that it keeps what it knew. Runs resume
+corpus windows under the diffusion objective mixed in so that it keeps what it knew. `--canvases`
+mixes laid-out edit canvases (`completion.edit_training`) into either diffusion phase, and the
+saved model records their layout so that the worker lays edit jobs out the same way. Runs resume
 from `OUT/state.pt`.
 """
 from __future__ import annotations
@@ -28,7 +30,8 @@ from infill.checkpoint import load_model, save_model
 from infill.fim import fill
 from infill.heldout import line_holes
 from infill.model import ModelConfig, Transformer
-from infill.noising import Special, diffusion_batch, distill_sample, noise_window
+from infill.canvas import EDIT_LAYOUTS
+from infill.noising import Special, canvas_sample, diffusion_batch, distill_sample, noise_window
 from infill.paths import work_dir
 from infill.tokenizer import CodeTokenizer
 
@@ -43,6 +46,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="`distill`: JSONL files of decoded canvases (`python -m infill.distill`)")
     p.add_argument("--distill-share", type=float, default=0.75,
                    help="`distill`: share of each batch taken from the teacher's canvases (the rest: corpus windows)")
+    p.add_argument("--canvases", type=Path, nargs="+", default=[],
+                   help="`diffusion`, `distill`: JSONL files of laid-out edit canvases "
+                        "(`python -m completion.edit_training`), mixed into each batch")
+    p.add_argument("--canvas-share", type=float, default=0.25,
+                   help="share of each batch taken from --canvases (the rest as the phase makes it)")
     p.add_argument("--certainty", type=float, default=1.0,
                    help="`distill`: weight of the entropy of masked positions the model already predicts right")
     p.add_argument("--hidden", type=int, default=192, help="hidden size of a new model")
@@ -68,6 +76,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.phase == "distill" and not (args.init and args.teacher):
         p.error("--phase distill fine-tunes a model on its teacher's answers: give --init MODEL and --teacher FILE...")
+    if args.canvases and (args.phase == "ar" or not 0 < args.canvas_share < 1):
+        p.error("--canvases mix edit canvases into `diffusion` or `distill` batches, with 0 < --canvas-share < 1")
     return args
 
 
@@ -100,8 +110,8 @@ def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
         )
         model = Transformer(cfg)
     model.cfg.causal = phase == "ar"
-    if phase != "distill":  # fine-tuning on shorter windows leaves the model's context as it was
-        model.cfg.max_position_embeddings = args.seq_len  # the longest context it was trained on
+    if not args.init or args.seq_len > model.cfg.max_position_embeddings:  # fine-tuning on shorter windows
+        model.cfg.max_position_embeddings = args.seq_len  # leaves the context as it was; else the longest trained on
     return model.float()
 
 
@@ -114,6 +124,28 @@ def read_canvases(paths: list[Path]) -> list[Taught]:
     if not records:
         raise ValueError(f"no decoded canvases in {', '.join(map(str, paths)) or '--teacher (none given)'}")
     return [(np.asarray(r["ids"], dtype=np.int64), tuple(r["hole"])) for r in records]
+
+
+Laid = tuple[np.ndarray, list[tuple[int, int]]]  # a laid-out canvas (N,) with its answers, and its holes
+
+
+def read_laid(paths: list[Path]) -> tuple[list[Laid], str]:
+    """The canvases of JSONL files written by `completion.edit_training`, and their layout."""
+    records = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
+    layouts = {r.get("layout") for r in records}
+    if not records or len(layouts) != 1 or not layouts <= set(EDIT_LAYOUTS):
+        raise ValueError(f"{', '.join(map(str, paths))}: need canvases of one layout of {EDIT_LAYOUTS}, "
+                         f"got {len(records)} records of layouts {sorted(map(str, layouts))}")
+    return [(np.asarray(r["ids"], dtype=np.int64), [tuple(h) for h in r["holes"]]) for r in records], layouts.pop()
+
+
+def with_canvases(arrays: tuple[np.ndarray, ...], laid: list[Laid], n: int, sp: Special,
+                  rng: np.random.Generator, length: int) -> tuple[np.ndarray, ...]:
+    """A batch's (inputs, targets, weights[, teacher flags]) with `n` rows of laid-out canvases
+    added at its end (never a teacher's rows)."""
+    rows = [canvas_sample(*laid[i], sp, rng, length) for i in rng.integers(0, len(laid), n)]
+    added = [np.concatenate([a, np.stack(x)]) for a, x in zip(arrays[:3], zip(*rows))]
+    return tuple(added) + tuple(np.concatenate([flags, np.zeros(n, bool)]) for flags in arrays[3:])
 
 
 def make_batch(data: Windows, batch: int, phase: str, sp: Special, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -279,11 +311,20 @@ def train(args) -> None:
     log = (args.out / "log.jsonl").open("a")
     bar = tqdm(total=total_steps, initial=step, unit="step", dynamic_ncols=True,
                mininterval=0.1 if sys.stderr.isatty() else 10)
+    laid, n_laid = [], 0
+    if args.canvases:
+        laid, model.cfg.edit_canvas = read_laid(args.canvases)
+        n_laid = round(args.batch * args.canvas_share)
+    n_made = args.batch - n_laid
     if args.phase == "distill":
         canvases = read_canvases(args.teacher)
-        batches = Prefetcher(lambda r: distill_batch(train_data, canvases, args.batch, args.distill_share, sp, r), rng)
+        make = lambda r: distill_batch(train_data, canvases, n_made, args.distill_share, sp, r)  # noqa: E731
     else:
-        batches = Prefetcher(lambda r: make_batch(train_data, args.batch, args.phase, sp, r), rng)
+        make = lambda r: make_batch(train_data, n_made, args.phase, sp, r)  # noqa: E731
+    if laid:
+        batches = Prefetcher(lambda r: with_canvases(make(r), laid, n_laid, sp, r, args.seq_len), rng)
+    else:
+        batches = Prefetcher(make, rng)
     batches.start()
     started, first_step, record = time.monotonic(), step, {}
     budget_s = args.minutes * 60

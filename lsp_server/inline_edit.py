@@ -122,7 +122,7 @@ async def _suggest(ls: InfillLanguageServer, uri: str, version: int, line: int,
     client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)
     budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
     request = next_edit.edit_request(logs.request_id.get(), text, regions, max(1, budget_ms), uri,
-                                     f"{ls.client_id}:{INLINE_EDIT}:{uri}")
+                                     f"{ls.client_id}:{INLINE_EDIT}:{uri}", ls.documents.history.events(uri))
     if request is None or client is None or budget_ms < 1:
         return _nothing(uri, started)
     try:

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.client import add_local_worker_flags, check_local_worker_flags, model_flags
+from engine.client import add_local_worker_flags, check_local_worker_flags, local_worker_flags
 from engine.supervisor import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from lsp_server import oneshot, server
@@ -49,7 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_local_worker_flags(parser, args)
     model = args.model or bundled_model_dir()
     print(f"starting a worker on {model} ...", flush=True)
-    worker = start_local_workers(model, threads=args.threads, flags=model_flags(args.device, args.dtype),
+    worker = start_local_workers(model, threads=args.threads, flags=local_worker_flags(args),
                                  startup_timeout_s=args.startup_timeout)
     address = worker.addresses[0]
     gateway = None

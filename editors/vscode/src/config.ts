@@ -43,6 +43,12 @@ export interface ServerSettings {
 /** The settings whose change needs a new server process. */
 export const LAUNCH_KEYS = ["serverPath", "python", "serverAddress", "tokenFile"] as const;
 
+/** Next-edit suggestions, on the client's side: whether to ask for them, and after how long a pause. */
+export interface NextEditSettings {
+  enabled: boolean;
+  debounceMs: number;
+}
+
 export function isEnabled(config: SettingsReader): boolean {
   return config.get<boolean>("enabled") ?? true;
 }
@@ -87,4 +93,12 @@ export function serverSettings(config: SettingsReader): ServerSettings {
     settings.dtype = dtype;
   }
   return settings;
+}
+
+export function nextEditSettings(config: SettingsReader): NextEditSettings {
+  const debounceMs = config.get<number>("nextEdit.debounceMs");
+  return {
+    enabled: config.get<boolean>("nextEdit.enabled") ?? true,
+    debounceMs: typeof debounceMs === "number" && debounceMs >= 0 ? debounceMs : 100,
+  };
 }

@@ -84,6 +84,11 @@ export class Session implements vscode.Disposable {
     }
   }
 
+  /** The language client while it runs. */
+  running(): LanguageClient | undefined {
+    return this.client?.isRunning() ? this.client : undefined;
+  }
+
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
