@@ -18,7 +18,7 @@ On the rename tasks (a kind naming "rename") a **mechanical** baseline, a tree-s
 the same name over the same scope with no model, is scored the same way.
 
 Latency p50/p95 per side: client-side (the request to its answer) and server-side (the server's
-log line for each answer). Region recall uses the regions the server found
+log line for each answer); the speedup is one by one's mean server-side time over joint's. Region recall uses the regions the server found
 (`completion.edit_regions.regions_after` on the same texts and event, none where the server has
 no tree or the text does not parse). Figures per kind, over all tasks and over the rename tasks.
 A human table goes to stdout; with `--json` its last line is one JSON object.
@@ -42,8 +42,9 @@ from pathlib import Path, PurePosixPath
 from lsprotocol import types
 
 from bench.lsp_latency import URI_ROOT, WARM_UP_S, Replay, position_of, start_server, stop_server
-from bench.next_edit_scores import (Score, event_of, mechanical_rename, region_recall, score)
+from bench.next_edit_scores import Score, event_of, mechanical_rename, region_recall, score
 from bench.quality import percentile, set_name
+from completion.edit_events import EditEvent
 from completion.edit_regions import Region, regions_after
 from completion.positions import offset_at
 from completion.settings import DEFAULT_DEADLINE_MS
@@ -136,27 +137,28 @@ def apply_edits(text: str, edits: Sequence[dict]) -> str:
     return text
 
 
-def server_regions(original: str, edited: str, where: types.Range, text: str, language: str | None,
-                   cursor_line: int) -> list[Region]:
-    """The regions the server rewrites after this edit: none where it has no tree or the text
-    does not parse, as `lsp_server.inline_edit` decides."""
+def user_event(original: str, edited: str, where: types.Range, text: str) -> EditEvent:
+    """The user's edit as the server's edit history records the one `didChange` that makes it."""
+    change = types.TextDocumentContentChangePartial(range=where, text=text)
+    return event_of(original, edited, step_span(original, edited, [change]))
+
+
+def server_regions(event: EditEvent, language: str | None, cursor_line: int) -> list[Region]:
+    """The regions the server rewrites after `event`: none where it has no tree or the text does
+    not parse, as `lsp_server.inline_edit` decides."""
     if language is None:
         return []
-    document = ParsedDocument.parse(language, edited)
+    document = ParsedDocument.parse(language, event.after)
     if document.tree is None or document.tree.root_node.has_error:
         return []
-    change = types.TextDocumentContentChangePartial(range=where, text=text)
-    return regions_after(event_of(original, edited, step_span(original, edited, [change])), document,
-                         cursor_line)
+    return regions_after(event, document, cursor_line)
 
 
-def mechanical_answer(original: str, edited: str, where: types.Range, text: str,
-                      language: str | None) -> str:
+def mechanical_answer(event: EditEvent, language: str | None) -> str:
+    """The file after the baseline's rename (the text after `event` where it has no grammar)."""
     if language is None:
-        return edited
-    change = types.TextDocumentContentChangePartial(range=where, text=text)
-    event = event_of(original, edited, step_span(original, edited, [change]))
-    return mechanical_rename(event, ParsedDocument.parse(language, edited))
+        return event.after
+    return mechanical_rename(event, ParsedDocument.parse(language, event.after))
 
 
 def server_latencies(log_text: str) -> list[float]:
@@ -205,9 +207,8 @@ class EditSession:
         uri = f"{URI_ROOT}next-edit/{number}/{PurePosixPath(task['path']).name}"
         original, edited = task["original"], task["edited"]
         where, text = user_change(original, edited)
-        cursor = position_of(edited[:task["cursor"]])
-        covered, sites = region_recall(edited, task["expected"],
-                                       server_regions(original, edited, where, text, language, cursor.line))
+        event, cursor = user_event(original, edited, where, text), position_of(edited[:task["cursor"]])
+        covered, sites = region_recall(edited, task["expected"], server_regions(event, language, cursor.line))
         result = TaskResult(task["task_id"], task.get("kind", ""), edited, task["expected"], covered, sites)
         self.replay.open(uri, original, language or "plaintext")
         self.replay.change(uri, 2, where, text)
@@ -216,7 +217,7 @@ class EditSession:
             result.replies[side] = await self.ask(uri, edited, cursor)
         self.replay.close(uri)
         if "rename" in result.kind:
-            result.mechanical = mechanical_answer(original, edited, where, text, language)
+            result.mechanical = mechanical_answer(event, language)
         return result
 
 
