@@ -1,10 +1,10 @@
 """The language server's settings: the completion rules' (`completion.settings`) and its own.
 
 Its own say where the workers are and how to reach them (and on which device and dtype a local
-worker runs), where the stats go, which languages to complete and how many edit events of a
-document to keep for next-edit suggestions and whether their regions are decoded in one job
-(`jointRegions`; false: one job per region in turn, as the anchors ask, for comparison); all come from the client's `initializationOptions`
-and configuration changes.
+worker runs), where the stats go, which languages to complete, how many edit events of a document
+to keep for next-edit suggestions and whether their regions are decoded in one job (`jointRegions`;
+false: one job per region in turn, as the anchors ask, for comparison); all come from the
+client's `initializationOptions` and configuration changes.
 """
 from __future__ import annotations
 
