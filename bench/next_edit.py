@@ -18,7 +18,9 @@ On the rename tasks (a kind naming "rename") a **mechanical** baseline, a tree-s
 the same name over the same scope with no model, is scored the same way.
 
 Latency p50/p95 per side: client-side (the request to its answer) and server-side (the server's
-log line for each answer); the speedup is one by one's mean server-side time over joint's. Region recall uses the regions the server found
+log line for each answer); the speedup is one by one's mean server-side time over joint's; and
+the share of answers in which the worker left a job unanswered (late or failed: that job's
+regions then get no edit). Region recall uses the regions the server found
 (`completion.edit_regions.regions_after` on the same texts and event, none where the server has
 no tree or the text does not parse). Figures per kind, over all tasks and over the rename tasks.
 A human table goes to stdout; with `--json` its last line is one JSON object.
@@ -32,9 +34,11 @@ import json
 import logging
 import random
 import re
+import shutil
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -58,7 +62,8 @@ JOINT, ONE_BY_ONE, MECHANICAL = "joint", "one_by_one", "mechanical"
 SIDES = (JOINT, ONE_BY_ONE)
 ANSWER_MARGIN_S = 60.0  # beyond the deadlines a request may use, before the bench gives up
 MAX_JOBS = 8  # one by one, a request sends up to this many jobs (completion.edit_regions.MAX_REGIONS)
-SERVER_LATENCY = re.compile(r"\] next edit: \d+ edits in ([0-9.]+) ms$")
+SERVER_ANSWER = re.compile(r"\[(\w+)\] next edit: \d+ edits in ([0-9.]+) ms$")
+WORKER_MISS = re.compile(r"WARNING lsp_server\.inline_edit \[(\w+)\] no next edit: ")  # a job unanswered
 TEXT_FIELDS = ("task_id", "path", "original", "edited", "expected")
 
 
@@ -70,6 +75,7 @@ class Reply:
     edits: int
     client_ms: float
     server_ms: float | None = None
+    worker_misses: int = 0  # the jobs of this answer that the worker did not answer in time
 
 
 @dataclass(slots=True)
@@ -161,10 +167,16 @@ def mechanical_answer(event: EditEvent, language: str | None) -> str:
     return mechanical_rename(event, ParsedDocument.parse(language, event.after))
 
 
-def server_latencies(log_text: str) -> list[float]:
-    """The server's milliseconds for each next-edit answer, in the order of its log."""
-    return [float(found.group(1)) for line in log_text.splitlines()
-            if (found := SERVER_LATENCY.search(line))]
+def server_answers(log_text: str) -> list[tuple[float, int]]:
+    """(the server's milliseconds, the jobs the worker did not answer in time or failed) for each
+    next-edit answer, in the order of its log."""
+    answers, misses = [], Counter()
+    for line in log_text.splitlines():
+        if found := WORKER_MISS.search(line):
+            misses[found.group(1)] += 1
+        elif found := SERVER_ANSWER.search(line):
+            answers.append((float(found.group(2)), misses.pop(found.group(1), 0)))
+    return answers
 
 
 def plain(value):
@@ -245,6 +257,7 @@ def side_figures(results: Sequence[TaskResult], side: str) -> dict:
     client = [reply.client_ms for reply in replies]
     server = [reply.server_ms for reply in replies if reply.server_ms is not None]
     return {**figures, "answers_with_edits": sum(reply.edits > 0 for reply in replies),
+            "answers_missing_a_job": rate(sum(reply.worker_misses > 0 for reply in replies), len(replies)),
             "client_p50_ms": ms(client, 50), "client_p95_ms": ms(client, 95),
             "server_p50_ms": ms(server, 50), "server_p95_ms": ms(server, 95),
             "server_mean_ms": round(sum(server) / len(server), 1) if server else None}
@@ -279,7 +292,7 @@ def _cell(value) -> str:
 
 
 def format_table(summary: dict, meta: dict) -> str:
-    header = ("group", "n", "regions", "exact", "prec", "recall", "false", "1by1 exact", "agree",
+    header = ("group", "n", "regions", "exact", "prec", "recall", "false", "missed", "1by1 exact", "agree",
               "p50 ms", "1by1 p50", "speedup", "mech exact", "mech prec", "mech recall")
     rows = [("overall", summary["overall"]), ("renames", summary["renames"]),
             *summary["by_kind"].items()]
@@ -290,11 +303,13 @@ def format_table(summary: dict, meta: dict) -> str:
             continue
         joint, one, mech = figures[JOINT], figures[ONE_BY_ONE], figures[MECHANICAL] or {}
         cells = (name, figures["tasks"], figures["region_recall"], joint["exact"], joint["precision"],
-                 joint["recall"], joint["false_edit_tasks"], one["exact"], figures["agreement"],
-                 joint["server_p50_ms"], one["server_p50_ms"], figures["speedup"], mech.get("exact"),
-                 mech.get("precision"), mech.get("recall"))
+                 joint["recall"], joint["false_edit_tasks"], joint["answers_missing_a_job"], one["exact"],
+                 figures["agreement"], joint["server_p50_ms"], one["server_p50_ms"], figures["speedup"],
+                 mech.get("exact"), mech.get("precision"), mech.get("recall"))
         lines.append(" | ".join(_cell(cell) for cell in cells))
     overall = summary["overall"]
+    lines.append("regions: region recall; false: tasks with a false edit; missed: answers with a job the "
+                 "worker left unanswered; ms: server-side; mech: the mechanical rename")
     lines.append(f"false edits on negatives: joint {_cell(overall[JOINT]['false_edits_negatives'])}, "
                  f"one by one {_cell(overall[ONE_BY_ONE]['false_edits_negatives'])} "
                  f"({overall['negatives']} negatives)")
@@ -318,13 +333,13 @@ async def run(tasks: Sequence[dict], args: argparse.Namespace, folder: Path) -> 
             logger.info("task %d of %d (%s) done", number + 1, len(tasks), results[-1].kind)
     finally:
         await stop_server(client)
-    latencies = server_latencies((folder / "lsp.log").read_text())
-    if len(latencies) == len(session.replies):
-        for reply, latency in zip(session.replies, latencies):
-            reply.server_ms = latency
+    answers = server_answers((folder / "lsp.log").read_text())
+    if len(answers) == len(session.replies):
+        for reply, (latency, misses) in zip(session.replies, answers):
+            reply.server_ms, reply.worker_misses = latency, misses
     else:
         logger.warning("the server logged %d next-edit answers for %d requests: no server-side latency",
-                       len(latencies), len(session.replies))
+                       len(answers), len(session.replies))
     return results
 
 
@@ -338,6 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a running worker for the server (default: it starts its own on the bundled model)")
     parser.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS,
                         help=f"the server's deadline setting, per job (default {DEFAULT_DEADLINE_MS})")
+    parser.add_argument("--server-log", type=Path, default=None, metavar="PATH",
+                        help="keep the server's log there (default: dropped with the run's temporary folder)")
     parser.add_argument("--json", action="store_true",
                         help="end with one JSON line: overall, renames and by_kind figures and the run's settings")
     return parser
@@ -357,7 +374,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not tasks:
         parser.error(f"--tasks {args.tasks} holds no tasks")
     with tempfile.TemporaryDirectory(prefix="infill-next-edit-bench-") as folder:
-        results = asyncio.run(run(tasks, args, Path(folder)))
+        try:
+            results = asyncio.run(run(tasks, args, Path(folder)))
+        finally:
+            if args.server_log is not None and (Path(folder) / "lsp.log").exists():
+                shutil.copyfile(Path(folder) / "lsp.log", args.server_log)
     summary = summarize(results)
     meta = {"set": set_name(args.tasks), "tasks": len(tasks), "deadline_ms": args.deadline_ms,
             "worker": args.worker or "local (bundled model)"}

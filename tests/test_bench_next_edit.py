@@ -11,7 +11,7 @@ import pytest
 from lsprotocol import types
 
 from bench.next_edit import (JOINT, MECHANICAL, ONE_BY_ONE, Reply, TaskResult, apply_edits,
-                             load_edit_tasks, row, server_latencies, server_regions, user_change,
+                             load_edit_tasks, row, server_answers, server_regions, user_change,
                              user_event)
 from bench.next_edit_scores import (covered, event_of, line_changes, mechanical_rename, region_recall,
                                     score, sites)
@@ -124,11 +124,14 @@ def test_the_users_change_is_the_smallest_range_and_edits_apply_in_utf16():
                                           "end": {"line": 9, "character": 0}}, "text": "z"}])
 
 
-def test_server_latencies_come_from_its_log_lines_in_order():
-    log = ("2025-01-01 10:00:00,000 INFO lsp_server.inline_edit [a1] next edit: 2 edits in 812.5 ms\n"
+def test_the_servers_answers_come_from_its_log_with_the_jobs_the_worker_missed():
+    log = ("2025-01-01 10:00:00,000 WARNING lsp_server.inline_edit [a1] no next edit: no reply within 2.0 s\n"
+           "2025-01-01 10:00:00,010 INFO lsp_server.inline_edit [a1] next edit: 2 edits in 812.5 ms\n"
            "2025-01-01 10:00:00,100 INFO lsp_server.server [-] settings: ...\n"
+           "2025-01-01 10:00:00,200 INFO lsp_server.inline_edit [a2] no next edit in file:///a.py: the "
+           "document does not parse\n"
            "2025-01-01 10:00:01,000 INFO lsp_server.inline_edit [a2] next edit: 0 edits in 3.0 ms\n")
-    assert server_latencies(log) == [812.5, 3.0]
+    assert server_answers(log) == [(812.5, 1), (3.0, 0)]
 
 
 def result(kind: str, edited: str, expected: str, joint: str, one: str, ms: tuple[float, float],
@@ -212,5 +215,6 @@ def test_a_short_run_against_a_fake_worker_scores_both_sides(tmp_path, fake_work
     for side in (JOINT, ONE_BY_ONE):
         assert overall[side]["exact"] == 1.0 and overall[side]["false_edits_negatives"] == 0.0
         assert overall[side]["answers_with_edits"] == 1 and overall[side]["server_p50_ms"] is not None
+        assert overall[side]["answers_missing_a_job"] == 0.0
     assert figures["renames"][MECHANICAL]["exact"] == 1.0
     assert set(figures["by_kind"]) == {"rename_local", "negative_literal"}
