@@ -96,7 +96,7 @@ def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str
     ids = list(canvas.ids)
     for span, healed, target in zip(canvas.spans, canvas.healed, targets):
         answer = tok.encode(healed + target)
-        if not target.strip() or len(answer) > span.stop - span.start:
+        if not answer or len(answer) > span.stop - span.start:  # lines deleted: no hole can say so
             return None, "a region's answer is empty or longer than its hole"
         ids[span] = answer + [tok.pad_id] * (span.stop - span.start - len(answer))
     holes = [[span.start, span.stop] for span in canvas.spans]

@@ -65,6 +65,7 @@ class MsgType(IntEnum):
     RESULT = 8
     CANCEL = 9
     ERROR = 10
+    PARTIAL = 11
 
 
 class ErrorCode(StrEnum):
@@ -363,6 +364,7 @@ class CompleteRequest:
     holes: list[Hole] = field(default_factory=list)  # an edit's regions, left to right
     pieces: list[str] = field(default_factory=list)  # an edit's text between its regions
     events: list[Event] = field(default_factory=list)  # an edit's cause: the user's recent edits, oldest first
+    stream: bool = False  # also send `Partial` replies with the hole's settled text as it grows (FIM)
 
     def __post_init__(self) -> None:
         _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
@@ -376,6 +378,7 @@ class CompleteRequest:
         _check_regions(self, rid)
         _check_events(self, rid)
         _check_int(self.deadline_ms, "deadline_ms", 1, MAX_DEADLINE_MS, rid)
+        _check_type(self.stream, "stream", (bool,), rid)
         _check_str(self.document, "document", MAX_PATH_CHARS, rid)
         _check_str(self.session, "session", MAX_PATH_CHARS, rid)
         _check_overrides(self.decoder, rid)
@@ -408,6 +411,20 @@ class Result:
 
 
 @dataclass(slots=True)
+class Partial:
+    """Before the `Result` of a streamed request: the text of its hole from the start that no
+    later step can change, longer than the previous Partial's; the Result's text starts with it."""
+
+    TAG: ClassVar[MsgType] = MsgType.PARTIAL
+    id: str
+    text: str
+
+    def __post_init__(self) -> None:
+        _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
+        _check_str(self.text, "text", MAX_ITEM_CHARS, self.id)
+
+
+@dataclass(slots=True)
 class Cancel:
     """Drop the sender's request `id` if it has not started; its one reply still comes."""
 
@@ -432,10 +449,12 @@ class Error:
         _check_str(self.message, "message", MAX_ERROR_CHARS, self.id)
 
 
-Message = Hello | Welcome | InfoRequest | Info | Health | HealthOk | CompleteRequest | Result | Cancel | Error
+Message = (Hello | Welcome | InfoRequest | Info | Health | HealthOk | CompleteRequest | Result | Cancel
+           | Error | Partial)
 _CLASSES: dict[MsgType, type] = {
     cls.TAG: cls
-    for cls in (Hello, Welcome, InfoRequest, Info, Health, HealthOk, CompleteRequest, Result, Cancel, Error)
+    for cls in (Hello, Welcome, InfoRequest, Info, Health, HealthOk, CompleteRequest, Result, Cancel,
+                Error, Partial)
 }
 
 

@@ -6,6 +6,8 @@ them; snippets least important first (a full
 canvas keeps the last ones), decoder overrides as sent. `Work` is what the scheduler carries for
 each request: the worker's record of it and, once laid out, its decoding. `Runner` is what the
 engine core asks of a model runner (`engine.runner.ModelRunner` is the real one; tests use fakes).
+A runner may also have `partial(decoding) -> str | None`, a one-hole decoding's settled text (what
+its answer will start with), for streamed requests; one without it sends no Partial replies.
 """
 from __future__ import annotations
 
@@ -73,6 +75,7 @@ class Work:
 
     incoming: Any
     decoding: Decoding | None = None
+    streamed: str = ""  # a streamed request's text sent in Partial replies so far
 
     @property
     def request(self) -> CompleteRequest:

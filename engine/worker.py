@@ -61,6 +61,7 @@ _LOG_FLUSH_MS = 1000  # how often an idle IO thread sums up the rejected frames 
 # a burst reach the scheduler, which sheds by its own rules, while a flood cannot grow the queue.
 IN_FLIGHT_PER_SCHEDULER_SLOT = 2
 _STOP = b""  # the one-frame pipe message that tells the IO thread to finish
+_PARTIAL = b"partial"  # the fourth frame of a pipe message that carries a Partial, not a final reply
 _LOOPBACK_TCP = re.compile(r"tcp://127\.0\.0\.1:(\d{1,5}|\*)")
 _ANY_TCP = re.compile(r"tcp://([^\s:/]+|\[[0-9a-fA-F:.]+\]):(\d{1,5}|\*)")
 
@@ -140,9 +141,15 @@ class _IOThread(threading.Thread):
         self._router.send_multipart([peer, encode(msg)])
 
     def _forward_reply(self, parts: list[bytes]) -> bool:
-        """Send a reply from the main loop; False when the main loop asks the thread to stop."""
+        """Send a reply from the main loop; False when the main loop asks the thread to stop. A
+        Partial (a fourth frame, `_PARTIAL`) goes out only while its request is live and keeps it so."""
         if parts == [_STOP]:
             return False
+        if len(parts) == 4:
+            peer, request_id, frame, _ = parts
+            if (peer, request_id.decode()) in self._live:
+                self._router.send_multipart([peer, frame])
+            return True
         peer, request_id, frame = parts
         self._live.pop((peer, request_id.decode()), None)
         self._served += 1
@@ -285,6 +292,7 @@ class Worker:
                 self._last_tick = time.monotonic()
                 self._send_replies(self._take_orders())
                 self._send_replies(self._core.step())
+                self._send_partials(self._core.take_partials())
         finally:
             self._shutdown()
 
@@ -307,6 +315,10 @@ class Worker:
         for job, msg in replies:
             if job.claim():
                 self._pipe.send_multipart([job.peer, job.request.id.encode(), self._encode(job, msg)])
+
+    def _send_partials(self, partials: list[Reply]) -> None:
+        for job, msg in partials:
+            self._pipe.send_multipart([job.peer, job.request.id.encode(), encode(msg), _PARTIAL])
 
     @staticmethod
     def _encode(job: Job, msg: Message) -> bytes:

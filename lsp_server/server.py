@@ -50,7 +50,7 @@ from pygls.lsp.server import LanguageServer
 from completion import pipeline
 from completion.positions import LINE_BREAK
 from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
-                           check_local_worker_flags, model_flags)
+                           check_local_worker_flags, local_worker_flags, model_flags)
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.supervisor import WorkerGroup, start_local_workers
@@ -422,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
-    server = build_server(args.worker, keys, args.stats_log, model_flags(args.device, args.dtype),
+    server = build_server(args.worker, keys, args.stats_log, local_worker_flags(args),
                           args.startup_timeout)
     previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, server, args.tcp is None))
     try:
