@@ -25,8 +25,6 @@ from infill.family_tokens import load_tokenizer
 from infill.job import Job
 from infill.quantize import for_inference
 
-CONTEXT = "prefix"  # what of a request the model sees (it was not trained on suffixes)
-
 
 @dataclass(slots=True, eq=False)
 class CausalDecoding:
