@@ -122,7 +122,8 @@ async def _suggest(state, text: str, path: str, history: str, cursor_line: int,
     if event is None or document.tree is None or document.tree.root_node.has_error:
         return None
     regions = regions_after(event, document, cursor_line)
-    request = next_edit.edit_request(new_request_id(), text, regions, state.completer.settings.deadline_ms, uri)
+    request = next_edit.edit_request(new_request_id(), text, regions, state.completer.settings.deadline_ms, uri,
+                                     events=[event])
     if request is None:
         return None
     try:

@@ -22,6 +22,7 @@ import sys
 import zipfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
 
 import numpy as np
@@ -201,6 +202,8 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--count", type=int, default=200, help="number of examples to write")
     p.add_argument("--seed", type=int, default=0, help="seed of the file order and every choice")
     p.add_argument("--out", type=Path, required=True, help="next-edit task file (.jsonl) to write")
+    p.add_argument("--max-files", type=int, default=None,
+                   help="read at most this many source files (rare kinds may then fall short of their share)")
     p.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS), help="kinds to make (default: all)")
     p.add_argument("--eval-data", type=Path, default=REPO_ROOT.parent / "shared" / "data",
                    help="evaluation sets no training file may overlap (with --files)")
@@ -220,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
         guard = EvalGuard.from_data_dir(args.eval_data)
         sources = training_sources(args.files, guard, args.seed, args.val_percent,
                                    held_out_hashes(args.exclude_val), refused)
-    examples = synthesize(sources, args.count, args.seed, args.kinds)
+    examples = synthesize(islice(sources, args.max_files), args.count, args.seed, args.kinds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(e) + "\n" for e in examples))
     counts = Counter(e["kind"] for e in examples)

@@ -10,7 +10,7 @@ answer (`infill.distill`): the hole is masked as the left-to-right decoders leav
 first k positions known, the rest masked) or, in some samples, at random.
 
 Laid-out canvases (`canvas_sample`: an edit job's canvas with each hole holding its answer,
-`completion.edit_training`) are masked over their holes only, each position with probability t.
+`training.edit_canvases`) are masked over their holes only, each position with probability t.
 """
 from __future__ import annotations
 

@@ -6,7 +6,7 @@ checkpoint (`--init`) it is the adaptation recipe (shifted logits keep the autor
 meaning), started from nothing it is diffusion from scratch. Phase `distill` fine-tunes a diffusion
 model (`--init`) on its own left-to-right answers (`--teacher`, written by `infill.distill`), with
 corpus windows under the diffusion objective mixed in so that it keeps what it knew. `--canvases`
-mixes laid-out edit canvases (`completion.edit_training`) into either diffusion phase, and the
+mixes laid-out edit canvases (`training.edit_canvases`) into either diffusion phase, and the
 saved model records their layout so that the worker lays edit jobs out the same way. Runs resume
 from `OUT/state.pt`.
 """
@@ -48,7 +48,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="`distill`: share of each batch taken from the teacher's canvases (the rest: corpus windows)")
     p.add_argument("--canvases", type=Path, nargs="+", default=[],
                    help="`diffusion`, `distill`: JSONL files of laid-out edit canvases "
-                        "(`python -m completion.edit_training`), mixed into each batch")
+                        "(`python -m training.edit_canvases`), mixed into each batch")
     p.add_argument("--canvas-share", type=float, default=0.25,
                    help="share of each batch taken from --canvases (the rest as the phase makes it)")
     p.add_argument("--certainty", type=float, default=1.0,
@@ -130,7 +130,7 @@ Laid = tuple[np.ndarray, list[tuple[int, int]]]  # a laid-out canvas (N,) with i
 
 
 def read_laid(paths: list[Path]) -> tuple[list[Laid], str]:
-    """The canvases of JSONL files written by `completion.edit_training`, and their layout."""
+    """The canvases of JSONL files written by `training.edit_canvases`, and their layout."""
     records = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
     layouts = {r.get("layout") for r in records}
     if not records or len(layouts) != 1 or not layouts <= set(EDIT_LAYOUTS):

@@ -31,7 +31,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
-from completion.edit_events import line_breaks
+from completion.edit_events import EditEvent, line_breaks
 from completion.edit_regions import Region, regions_after
 from completion.next_edit import Edit
 from completion.positions import line_length, split_lines
@@ -133,11 +133,12 @@ async def _suggest(ls: InfillLanguageServer, uri: str, version: int, line: int,
     client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)
     if client is None:
         return _nothing(uri, started)
+    events = ls.documents.history.events(uri)
     if ls.settings.joint_regions:
         budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
-        items = await _ask(ls, client, text, regions, budget_ms, uri)
+        items = await _ask(ls, client, text, regions, budget_ms, uri, events)
     else:
-        items = await one_by_one(ls, client, text, regions, uri)
+        items = await one_by_one(ls, client, text, regions, uri, events)
     if items is None:
         return _nothing(uri, started)
     if _current(ls, uri, version) != text:
@@ -148,11 +149,11 @@ async def _suggest(ls: InfillLanguageServer, uri: str, version: int, line: int,
 
 
 async def _ask(ls: InfillLanguageServer, client: AsyncWorkerPool, text: str, regions: Sequence[Region],
-               budget_ms: int, uri: str) -> list[Item] | None:
-    """The worker's items for one edit job of `regions` of `text`; None when there is no job
-    (no regions, over the caps, no time left) or the worker errs or is late."""
+               budget_ms: int, uri: str, events: Sequence[EditEvent] = ()) -> list[Item] | None:
+    """The worker's items for one edit job of `regions` of `text` after the user's `events`; None
+    when there is no job (no regions, over the caps, no time left) or the worker errs or is late."""
     request = next_edit.edit_request(logs.request_id.get(), text, regions, max(1, budget_ms), uri,
-                                     f"{ls.client_id}:{INLINE_EDIT}:{uri}", ls.documents.history.events(uri))
+                                     f"{ls.client_id}:{INLINE_EDIT}:{uri}", events)
     if request is None or budget_ms < 1:
         return None
     try:
@@ -163,7 +164,7 @@ async def _ask(ls: InfillLanguageServer, client: AsyncWorkerPool, text: str, reg
 
 
 async def one_by_one(ls: InfillLanguageServer, client: AsyncWorkerPool, text: str,
-                     regions: Sequence[Region], uri: str) -> list[Item]:
+                     regions: Sequence[Region], uri: str, events: Sequence[EditEvent] = ()) -> list[Item]:
     """The items of one job per region (in the given order, nearest the cursor first), each hole
     numbered as in the joint job's file order; each job's text has the edits before it made, and
     a region without an answer has no items."""
@@ -173,7 +174,7 @@ async def one_by_one(ls: InfillLanguageServer, client: AsyncWorkerPool, text: st
     for region in regions:
         shift = sum(added for below, added in moves if region.start_line >= below)
         moved = Region(region.start_line + shift, region.end_line + shift, region.reason)
-        answer = await _ask(ls, client, current, [moved], ls.settings.deadline_ms, uri)
+        answer = await _ask(ls, client, current, [moved], ls.settings.deadline_ms, uri, events)
         if answer is None:
             continue
         hole = in_file_order.index(region)

@@ -9,7 +9,7 @@ import pytest
 
 from completion.edit_events import EditEvent, LineSpan
 from completion.edit_regions import Region
-from completion.edit_training import boundary_map, canvas_record, line_texts, region_targets
+from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets
 from completion.next_edit import edit_request, wire_events
 from engine.protocol import MAX_EVENT_CHARS, CompleteRequest, Event, Hole, ProtocolError, decode, encode
 from engine.work import job_of

@@ -9,7 +9,7 @@ healed as the decoder reads it and padded to the hole's length. Records are one 
 `{"ids": [...], "holes": [[start, stop], ...], "kind": KIND, "layout": LAYOUT}`, read by
 `infill train --canvases` (which records the layout in the model's config).
 
-    python -m completion.edit_training --tasks TRAIN_TASKS.jsonl --layout shown --out FILE
+    python -m training.edit_canvases --tasks TRAIN_TASKS.jsonl --layout shown --out FILE
 
 Tasks must come from training files (`python -m infill.edit_synth --files ...`): this module
 lays out what it is given and never reads the held-out set.
@@ -114,7 +114,7 @@ def records(tok: ModelTokenizer, tasks: list[dict], max_context: int, layout: st
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m completion.edit_training", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m training.edit_canvases", description=__doc__.splitlines()[0])
     p.add_argument("--tasks", type=Path, nargs="+", required=True,
                    help="next-edit tasks synthesized from training files (`infill.edit_synth --files`)")
     p.add_argument("--layout", choices=EDIT_LAYOUTS, default="shown",
