@@ -23,7 +23,7 @@ import uvicorn
 
 from completion.settings import DEFAULT_DEADLINE_MS, Settings
 from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
-                           check_local_worker_flags, model_flags)
+                           check_local_worker_flags, local_worker_flags)
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool
 from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS
@@ -138,6 +138,9 @@ async def serve(args: argparse.Namespace, sock: socket.socket, addresses: list[s
         pool.close()
 
 
+LISTEN_BACKLOG = 2048  # uvicorn's own default
+
+
 def _listen(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
@@ -146,6 +149,7 @@ def _listen(host: str, port: int) -> socket.socket:
     # (Nagle's algorithm waiting for the client's delayed ACK of the headers).
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
+    sock.listen(LISTEN_BACKLOG)  # from here on connections wait in the backlog until the app serves them
     return sock
 
 
@@ -166,7 +170,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.worker is None:
             group = start_local_workers(args.model, threads=args.threads,
-                                        flags=model_flags(args.device, args.dtype),
+                                        flags=local_worker_flags(args),
                                         startup_timeout_s=args.startup_timeout)
         addresses = group.addresses if group else [a.strip() for a in args.worker.split(",") if a.strip()]
         with contextlib.suppress(KeyboardInterrupt):
