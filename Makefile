@@ -7,6 +7,7 @@ STAMP := $(VENV)/.installed
 VSCODE := editors/vscode
 NODE_STAMP := $(VSCODE)/node_modules/.installed
 PORT ?= 2087
+GATEWAY_PORT ?= 8012
 
 .PHONY: setup run test vsix clean
 
@@ -22,7 +23,7 @@ $(NODE_STAMP): $(VSCODE)/package-lock.json
 setup: $(STAMP)
 
 run: $(STAMP)
-	$(VENV)/bin/infill run --port $(PORT)
+	$(VENV)/bin/infill run --port $(PORT) --gateway-port $(GATEWAY_PORT)
 
 test: $(STAMP) $(NODE_STAMP)
 	$(PY) -m pytest -q

@@ -1,7 +1,7 @@
 """The worker under load: simulated editors typing at once, each in a process of its own.
 
     python -m bench.load [--clients 1,4,16] [--seconds S] [--workers N] [--model DIR]
-                         [--threads T] [--kill-worker-every S] [--json]
+                         [--threads T] [--kill-worker-every S] [--gateway] [--json]
 
 It starts N workers on private ipc:// sockets (`engine.supervisor`, which restarts any that
 dies) and warms each up. Then, for each client count, it runs that many editors
@@ -22,6 +22,9 @@ run (`bench.faults`), unless one is still restarting then: the recovery time is 
 the next completion the pool answers. The p99 ratio is p99 at the most clients over p99 at the
 fewest.
 
+With `--gateway` it measures the HTTP gateway over the same workers instead (`bench.gateway_load`:
+the worker directly, the gateway, the gateway streaming).
+
 A human table goes to stdout; with `--json` its last line is one JSON object:
 `{"runs": [{"clients", "p50_ms", ...}], "p99_ratio", "lost", "recoveries_s"}`.
 """
@@ -40,13 +43,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import gateway_load
 from bench.editor import COMPLETED, OUTCOMES, Record
 from bench.faults import kill_and_time_recovery, probe_request
 from bench.quality import load_tasks, percentile, set_name
-from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS
+from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, Settings
 from engine.client import DEFAULT_STARTUP_TIMEOUT_S, WorkerClient, WorkerError, WorkerTimeout
 from engine.pool import AsyncWorkerPool
 from engine.supervisor import WorkerGroup, start_local_workers
+from gateway.launch import start_gateway, stop_gateway
 from infill.paths import REPO_ROOT, bundled_model_dir
 
 logger = logging.getLogger("bench.load")
@@ -258,6 +263,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"each request's deadline (default {DEFAULT_DEADLINE_MS}, the server's)")
     parser.add_argument("--max-tokens", type=int, default=DEFAULT_MAX_TOKENS,
                         help=f"each request's token bound (default {DEFAULT_MAX_TOKENS}, the server's)")
+    parser.add_argument("--gateway", action="store_true",
+                        help="measure the HTTP gateway (a process started over the workers) against "
+                             "the workers asked directly, unstreamed and streamed (bench.gateway_load)")
     parser.add_argument("--json", action="store_true",
                         help="end with one JSON line: runs, p99_ratio, lost, recoveries_s")
     return parser
@@ -276,6 +284,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     group = start_local_workers(model, args.threads, args.workers)
     try:
         warm_up(group.addresses)
+        if args.gateway:
+            return gateway_mode(group, tasks, args, model)
         runs = [run_clients(group, clients, tasks, args) for clients in args.clients]
     finally:
         group.stop()
@@ -283,6 +293,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                              f"{args.seconds:g} s per run"))
     if args.json:
         print(json.dumps(report(runs)))
+    return 0
+
+
+def gateway_mode(group: WorkerGroup, tasks: Sequence[dict], args: argparse.Namespace, model: Path) -> int:
+    """`--gateway`: a gateway process over the workers, then `bench.gateway_load`'s phases."""
+    logging.getLogger("httpx").setLevel(logging.WARNING)  # a line per request otherwise
+    process, url = start_gateway(group.addresses, flags=["--deadline-ms", str(args.deadline_ms)])
+    try:
+        settings = Settings(deadline_ms=args.deadline_ms, max_tokens=args.max_tokens)
+        runs, figures = gateway_load.run(url, group.addresses, args.clients, tasks, args.seconds, settings)
+    finally:
+        stop_gateway(process)
+    print(gateway_load.format_table(runs, f"{set_name(args.tasks)} through the gateway at {url}, "
+                                          f"{args.workers} worker(s) on {model}, {args.seconds:g} s per phase"))
+    print(json.dumps(figures) if not args.json else json.dumps({"runs": runs, **figures}))
     return 0
 
 

@@ -176,15 +176,22 @@ class Replay:
             keystroke.request_id = items[0].command.arguments[0]["requestId"]
             self.client.protocol.notify("infill/didShowCompletion", items[0].command.arguments[0])
 
-    def open(self, uri: str, text: str) -> None:
+    def open(self, uri: str, text: str, language_id: str = "python") -> None:
         self.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-            uri=uri, language_id="python", version=1, text=text)))
+            uri=uri, language_id=language_id, version=1, text=text)))
 
-    def insert(self, uri: str, version: int, position: types.Position, text: str) -> None:
-        here = types.Range(start=position, end=position)
+    def change(self, uri: str, version: int, where: types.Range, text: str) -> None:
+        """One incremental `didChange`: `where` becomes `text`."""
         self.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
-            content_changes=[types.TextDocumentContentChangePartial(range=here, text=text)]))
+            content_changes=[types.TextDocumentContentChangePartial(range=where, text=text)]))
+
+    def insert(self, uri: str, version: int, position: types.Position, text: str) -> None:
+        self.change(uri, version, types.Range(start=position, end=position), text)
+
+    def close(self, uri: str) -> None:
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
+            types.TextDocumentIdentifier(uri)))
 
     async def type_task(self, number: int, task: dict, max_chars: int) -> list[Keystroke]:
         """Open the task's document, type its middle into the hole at a human pace, close it."""
@@ -201,8 +208,7 @@ class Replay:
             asked.append(asyncio.ensure_future(self.ask(uri, position, keystroke)))
         await asyncio.gather(*asked)
         mark_superseded(keystrokes)
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
-            types.TextDocumentIdentifier(uri)))
+        self.close(uri)
         return keystrokes
 
     async def warm_up(self) -> bool:
@@ -213,8 +219,7 @@ class Replay:
         answered = False
         while not answered and time.monotonic() < deadline:
             answered = bool(await self.inline(uri, types.Position(line=0, character=8)))
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(
-            types.TextDocumentIdentifier(uri)))
+        self.close(uri)
         return answered
 
 
@@ -231,15 +236,28 @@ def count_cache_hits(stats_log: Path) -> int:
     return sum(1 for line in shown_events(stats_log) if line["cache_hit"])
 
 
-async def replay(tasks: Sequence[dict], args: argparse.Namespace, folder: Path) -> list[Keystroke]:
-    """Start the server, warm it up, type every task, stop it."""
+async def start_server(folder: Path, options: dict, *flags: str) -> LanguageClient:
+    """`python -m lsp_server FLAGS` on stdio, its log in `folder/lsp.log`, initialized with
+    `options` as its settings."""
     client = LanguageClient("infill-bench", "0")
     await client.start_io(sys.executable, "-m", "lsp_server", "--log-file", str(folder / "lsp.log"),
-                          cwd=REPO_ROOT)
-    options = {"deadlineMs": args.deadline_ms, "statsLog": str(folder / "stats.jsonl")}
+                          *flags, cwd=REPO_ROOT)
     await client.initialize_async(types.InitializeParams(
         capabilities=types.ClientCapabilities(), initialization_options=options))
     client.initialized(types.InitializedParams())
+    return client
+
+
+async def stop_server(client: LanguageClient) -> None:
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+
+
+async def replay(tasks: Sequence[dict], args: argparse.Namespace, folder: Path) -> list[Keystroke]:
+    """Start the server, warm it up, type every task, stop it."""
+    options = {"deadlineMs": args.deadline_ms, "statsLog": str(folder / "stats.jsonl")}
+    client = await start_server(folder, options)
     session = Replay(client, random.Random(args.seed))
     try:
         if not await session.warm_up():
@@ -250,9 +268,7 @@ async def replay(tasks: Sequence[dict], args: argparse.Namespace, folder: Path) 
             keystrokes += await session.type_task(number, task, args.max_chars)
             logger.info("task %d of %d: %d keystrokes", number + 1, len(tasks), len(keystrokes))
     finally:
-        await client.shutdown_async(None)
-        client.exit(None)
-        await client.stop()
+        await stop_server(client)
     return keystrokes
 
 

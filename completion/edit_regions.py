@@ -115,8 +115,15 @@ def renamed(event: EditEvent) -> tuple[str, str] | None:
 
 def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
     """The lines of the other uses of a name the event renamed, in its scope."""
+    return [Region(node.start_point.row, node.end_point.row + 1, RENAME)
+            for node in rename_uses(event, document)]
+
+
+def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
+    """The nodes of the other uses of a name the event renamed (their text is the old name), in
+    its scope, in file order; none when the event renamed nothing (the document needs a tree)."""
     names = renamed(event)
-    if names is None:
+    if names is None or document.tree is None or document.language not in _CALLEES:
         return []
     old, new = names
     root = document.tree.root_node
@@ -126,12 +133,10 @@ def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
         return []
     scope, member = _scope(edited[0], document.language, {old, new})
     if member:
-        uses = [node for node in _named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
+        return [node for node in _named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
                 if _is_member(node)]
-    else:
-        uses = [node for node in _named(scope, document.language, old, NAME_TYPES)
-                if not _is_member(node) and not _is_keyword(node)]
-    return [Region(node.start_point.row, node.end_point.row + 1, RENAME) for node in uses]
+    return [node for node in _named(scope, document.language, old, NAME_TYPES)
+            if not _is_member(node) and not _is_keyword(node)]
 
 
 def call_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:

@@ -1,7 +1,8 @@
 """Next edits: from a document's regions to one edit job, and from the job's answer back to edits.
 
 `edit_request` masks each region (whole lines, `completion.edit_regions`) as one multi-line hole
-that shows the model its current text (`replaces`); the text between regions are the pieces.
+that shows the model its current text (`replaces`); the text between regions are the pieces, and
+the user's recent edits go with it (their changed lines before and after) as the job's cause.
 `edits_from` turns the worker's text for each hole into an `Edit` of those lines and keeps only
 the edits worth showing: a hole whose text comes back the same (up to trailing whitespace) is no
 edit; a hole below `MIN_CONFIDENCE` shows nothing rather than a wrong edit; an edit that undoes
@@ -19,7 +20,8 @@ from completion.edit_events import EditEvent, LineSpan
 from completion.edit_regions import Region, renamed
 from completion.positions import LINE_BREAK
 from completion.syntax import ParsedDocument, error_count
-from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Item
+from engine.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest,
+                             Event, Item)
 from engine.protocol import Hole as EditHole
 
 MODE = "multi_line"
@@ -48,10 +50,18 @@ def hole_tokens(text: str) -> int:
     return min(MAX_HOLE_TOKENS, len(text) // CHARS_PER_TOKEN + SLACK_TOKENS)
 
 
+def wire_events(events: Sequence[EditEvent]) -> list[Event]:
+    """The newest `MAX_EVENTS` of `events` (oldest first) as the job shows them: each its changed
+    lines before and after; an event with a side over `MAX_EVENT_CHARS` is left out."""
+    shown = [Event(event.removed, event.inserted) for event in events]
+    return [e for e in shown if max(len(e.before), len(e.after)) <= MAX_EVENT_CHARS][-MAX_EVENTS:]
+
+
 def edit_request(request_id: str, text: str, regions: Sequence[Region], deadline_ms: int,
-                 document: str = "", session: str = "") -> CompleteRequest | None:
-    """The edit job that rewrites `regions` of `text` (in any order; none may overlap), or None
-    when there are none or the text between them is over the protocol's caps."""
+                 document: str = "", session: str = "", events: Sequence[EditEvent] = ()) -> CompleteRequest | None:
+    """The edit job that rewrites `regions` of `text` (in any order; none may overlap) after the
+    user's `events` (oldest first), or None when there are no regions or the text between them is
+    over the protocol's caps."""
     ordered = sorted(regions, key=lambda region: region.start_line)
     if not ordered or any(a.end_line > b.start_line for a, b in zip(ordered, ordered[1:])):
         return None
@@ -65,7 +75,7 @@ def edit_request(request_id: str, text: str, regions: Sequence[Region], deadline
         return None
     return CompleteRequest(id=request_id, kind="edit", prefix=prefix, suffix=suffix, mode=MODE,
                            deadline_ms=deadline_ms, document=document, session=session,
-                           holes=holes, pieces=pieces)
+                           holes=holes, pieces=pieces, events=wire_events(events))
 
 
 def _same(a: str, b: str) -> bool:

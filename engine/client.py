@@ -6,6 +6,8 @@ sockets: a call takes one socket, sends its request and reads until the reply th
 (by request id and reply type; anything else is dropped). A call that times out or is cancelled
 sends `Cancel` for its completion request and closes its socket, so no late reply can reach a
 later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
+`AsyncWorkerClient.stream` sends a completion request with `stream` set and yields its `Partial`
+replies as they come, then its `Result`; a consumer that stops early cancels the request.
 
 Sockets carry ZMTP heartbeats (`engine.transport`) and, given `ClientKeys`, CURVE encryption
 and authentication (`engine.keys`). `spawn_local_worker` starts `python -m engine` on a private
@@ -16,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import collections
+import dataclasses
 import logging
 import os
 import shutil
@@ -25,7 +28,7 @@ import tempfile
 import threading
 import time
 import weakref
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
 from typing import IO, Any
 
@@ -35,8 +38,8 @@ import zmq.asyncio
 from engine import transport
 from engine.keys import ClientKeys, make_curve_client
 from engine.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
-                             Health, HealthOk, Hello, Info, InfoRequest, Message, ProtocolError,
-                             Result, Welcome, decode, encode)
+                             Health, HealthOk, Hello, Info, InfoRequest, Message, Partial,
+                             ProtocolError, Result, Welcome, decode, encode)
 from infill.weights import DEVICE_HELP, DTYPES, check_device
 
 logger = logging.getLogger(__name__)
@@ -75,6 +78,8 @@ def _is_reply_to(request: Message, reply: Message) -> bool:
     request_id = getattr(request, "id", None)
     if isinstance(reply, Error):
         return reply.id is None or reply.id == request_id
+    if isinstance(reply, Partial):
+        return isinstance(request, CompleteRequest) and request.stream and reply.id == request_id
     return isinstance(reply, _REPLY_TYPES[type(request)]) and getattr(reply, "id", None) == request_id
 
 
@@ -233,6 +238,42 @@ class AsyncWorkerClient:
         """Waits for the request's deadline plus `timeout_s`."""
         return await self._call(request)
 
+    async def stream(self, request: CompleteRequest) -> AsyncIterator[Partial | Result]:
+        """`request` with `stream` set: its Partial replies as they come, then its Result (an
+        Error reply raises WorkerError). The whole exchange waits at most the deadline plus
+        `timeout_s`; closing the iterator before the Result cancels the request at the worker."""
+        request = dataclasses.replace(request, stream=True)
+        frame, sock = encode(request), self._acquire()
+        timeout_s = _timeout_for(request, self.timeout_s)
+        deadline = asyncio.get_running_loop().time() + timeout_s
+        answered = False
+        try:
+            await sock.send(frame)
+            while not answered:
+                reply = await self._next_reply(sock, request, deadline, timeout_s)
+                answered = not isinstance(reply, Partial)
+                yield _unwrap(reply)
+        finally:
+            if answered and not self._closed:
+                self._idle.append(sock)
+            else:
+                _abandon(sock, request)
+
+    async def _next_reply(self, sock: zmq.asyncio.Socket, request: CompleteRequest, deadline: float,
+                          timeout_s: float) -> Message:
+        """The next reply to `request` on `sock`, or WorkerTimeout once `deadline` has passed."""
+        loop = asyncio.get_running_loop()
+        while (remaining := deadline - loop.time()) > 0:
+            try:
+                raw = await asyncio.wait_for(sock.recv(), remaining)
+            except TimeoutError:
+                break
+            reply = _read_reply(raw, request)
+            if reply is not None:
+                return reply
+        raise WorkerTimeout(f"no reply to the streamed request {request.id} from the worker at "
+                            f"{self.address} within {timeout_s:.1f} s; is it running?")
+
     def close(self) -> None:
         """Close every socket, in flight or idle, and the context."""
         self._closed = True
@@ -362,10 +403,22 @@ def add_local_worker_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--startup-timeout", type=float, default=None, metavar="SECONDS",
                         help=f"how long that worker may take to load its model (default "
                              f"{DEFAULT_STARTUP_TIMEOUT_S:.0f} s plus {STARTUP_S_PER_GB:.0f} s per GB of weights)")
+    parser.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
+                        help="that worker's canvas length at most (default: the model's trained context)")
+    parser.add_argument("--prefix-cache-mb", type=int, default=None, metavar="MB",
+                        help="that worker's cross-keystroke key/value cache in MiB (default: the worker's)")
+
+
+def local_worker_flags(args: argparse.Namespace) -> list[str]:
+    """The worker flags of `add_local_worker_flags`'s options (those left unset are the worker's defaults)."""
+    limits = [(flag, value) for flag, value in (("--max-context", args.max_context),
+                                                ("--prefix-cache-mb", args.prefix_cache_mb)) if value is not None]
+    return model_flags(args.device, args.dtype) + [item for flag, value in limits for item in (flag, str(value))]
 
 
 def check_local_worker_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
-    """A usage error for a device that is no device, or a start-up timeout that is not positive."""
+    """A usage error for a device that is no device, a start-up timeout that is not positive, or a
+    context or cache size out of range."""
     try:
         if args.device is not None:
             check_device(args.device)
@@ -373,6 +426,10 @@ def check_local_worker_flags(parser: argparse.ArgumentParser, args: argparse.Nam
         parser.error(str(exc))
     if args.startup_timeout is not None and args.startup_timeout <= 0:
         parser.error(f"--startup-timeout must be positive, got {args.startup_timeout}")
+    if args.max_context is not None and args.max_context < 1:
+        parser.error(f"--max-context must be at least 1 token, got {args.max_context}")
+    if args.prefix_cache_mb is not None and args.prefix_cache_mb < 0:
+        parser.error(f"--prefix-cache-mb must be 0 or more, got {args.prefix_cache_mb}")
 
 
 def worker_argv(address: str, model_dir: str | Path | None = None, threads: int | None = None,

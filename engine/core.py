@@ -19,6 +19,10 @@ with that error's code), steps batches, finishes late ones, and answers one text
 scheduler carries each request as a `Work`. A Result holds one item per hole (`Item.hole`), its
 timings the queue, the layout (`prepare_ms`), the first pass (`prefill_ms`) and the rest.
 
+Streaming: after each step, a request sent with `stream` whose settled text (`runner.partial`)
+grew gets a `Partial` reply, collected apart from the final ones (`take_partials`): the worker
+sends them without closing the request.
+
 Typing on: a FIM request that supersedes a running one of its session, a few characters further
 on the same line, takes over that one's decoding when it had already committed what was typed (the
 worker's own typing-through); the superseded request is answered `cancelled` as always.
@@ -31,7 +35,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode, Item,
-                             Message, ProtocolError, Result, Timings)
+                             Message, Partial, ProtocolError, Result, Timings)
 from engine.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
 from engine.work import Runner, Work, job_of
 
@@ -71,6 +75,7 @@ class EngineCore:
         self.runner = runner
         self.scheduler = Scheduler(cfg)
         self.stats = EngineStats()
+        self._partials: list[Reply] = []
 
     @property
     def is_idle(self) -> bool:
@@ -122,6 +127,23 @@ class EngineCore:
             replies += self._run(batch)
         return replies
 
+    def take_partials(self) -> list[Reply]:
+        """The Partial replies of the steps run since the last call (none is a final reply)."""
+        partials, self._partials = self._partials, []
+        return partials
+
+    def _collect_partials(self, batch: list[Sequence]) -> None:
+        """A Partial for each streamed request of `batch` still decoding whose settled text grew."""
+        partial = getattr(self.runner, "partial", None)
+        for seq in batch:
+            work = seq.payload
+            if partial is None or not work.request.stream or work.decoding.done:
+                continue
+            text = partial(work.decoding)
+            if text is not None and len(text) > len(work.streamed):
+                work.streamed = text
+                self._partials.append((work.incoming, Partial(work.request.id, text)))
+
     def _prepare(self) -> list[Reply]:
         """Lay out waiting requests in arrival order, up to PREPARE_CHARS_PER_STEP characters of
         context (at least one request); those past their deadline are left to the scheduler to drop."""
@@ -166,7 +188,15 @@ class EngineCore:
         self.scheduler.observe(tokens, time.perf_counter() - started)
         for seq, decoding in zip(batch, decodings):
             seq.step_tokens = decoding.step_tokens  # the next step may be a refresh, dearer than this one
+        self._collect_stream(batch)
         return self._replies(self.scheduler.postprocess(batch, [d.done for d in decodings]))
+
+    def _collect_stream(self, batch: list[Sequence]) -> None:
+        """Partials for the batch; a runner that fails on one loses that Partial only."""
+        try:
+            self._collect_partials(batch)
+        except Exception:
+            logger.exception("reading the settled text of a streamed request failed")
 
     def _run_alone(self, batch: list[Sequence]) -> list[Reply]:
         """After a failed batch: step each request alone, so a model error fails its request only."""

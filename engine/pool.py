@@ -8,7 +8,9 @@ it may merely be slow. A call in flight leaves its worker, to be retried on anot
 left of its deadline, when the worker's connection drops (the request went with it) or when the
 worker seems hung while another is healthy; so does a call the worker refuses because it is
 shutting down or overloaded. With nowhere left to go it fails with `WorkerUnavailable`: no call
-waits on a dead worker.
+waits on a dead worker. `stream` is `complete` with the Partial replies as they come: it moves on
+the same way until the first Partial, and after one (what was sent cannot be taken back) a worker
+that goes down ends the stream with `WorkerUnavailable`.
 """
 from __future__ import annotations
 
@@ -16,12 +18,12 @@ import asyncio
 import dataclasses
 import itertools
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from engine.client import DEFAULT_TIMEOUT_S, AsyncWorkerClient, WorkerError
 from engine.keys import ClientKeys
-from engine.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Result, Welcome
+from engine.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Partial, Result, Welcome
 from engine.watch import HUNG_AFTER_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
 
 UNAVAILABLE = "unavailable"
@@ -87,6 +89,51 @@ class AsyncWorkerPool:
             return client.complete(dataclasses.replace(request, deadline_ms=budget_ms))
         return await self._call(send, request.deadline_ms)
 
+    async def stream(self, request: CompleteRequest) -> AsyncIterator[Partial | Result]:
+        """Like `AsyncWorkerClient.stream` on the least busy healthy worker (see the module)."""
+        for member in self._members:
+            member.watch.start()
+        started, tried, refusal = time.monotonic(), [], None
+        while (member := self._pick(tried)) is not None:
+            tried.append(member)
+            budget_ms = request.deadline_ms - int((time.monotonic() - started) * 1000.0)
+            if budget_ms < 1:
+                break
+            replies = member.client.stream(dataclasses.replace(request, deadline_ms=budget_ms))
+            sent = False
+            try:
+                async for reply in self._watched(member, replies):
+                    sent = True
+                    yield reply
+                return
+            except _WorkerWentDown:
+                if sent:
+                    raise WorkerUnavailable(f"the worker at {member.client.address} went down in "
+                                            "the middle of the stream") from None
+            except WorkerError as exc:
+                if sent or exc.code not in _RETRIED_CODES:
+                    raise
+                refusal = exc
+        if refusal is not None:
+            raise refusal
+        raise WorkerUnavailable(f"no worker answered; tried {len(tried)} of {len(self._members)} "
+                                f"({', '.join(self.healthy()) or 'none'} up)")
+
+    async def _watched(self, member: _Member, replies: AsyncIterator[Any]) -> AsyncIterator[Any]:
+        """The replies of a stream on `member`, or `_WorkerWentDown` when the stream should leave
+        it; leaving closes the stream (which cancels its request)."""
+        member.in_flight += 1
+        try:
+            while True:
+                try:
+                    reply = await self._await_on(member, asyncio.ensure_future(anext(replies)))
+                except StopAsyncIteration:
+                    return
+                yield reply
+        finally:
+            member.in_flight -= 1
+            await replies.aclose()
+
     def close(self) -> None:
         for member in self._members:
             member.client.close()
@@ -133,7 +180,14 @@ class AsyncWorkerPool:
     async def _call_on(self, member: _Member, call: Awaitable[Any]) -> Any:
         """Await `call`, or cancel it and raise `_WorkerWentDown` when it should leave `member`."""
         member.in_flight += 1
-        answer = asyncio.ensure_future(call)
+        try:
+            return await self._await_on(member, asyncio.ensure_future(call))
+        finally:
+            member.in_flight -= 1
+
+    async def _await_on(self, member: _Member, answer: asyncio.Future) -> Any:
+        """The result of `answer`, or `_WorkerWentDown` when it should leave `member`; an answer
+        left unfinished is cancelled, and awaited so that its own clean-up has run."""
         try:
             while not answer.done():
                 changed = asyncio.ensure_future(member.watch.changed.wait())
@@ -145,5 +199,6 @@ class AsyncWorkerPool:
                     raise _WorkerWentDown()
             return answer.result()
         finally:
-            member.in_flight -= 1
-            answer.cancel()
+            if not answer.done():
+                answer.cancel()
+                await asyncio.wait((answer,))

@@ -19,7 +19,7 @@ from typing import Any, ClassVar
 
 import msgpack
 
-PROTOCOL_VERSION = 3  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode
+PROTOCOL_VERSION = 4  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
@@ -35,6 +35,8 @@ MAX_ITEM_CHARS = 1_000_000  # a completion's text (the worker's own output; the 
 MAX_PATH_CHARS = 4096  # snippet paths and document keys (URIs)
 MAX_SNIPPETS = 64
 MAX_HOLES = 32  # regions of one edit job
+MAX_EVENTS = 8  # the user's recent edits an edit job shows the model
+MAX_EVENT_CHARS = 4_000  # each side (before, after) of one event
 MAX_ITEMS = 2 * MAX_HOLES  # a Result's items: one (or a few) per hole
 MAX_OVERRIDES = 32
 MAX_OVERRIDE_KEY_CHARS = 64
@@ -63,6 +65,7 @@ class MsgType(IntEnum):
     RESULT = 8
     CANCEL = 9
     ERROR = 10
+    PARTIAL = 11
 
 
 class ErrorCode(StrEnum):
@@ -164,6 +167,16 @@ def _check_regions(request: CompleteRequest, rid: str | None) -> None:
                             "MAX_SUFFIX_CHARS); send a smaller window of the file", rid)
 
 
+def _check_events(request: CompleteRequest, rid: str | None) -> None:
+    """An edit's events, oldest first; only an edit job has them."""
+    _check_list(request.events, "events", MAX_EVENTS, Event, rid)
+    if request.kind == "fim" and request.events:
+        raise _invalid("events", "must be empty for kind 'fim'; edit events go with kind 'edit'", rid)
+    for i, event in enumerate(request.events):
+        _check_text(event.before, f"events[{i}].before", MAX_EVENT_CHARS, "MAX_EVENT_CHARS", rid)
+        _check_text(event.after, f"events[{i}].after", MAX_EVENT_CHARS, "MAX_EVENT_CHARS", rid)
+
+
 def _check_int(value: Any, where: str, lo: int, hi: int, rid: str | None = None) -> None:
     _check_type(value, where, (int,), rid)
     if not lo <= value <= hi:
@@ -216,6 +229,14 @@ class Hole:
     mode: str
     max_tokens: int
     replaces: str = ""
+
+
+@dataclass(slots=True)
+class Event:
+    """One edit the user made: lines of the document as they were and as they are now."""
+
+    before: str
+    after: str
 
 
 @dataclass(slots=True)
@@ -320,11 +341,12 @@ class CompleteRequest:
     `kind="fim"`: fill the one hole between `prefix` and `suffix` (in `mode`, `max_tokens` at
     most); `holes` and `pieces` stay empty. `kind="edit"`: the regions `holes` (each with its own
     mode and budget) in `prefix hole[0] pieces[0] hole[1] ... pieces[H-2] hole[H-1] suffix`,
-    decoded jointly; `mode` and `max_tokens` are unused.
+    decoded jointly, `events` the user's edits that call for them; `mode` and `max_tokens` are
+    unused.
     """
 
     TAG: ClassVar[MsgType] = MsgType.COMPLETE_REQUEST
-    RECORD_LISTS: ClassVar[dict[str, type]] = {"snippets": Snippet, "holes": Hole}
+    RECORD_LISTS: ClassVar[dict[str, type]] = {"snippets": Snippet, "holes": Hole, "events": Event}
     id: str
     kind: str
     prefix: str
@@ -341,6 +363,8 @@ class CompleteRequest:
     session: str = ""
     holes: list[Hole] = field(default_factory=list)  # an edit's regions, left to right
     pieces: list[str] = field(default_factory=list)  # an edit's text between its regions
+    events: list[Event] = field(default_factory=list)  # an edit's cause: the user's recent edits, oldest first
+    stream: bool = False  # also send `Partial` replies with the hole's settled text as it grows (FIM)
 
     def __post_init__(self) -> None:
         _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
@@ -352,7 +376,9 @@ class CompleteRequest:
         _check_str(self.mode, "mode", MAX_NAME_CHARS, rid, choices=MODES)
         _check_int(self.max_tokens, "max_tokens", 1, MAX_TOKENS, rid)
         _check_regions(self, rid)
+        _check_events(self, rid)
         _check_int(self.deadline_ms, "deadline_ms", 1, MAX_DEADLINE_MS, rid)
+        _check_type(self.stream, "stream", (bool,), rid)
         _check_str(self.document, "document", MAX_PATH_CHARS, rid)
         _check_str(self.session, "session", MAX_PATH_CHARS, rid)
         _check_overrides(self.decoder, rid)
@@ -385,6 +411,20 @@ class Result:
 
 
 @dataclass(slots=True)
+class Partial:
+    """Before the `Result` of a streamed request: the text of its hole from the start that no
+    later step can change, longer than the previous Partial's; the Result's text starts with it."""
+
+    TAG: ClassVar[MsgType] = MsgType.PARTIAL
+    id: str
+    text: str
+
+    def __post_init__(self) -> None:
+        _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
+        _check_str(self.text, "text", MAX_ITEM_CHARS, self.id)
+
+
+@dataclass(slots=True)
 class Cancel:
     """Drop the sender's request `id` if it has not started; its one reply still comes."""
 
@@ -409,10 +449,12 @@ class Error:
         _check_str(self.message, "message", MAX_ERROR_CHARS, self.id)
 
 
-Message = Hello | Welcome | InfoRequest | Info | Health | HealthOk | CompleteRequest | Result | Cancel | Error
+Message = (Hello | Welcome | InfoRequest | Info | Health | HealthOk | CompleteRequest | Result | Cancel
+           | Error | Partial)
 _CLASSES: dict[MsgType, type] = {
     cls.TAG: cls
-    for cls in (Hello, Welcome, InfoRequest, Info, Health, HealthOk, CompleteRequest, Result, Cancel, Error)
+    for cls in (Hello, Welcome, InfoRequest, Info, Health, HealthOk, CompleteRequest, Result, Cancel,
+                Error, Partial)
 }
 
 

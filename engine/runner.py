@@ -4,7 +4,7 @@ It owns the model, its tokenizer and the cross-keystroke cache of canvases, and 
 about sockets or scheduling: `start` lays a job (`infill.job`) out as a `Decoding`, `step`
 advances a batch of them by one forward pass (the cached hole windows of all of them together),
 `finish` gives a late one its anytime answer, and `answers` reads a finished one back, one
-`Completion` per hole. `typed_on` hands a one-hole decoding in progress over to the next keystroke
+`Completion` per hole; `partial` reads the text a one-hole decoding in progress has settled. `typed_on` hands a one-hole decoding in progress over to the next keystroke
 when the user typed what it had already committed. `complete` runs one job to the end.
 """
 from __future__ import annotations
@@ -23,9 +23,10 @@ from infill.checkpoint import DTYPES, load_model
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import PER_MODE, decoder_config, model_decoder_defaults
 from infill.family_tokens import load_tokenizer
-from infill.fim import JobDecoding, hole_length, job_answers, start_job
+from infill.fim import JobDecoding, hole_length, hole_text, job_answers, start_job
 from infill.job import Job
 from infill.quantize import for_inference
+from infill.repetition import settled_length
 
 
 @dataclass(slots=True)
@@ -177,9 +178,39 @@ class ModelRunner:
         return [Completion(a.text, a.decoded.confidence, a.decoded.forward_passes, a.decoded.stop_reason)
                 for a in job_answers(self.tok, decoding.work)]
 
+    def partial(self, decoding: Decoding) -> str | None:
+        """The text a one-hole job's answer will start with, from what its decode states have
+        committed from the hole's start (the common part of its candidate lengths'); None for a
+        job of several holes."""
+        work = decoding.work
+        if not work.job.one_hole:
+            return None
+        texts = [self._settled_text(state, work.healed[0]) for state in work.states]
+        return texts[0][:_common_length(texts)]
+
+    def _settled_text(self, state: decode.DecodeState, healed: str) -> str:
+        """One state's committed run as the answer's text: whole up to an end token, else
+        without what a loop cut could still take back or a cut-off character."""
+        run = decode.committed_run(state)
+        ends = set(self.tok.end_ids)
+        end = next((i for i, token in enumerate(run) if token in ends), None)
+        single_line = state.hole_rules[0].single_line
+        if end is not None:
+            return hole_text(self.tok, run[:end], healed, single_line, state.cfg.cut_loops)
+        if state.cfg.cut_loops:
+            run = run[:settled_length(run)]
+        return hole_text(self.tok, run, healed, single_line, cut_loops=False).rstrip("\ufffd")
+
     def complete(self, job: Job, deadline: float | None) -> list[Completion]:
         """One job decoded alone, to the end."""
         decoding = self.start(job, deadline)
         while not decoding.done:
             self.step([decoding])
         return self.answers(decoding)
+
+
+def _common_length(texts: list[str]) -> int:
+    """The length of the longest text every one of `texts` starts with."""
+    first = texts[0]
+    return next((i for i in range(len(first)) if any(len(t) <= i or t[i] != first[i] for t in texts)),
+                len(first))

@@ -1,10 +1,13 @@
 """The worker's unit of work: a wire request as the model's job, and the contract with the runner.
 
 `job_of` turns a validated `CompleteRequest` into an `infill.job.Job`: FIM's one hole between its
-prefix and suffix, or an edit's regions between its pieces; snippets least important first (a full
+prefix and suffix, or an edit's regions between its pieces with the user's edits that call for
+them; snippets least important first (a full
 canvas keeps the last ones), decoder overrides as sent. `Work` is what the scheduler carries for
 each request: the worker's record of it and, once laid out, its decoding. `Runner` is what the
 engine core asks of a model runner (`engine.runner.ModelRunner` is the real one; tests use fakes).
+A runner may also have `partial(decoding) -> str | None`, a one-hole decoding's settled text (what
+its answer will start with), for streamed requests; one without it sends no Partial replies.
 """
 from __future__ import annotations
 
@@ -23,7 +26,9 @@ def job_of(request: CompleteRequest) -> Job:
             return Job.fim(request.prefix, request.suffix, request.mode, request.max_tokens, snippets,
                            request.decoder)
         holes = tuple(Hole(h.mode, h.max_tokens, h.replaces) for h in request.holes)
-        return Job((request.prefix, *request.pieces, request.suffix), holes, snippets, dict(request.decoder))
+        events = tuple((event.before, event.after) for event in request.events)
+        return Job((request.prefix, *request.pieces, request.suffix), holes, snippets, dict(request.decoder),
+                   events)
     except ValueError as exc:
         raise ProtocolError(ErrorCode.INVALID_FIELD, f"the job is not valid: {exc}", request.id) from None
 
@@ -70,6 +75,7 @@ class Work:
 
     incoming: Any
     decoding: Decoding | None = None
+    streamed: str = ""  # a streamed request's text sent in Partial replies so far
 
     @property
     def request(self) -> CompleteRequest:

@@ -61,6 +61,7 @@ _LOG_FLUSH_MS = 1000  # how often an idle IO thread sums up the rejected frames 
 # a burst reach the scheduler, which sheds by its own rules, while a flood cannot grow the queue.
 IN_FLIGHT_PER_SCHEDULER_SLOT = 2
 _STOP = b""  # the one-frame pipe message that tells the IO thread to finish
+_PARTIAL = b"partial"  # the fourth frame of a pipe message that carries a Partial, not a final reply
 _LOOPBACK_TCP = re.compile(r"tcp://127\.0\.0\.1:(\d{1,5}|\*)")
 _ANY_TCP = re.compile(r"tcp://([^\s:/]+|\[[0-9a-fA-F:.]+\]):(\d{1,5}|\*)")
 
@@ -140,9 +141,15 @@ class _IOThread(threading.Thread):
         self._router.send_multipart([peer, encode(msg)])
 
     def _forward_reply(self, parts: list[bytes]) -> bool:
-        """Send a reply from the main loop; False when the main loop asks the thread to stop."""
+        """Send a reply from the main loop; False when the main loop asks the thread to stop. A
+        Partial (a fourth frame, `_PARTIAL`) goes out only while its request is live and keeps it so."""
         if parts == [_STOP]:
             return False
+        if len(parts) == 4:
+            peer, request_id, frame, _ = parts
+            if (peer, request_id.decode()) in self._live:
+                self._router.send_multipart([peer, frame])
+            return True
         peer, request_id, frame = parts
         self._live.pop((peer, request_id.decode()), None)
         self._served += 1
@@ -285,6 +292,7 @@ class Worker:
                 self._last_tick = time.monotonic()
                 self._send_replies(self._take_orders())
                 self._send_replies(self._core.step())
+                self._send_partials(self._core.take_partials())
         finally:
             self._shutdown()
 
@@ -307,6 +315,10 @@ class Worker:
         for job, msg in replies:
             if job.claim():
                 self._pipe.send_multipart([job.peer, job.request.id.encode(), self._encode(job, msg)])
+
+    def _send_partials(self, partials: list[Reply]) -> None:
+        for job, msg in partials:
+            self._pipe.send_multipart([job.peer, job.request.id.encode(), encode(msg), _PARTIAL])
 
     @staticmethod
     def _encode(job: Job, msg: Message) -> bytes:
@@ -441,6 +453,7 @@ def _load_runner(args: argparse.Namespace) -> Any:
     # Imported here so that importing this module (and testing it with a fake runner) needs no torch.
     import torch
 
+    from engine.causal_runner import CausalRunner, is_causal
     from engine.runner import ModelRunner
     from infill.paths import bundled_model_dir
 
@@ -448,9 +461,13 @@ def _load_runner(args: argparse.Namespace) -> Any:
         torch.set_num_threads(args.threads)
     where = placement(args.device, args.dtype, args.weights, torch.cuda.device_count())
     logger.info("loading the model on %s in %s%s", where.device, where.dtype, " (int8 linear layers)" * where.int8)
-    return ModelRunner(args.model if args.model is not None else bundled_model_dir(), device=where.device,
-                       weights=where.weights, dtype=where.dtype, max_context=args.max_context,
-                       prefix_cache_bytes=args.prefix_cache_mb * 2**20)
+    model_dir = args.model if args.model is not None else bundled_model_dir()
+    if is_causal(model_dir):  # an autoregressive checkpoint: left to right, prefix only
+        logger.info("%s is autoregressive: decoding left to right from the prefix alone", model_dir)
+        return CausalRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
+                            max_context=args.max_context)
+    return ModelRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
+                       max_context=args.max_context, prefix_cache_bytes=args.prefix_cache_mb * 2**20)
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerKeys | None:

@@ -12,7 +12,9 @@ hole's first token is then restricted to tokens that start with it.
 
 A multi-region canvas lays out several holes between text pieces the same way
 (`[head] piece0 [<|mask|> x L0] piece1 [<|mask|> x L1] ... pieceH`), each hole healed into
-the piece before it, and cut to the budget keeping the tokens nearest any hole.
+the piece before it, and cut to the budget keeping the tokens nearest any hole. An edit job's
+canvas (`edit_canvas`, for models trained on it) opens with the user's edits and may show each
+region's current text beside its masks.
 """
 from __future__ import annotations
 
@@ -113,18 +115,59 @@ def widest_reach(lengths: list[int], room: int) -> int:
     return lo
 
 
-def regions_canvas(tok: ModelTokenizer, pieces: list[str], hole_lens: list[int], max_context: int) -> RegionsCanvas:
+def regions_canvas(tok: ModelTokenizer, pieces: list[str], hole_lens: list[int], max_context: int,
+                   head: list[int] = (), beside: list[str] | None = None) -> RegionsCanvas:
     """Lay out text pieces around holes (len(pieces) == len(hole_lens) + 1), each piece before a hole
-    healed into it; context is cut to the budget keeping the tokens nearest the holes."""
+    healed into it; context is cut to the budget keeping the tokens nearest the holes. `head` goes
+    after the tokenizer's own head; `beside` (an edit's current texts, one per hole) shows each
+    hole's text as `<|before|> text <|after|>` right before its masks, healed as the hole is."""
     assert len(pieces) == len(hole_lens) + 1, "one more text piece than holes: text, hole, text, ..., text"
     healed = [tok.heal(text) for text in pieces[:-1]]
     piece_ids = [h.ids for h in healed] + [tok.encode(pieces[-1])]
-    room = max(0, max_context - 1 - sum(hole_lens))
+    shown = [[] for _ in hole_lens] if beside is None else [shown_tokens(tok, h.text + text) for h, text in zip(healed, beside)]
+    room = max(0, max_context - 1 - len(head) - sum(hole_lens) - sum(map(len, shown)))  # 1: the head token
     kept = kept_ends([len(ids) for ids in piece_ids], widest_reach([len(ids) for ids in piece_ids], room))
-    ids, starts = list(tok.head_ids), []
-    for i, (piece, (head, tail)) in enumerate(zip(piece_ids, kept)):
-        ids += piece[:head] + piece[len(piece) - tail:]
+    ids, starts = list(tok.head_ids) + list(head), []
+    for i, (piece, (first, last)) in enumerate(zip(piece_ids, kept)):
+        ids += piece[:first] + piece[len(piece) - last:]
         if i < len(hole_lens):
+            ids += shown[i]
             starts.append(len(ids))
             ids += [tok.mask_id] * hole_lens[i]
     return RegionsCanvas(ids=ids, hole_starts=starts, hole_lens=list(hole_lens), healed=[h.text for h in healed])
+
+
+EDIT_LAYOUTS = ("shown", "masked")  # each region's current text beside its masks, or the masks alone
+EVENT_SHARE = 4  # the user's edits take at most a quarter of an edit canvas
+
+
+def shown_tokens(tok: ModelTokenizer, text: str) -> list[int]:
+    """A region's current text as the edit canvas shows it: `<|before|> text <|after|>`."""
+    _, before, after = tok.edit_ids
+    return [before, *tok.encode(text), after]
+
+
+def event_tokens(tok: ModelTokenizer, events: list[tuple[str, str]], room: int) -> list[int]:
+    """The user's edits as `<|edit|> <|before|> lines <|after|> lines` each, oldest first, the
+    newest kept whole while they fit in `room` tokens."""
+    edit, before, after = tok.edit_ids
+    laid: list[int] = []
+    for old, new in reversed(list(events)):
+        ids = [edit, before, *tok.encode(old), after, *tok.encode(new)]
+        if len(ids) > room - len(laid):
+            break
+        laid = ids + laid
+    return laid
+
+
+def edit_canvas(tok: ModelTokenizer, pieces: list[str], hole_lens: list[int], max_context: int,
+                events: list[tuple[str, str]], currents: list[str], layout: str) -> RegionsCanvas:
+    """An edit job's canvas for a model trained on `layout` (one of EDIT_LAYOUTS):
+
+        [head] (<|edit|> <|before|> old <|after|> new)*  piece0 [<|before|> current0 <|after|>] [MASK x L0] piece1 ...
+
+    The events take at most 1/EVENT_SHARE of the context; with "masked" the current texts are
+    left out and each region is written from its context alone."""
+    assert layout in EDIT_LAYOUTS, f"an edit canvas's layout is one of {EDIT_LAYOUTS}, got {layout!r}"
+    head = event_tokens(tok, events, max_context // EVENT_SHARE)
+    return regions_canvas(tok, pieces, hole_lens, max_context, head, currents if layout == "shown" else None)

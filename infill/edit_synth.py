@@ -8,6 +8,7 @@ only when `edited` and `expected` parse with no more errors than `original`.
 Two uses, one record shape:
   held-out set:  python -m infill.edit_synth --val-files work/corpus/val_files.jsonl --count 200 --out FILE
   training data: python -m infill.edit_synth --files DIR_OR_WHEEL... --count N --out FILE
+                 python -m infill.edit_synth --train-bin work/corpus/train.bin --count N --out FILE
 Training sources are refused when they are validation files (`infill.corpus.is_validation`), held-out
 texts (`--exclude-val`), or share a fingerprint with the evaluation sets (`infill.evalguard`).
 """
@@ -21,13 +22,17 @@ import sys
 import zipfile
 from collections import Counter
 from collections.abc import Iterable, Iterator
+from itertools import islice
 from pathlib import Path
+
+import numpy as np
 
 from infill.corpus import drop_reason, is_permissive, is_validation, wheel_license
 from infill.edit_kinds import KINDS, NEGATIVE_KINDS, Candidate, Edit, FileContext
 from infill.edit_sites import error_count, names_in, parse
 from infill.evalguard import EvalGuard
 from infill.paths import REPO_ROOT
+from infill.tokenizer import CodeTokenizer
 
 MAX_FILE_CHARS = 60_000  # larger files make slow tasks; the held-out set stays quick to score
 PER_FILE_PER_KIND = 2  # examples of one kind from one file: the set spans many files
@@ -159,6 +164,27 @@ def training_sources(paths: list[Path], guard: EvalGuard, seed: int, val_percent
         yield name, raw.decode()
 
 
+def token_file_sources(train_bin: Path, tokenizer: Path, guard: EvalGuard, seed: int,
+                       held_out: set[str] = frozenset(), refused: Counter | None = None) -> Iterator[tuple[str, str]]:
+    """(name, text) of the files of a corpus's training token file (`train.bin`: each file opens
+    with `<|file|>`), in a seeded order, refused as `training_sources` refuses files."""
+    refused = Counter() if refused is None else refused
+    tok = CodeTokenizer(tokenizer)
+    ids = np.memmap(train_bin, dtype=np.uint16, mode="r")
+    starts = np.append(np.flatnonzero(ids == tok.file_id), len(ids))
+    order = np.random.default_rng(seed).permutation(len(starts) - 1)
+    for index in order:
+        text = tok.decode(ids[starts[index] + 1:starts[index + 1]].tolist())
+        raw = text.encode()
+        reason = ("held-out text" if hashlib.sha256(raw).hexdigest() in held_out
+                  else "overlaps evaluation sets" if guard.overlaps(text)
+                  else "too large" if len(raw) > MAX_FILE_CHARS else None)
+        if reason:
+            refused[reason] += 1
+            continue
+        yield f"train/{index}.py", text
+
+
 def held_out_hashes(val_files: Path | None) -> set[str]:
     if val_files is None or not val_files.is_file():
         return set()
@@ -171,9 +197,13 @@ def main(argv: list[str] | None = None) -> None:
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--files", type=Path, nargs="+", help="training sources: folders of .py files, .py files or wheels")
     source.add_argument("--val-files", type=Path, help="held-out set: the corpus's val_files.jsonl")
+    source.add_argument("--train-bin", type=Path, help="training sources: a corpus's train.bin (with --tokenizer)")
+    p.add_argument("--tokenizer", type=Path, help="the tokenizer of --train-bin (default: beside it)")
     p.add_argument("--count", type=int, default=200, help="number of examples to write")
     p.add_argument("--seed", type=int, default=0, help="seed of the file order and every choice")
     p.add_argument("--out", type=Path, required=True, help="next-edit task file (.jsonl) to write")
+    p.add_argument("--max-files", type=int, default=None,
+                   help="read at most this many source files (rare kinds may then fall short of their share)")
     p.add_argument("--kinds", nargs="+", choices=list(KINDS), default=list(KINDS), help="kinds to make (default: all)")
     p.add_argument("--eval-data", type=Path, default=REPO_ROOT.parent / "shared" / "data",
                    help="evaluation sets no training file may overlap (with --files)")
@@ -185,11 +215,15 @@ def main(argv: list[str] | None = None) -> None:
     refused: Counter = Counter()
     if args.val_files is not None:
         sources = held_out_sources(args.val_files, args.seed)
+    elif args.train_bin is not None:
+        sources = token_file_sources(args.train_bin, args.tokenizer or args.train_bin.parent / "tokenizer.json",
+                                     EvalGuard.from_data_dir(args.eval_data), args.seed,
+                                     held_out_hashes(args.exclude_val), refused)
     else:
         guard = EvalGuard.from_data_dir(args.eval_data)
         sources = training_sources(args.files, guard, args.seed, args.val_percent,
                                    held_out_hashes(args.exclude_val), refused)
-    examples = synthesize(sources, args.count, args.seed, args.kinds)
+    examples = synthesize(islice(sources, args.max_files), args.count, args.seed, args.kinds)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(e) + "\n" for e in examples))
     counts = Counter(e["kind"] for e in examples)

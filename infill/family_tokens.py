@@ -146,6 +146,7 @@ class FamilyTokenizer(TokenTable):
     """A public family's byte-level BPE with that family's special ids (see the module doc)."""
 
     snippet_id = None  # public families were not trained with our snippet token
+    edit_ids = None  # nor with our edit canvas
 
     def __init__(self, tok: Tokenizer, ids: SpecialIds, model_rows: int):
         self.tok = tok

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import torch
 
-from infill.canvas import Canvas, RegionsCanvas, fim_canvas, regions_canvas
+from infill.canvas import Canvas, RegionsCanvas, edit_canvas, fim_canvas, regions_canvas
 from infill.commit import DecoderConfig
 from infill import decode
 from infill.decode import Decoded, DecodeState, HoleRules
@@ -82,13 +82,19 @@ def prepare(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: str, m
     return canvas, hole_rules(tok, canvas.healed, prefix, mode)
 
 
-def prepare_regions(model: Transformer, tok: ModelTokenizer, pieces: list[str], holes: list[Hole],
-                    ) -> tuple[RegionsCanvas, list[HoleRules]]:
-    """The canvas and per-hole rules of holes between text `pieces`, each hole with its own mode
-    and length."""
-    canvas = regions_canvas(tok, pieces, [hole_length(h) for h in holes], model.cfg.max_position_embeddings)
+def job_canvas(tok: ModelTokenizer, job: Job, max_context: int, edit_layout: str = "",
+               ) -> tuple[RegionsCanvas, list[HoleRules]]:
+    """The canvas and per-hole rules of a job's holes: an edit canvas in `edit_layout` (the one its
+    model was trained on, `infill.canvas.EDIT_LAYOUTS`), else the plain regions canvas. Pure: the
+    training data of edits is laid out here too."""
+    lengths = [hole_length(h) for h in job.holes]
+    if edit_layout and tok.edit_ids is not None:
+        canvas = edit_canvas(tok, list(job.pieces), lengths, max_context, list(job.events),
+                             [hole.replaces for hole in job.holes], edit_layout)
+    else:
+        canvas = regions_canvas(tok, list(job.pieces), lengths, max_context)
     return canvas, [hole_rules(tok, healed, piece, hole.mode)
-                    for healed, piece, hole in zip(canvas.healed, pieces, holes)]
+                    for healed, piece, hole in zip(canvas.healed, job.pieces, job.holes)]
 
 
 def hole_lengths(first: int, count: int) -> list[int]:
@@ -149,7 +155,7 @@ def start_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderCon
         states, healed = start_request(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens,
                                        cfg, deadline, snippets)
         return JobDecoding(job, states, [healed])
-    canvas, rules = prepare_regions(model, tok, list(job.pieces), list(job.holes))
+    canvas, rules = job_canvas(tok, job, model.cfg.max_position_embeddings, model.cfg.edit_canvas)
     return JobDecoding(job, [decode.start_regions(model, canvas, rules, cfg, deadline)], canvas.healed)
 
 

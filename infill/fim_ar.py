@@ -14,15 +14,15 @@ SPM is the paper's variant in which prefix and middle stay contiguous, so that a
 cursor continues as it would in plain text. The diffusion model adapted from this checkpoint
 meets `<|edit|>`, `<|before|>` and `<|after|>` again in edit canvases; adaptation teaches them
 their meaning there. Cut points are drawn uniformly over the window's tokens (a window may span
-files, as the corpus windows of both phases do). `ar_fill` asks the twin for a middle, so that an
-A/B comparison gives both models the same holes.
+files, as the corpus windows of both phases do). `infill.causal` lays a twin's request out with
+`fim_prompt` when its config says `fim_sentinels`, so that an A/B comparison gives both models the
+prefix and the suffix.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
 from infill.tokenizer import AFTER, BEFORE, EDIT, END
 
@@ -91,40 +91,3 @@ def fim_context(tok, prefix: str, suffix: str, room: int) -> tuple[list[int], li
     n_suffix = min(len(suffix_ids), max(room // 4, room - len(healed.ids)))
     n_prefix = min(len(healed.ids), room - n_suffix)
     return healed.ids[len(healed.ids) - n_prefix:], suffix_ids[:n_suffix], healed.text
-
-
-def next_token(logits: torch.Tensor, banned: torch.Tensor, allowed: list[int] | None) -> int:
-    """Greedy pick from (V,) logits with `banned` ids out and, when given, only `allowed` in."""
-    logits = logits.float().clone()
-    logits[banned] = float("-inf")
-    if allowed is not None:
-        keep = torch.full_like(logits, float("-inf"))
-        keep[allowed] = 0.0
-        logits = logits + keep
-    return int(logits.argmax())
-
-
-@torch.inference_mode()
-def ar_fill(model, tok, prefix: str, suffix: str, max_tokens: int, single_line: bool = True,
-            spm: bool = False) -> str:
-    """The middle a FIM-trained causal model (the twin) writes for a hole, greedy, one token per
-    pass with its keys and values cached: up to `<|end|>`, the first newline (single line, kept)
-    or `max_tokens`; the healed piece is removed from its start."""
-    st = Sentinels.of(tok)
-    room = model.cfg.max_position_embeddings - max_tokens - len(tok.head_ids) - N_SENTINELS
-    prefix_ids, suffix_ids, healed = fim_context(tok, prefix, suffix, room)
-    ids = list(tok.head_ids) + fim_prompt(st, prefix_ids, suffix_ids, spm)
-    banned = torch.tensor([i for i in [*tok.banned_ids, tok.pad_id] if i != st.end])
-    logits, cache = model(torch.tensor([ids]))
-    middle: list[int] = []
-    while len(middle) < max_tokens:
-        allowed = tok.tokens_starting_with(healed) if healed and not middle else None
-        token = next_token(logits[0, -1], banned, allowed)
-        if token == st.end:
-            break
-        middle.append(token)
-        if single_line and token == tok.newline_id:
-            break
-        logits, fresh = model(torch.tensor([[token]]), cache=cache)
-        cache = [(torch.cat([k, k1], 2), torch.cat([v, v1], 2)) for (k, v), (k1, v1) in zip(cache, fresh)]
-    return tok.decode(middle)[len(healed):]

@@ -3,8 +3,9 @@
 Text pieces with holes between them, `pieces[0] hole[0] pieces[1] ... hole[H-1] pieces[H]`:
 plain fill-in-the-middle is one hole between a prefix and a suffix, a next edit is several
 regions of one file. Each hole has its mode and token budget, and for an edit the text it
-replaces. Snippets are context from elsewhere (definitions, imports, recent edits), laid into
-the canvas when the model was trained with them. Decoder overrides apply on top of the model's
+replaces, and the job carries the user's edits that call for it (`events`, each the lines as they
+were and as they are now). Snippets are context from elsewhere (definitions, imports, recent
+edits), laid into the canvas when the model was trained with them. Decoder overrides apply on top of the model's
 defaults. The mode is decided by the front end (`completion`), never here.
 """
 from __future__ import annotations
@@ -36,6 +37,7 @@ class Job:
     holes: tuple[Hole, ...]
     snippets: tuple[str, ...] = ()  # least important first: a full canvas keeps the last ones
     decoder: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    events: tuple[tuple[str, str], ...] = ()  # an edit's cause: (before, after) of the user's edits, oldest first
 
     def __post_init__(self) -> None:
         if not self.holes:

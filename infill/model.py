@@ -44,12 +44,14 @@ class ModelConfig:
     eos_token_id: int = 2
     family: str = "infill"
     snippet_context: bool = False  # trained with `<|snippet|>` context before the prefix: canvases lay snippets in
+    edit_canvas: str = ""  # the edit layout it was trained on ("shown" or "masked", `infill.canvas`); "" none
     fim_sentinels: bool = False  # autoregressive, trained on PSM/SPM rearrangements (infill.fim_ar): it fills the middle
 
     def __post_init__(self):
         assert self.num_heads % self.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads"
         assert self.head_dim % 2 == 0, "rotary embeddings need an even head_dim"
         assert 0 <= self.mask_token_id < self.vocab_size, "mask_token_id outside the vocabulary"
+        assert self.edit_canvas in ("", "shown", "masked"), "edit_canvas must be '', 'shown' or 'masked'"
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n")

@@ -8,6 +8,9 @@ instead masked uniformly over the whole window. Loss weights are 1/t on masked p
 Self-distillation samples (`distill_sample`) are decoded canvases whose hole holds the model's own
 answer (`infill.distill`): the hole is masked as the left-to-right decoders leave it mid-way (its
 first k positions known, the rest masked) or, in some samples, at random.
+
+Laid-out canvases (`canvas_sample`: an edit job's canvas with each hole holding its answer,
+`training.edit_canvases`) are masked over their holes only, each position with probability t.
 """
 from __future__ import annotations
 
@@ -120,3 +123,22 @@ def distill_sample(ids: np.ndarray, hole: tuple[int, int], sp: Special, rng: np.
     inputs = np.where(masked, sp.mask, targets)
     weights = (masked * (length / masked.sum())).astype(np.float32)
     return inputs, targets, weights
+
+
+def canvas_sample(ids: np.ndarray, holes: list[tuple[int, int]], sp: Special, rng: np.random.Generator, length: int):
+    """(input ids, target ids, loss weights), each of `length`, from a laid-out canvas whose holes
+    hold their answers: hole positions are masked with probability t ~ U(t_min, 1) (at least
+    one), weights 1/t as in `noise_window`. A canvas longer than `length` is cut at its end (the
+    holes past it lose their weight), a shorter one padded on the right with weight 0."""
+    targets = np.full(length, sp.pad, dtype=np.int64)
+    n = min(length, len(ids))
+    targets[:n] = ids[:n]
+    candidates = np.zeros(length, bool)
+    for start, stop in holes:
+        candidates[max(1, start):min(stop, length)] = True  # position 0 is predicted from nothing
+    t = rng.uniform(T_MIN, 1.0)
+    masked = candidates & (rng.random(length) < t)
+    if not masked.any() and candidates.any():
+        masked[rng.choice(np.flatnonzero(candidates))] = True
+    inputs = np.where(masked, sp.mask, targets)
+    return inputs, targets, masked.astype(np.float32) / t

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 MAX_PERIOD = 12  # longest repeated block looked for, in tokens
 MIN_REPEATS = 3  # copies back to back
 MIN_LOOP_TOKENS = 8  # a loop spans at least this many tokens
+LOOP_SPAN = max(MIN_LOOP_TOKENS, MIN_REPEATS * MAX_PERIOD)  # tokens from its start that decide a loop
 
 
 def _copies(ids: Sequence[int], start: int, period: int) -> int:
@@ -39,3 +40,16 @@ def cut_loop(ids: Sequence[int]) -> list[int]:
     """`ids` with any loop cut back to its first copy."""
     end = loop_start(ids)
     return list(ids if end is None else ids[:end])
+
+
+def settled_length(ids: Sequence[int]) -> int:
+    """How many first tokens of `ids` `cut_loop` keeps whatever tokens come after them (for a
+    hole whose text is streamed while it is decoded). A loop starting `LOOP_SPAN` tokens or more
+    before the end is decided by `ids` alone (all its copies are there); one starting later may
+    still form, and is cut no earlier than its second token."""
+    ids = list(ids)
+    decided = len(ids) - LOOP_SPAN  # the last start whose loop `ids` decides
+    end = loop_start(ids)
+    if end is not None and end - 1 <= decided:
+        return end
+    return max(0, decided + 1)

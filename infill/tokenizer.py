@@ -65,6 +65,7 @@ class ModelTokenizer(Protocol):
     pad_id: int
     newline_id: int
     snippet_id: int | None  # None: the model was not trained with snippets
+    edit_ids: tuple[int, int, int] | None  # <|edit|>, <|before|>, <|after|>; None: no edit canvas
     head_ids: list[int]  # what a canvas starts with (the bundled file token, a family's begin token, or nothing)
     end_ids: list[int]  # tokens that end a hole: pad first, then eos and end-of-turn
     line_end_ids: list[int]  # tokens that hold a newline: a single-line hole ends at any of them
@@ -130,6 +131,7 @@ class CodeTokenizer(TokenTable):
         self.tok = Tokenizer.from_file(str(path))
         self.mask_id, self.pad_id, self.end_id, self.file_id = (self.tok.token_to_id(t) for t in SPECIAL_TOKENS[:4])
         self.snippet_id = self.tok.token_to_id(SNIPPET)
+        self.edit_ids = tuple(self.tok.token_to_id(t) for t in (EDIT, BEFORE, AFTER))
         self.newline_id = self.tok.token_to_id(self._byte_level("\n"))
         assert self.mask_id == 0 and self.pad_id == 1, "special tokens must come first in the vocabulary"
         self.head_ids = [self.file_id]

@@ -5,7 +5,9 @@ model on the hole-shaped masked-diffusion objective (`infill.noising`); started 
 checkpoint (`--init`) it is the adaptation recipe (shifted logits keep the autoregressive head's
 meaning), started from nothing it is diffusion from scratch. Phase `distill` fine-tunes a diffusion
 model (`--init`) on its own left-to-right answers (`--teacher`, written by `infill.distill`), with
-corpus windows under the diffusion objective mixed in so that it keeps what it knew. Runs resume
+corpus windows under the diffusion objective mixed in so that it keeps what it knew. `--canvases`
+mixes laid-out edit canvases (`training.edit_canvases`) into either diffusion phase, and the
+saved model records their layout so that the worker lays edit jobs out the same way. Runs resume
 from `OUT/state.pt`.
 
 Phases `ar` and `diffusion` also train the product's layouts: `--fim-rate` rearranges autoregressive
@@ -34,7 +36,8 @@ from infill.fim import fill
 from infill.fim_ar import FIM_RATE, SPM_SHARE, Sentinels, fim_batch
 from infill.heldout import line_holes
 from infill.model import ModelConfig, Transformer
-from infill.noising import Special, diffusion_batch, distill_sample, noise_window
+from infill.canvas import EDIT_LAYOUTS
+from infill.noising import Special, canvas_sample, diffusion_batch, distill_sample, noise_window
 from infill.paths import work_dir
 from infill.snippet_data import SnippetWindows, noised_row
 from infill.tokenizer import CodeTokenizer
@@ -50,6 +53,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    help="`distill`: JSONL files of decoded canvases (`python -m infill.distill`)")
     p.add_argument("--distill-share", type=float, default=0.75,
                    help="`distill`: share of each batch taken from the teacher's canvases (the rest: corpus windows)")
+    p.add_argument("--canvases", type=Path, nargs="+", default=[],
+                   help="`diffusion`, `distill`: JSONL files of laid-out edit canvases "
+                        "(`python -m training.edit_canvases`), mixed into each batch")
+    p.add_argument("--canvas-share", type=float, default=0.25,
+                   help="share of each batch taken from --canvases (the rest as the phase makes it)")
     p.add_argument("--certainty", type=float, default=1.0,
                    help="`distill`: weight of the entropy of masked positions the model already predicts right")
     p.add_argument("--hidden", type=int, default=192, help="hidden size of a new model")
@@ -76,6 +84,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     if args.phase == "distill" and not (args.init and args.teacher):
         p.error("--phase distill fine-tunes a model on its teacher's answers: give --init MODEL and --teacher FILE...")
+    if args.canvases and (args.phase == "ar" or not 0 < args.canvas_share < 1):
+        p.error("--canvases mix edit canvases into `diffusion` or `distill` batches, with 0 < --canvas-share < 1")
     return args
 
 
@@ -119,8 +129,8 @@ def new_model(args, tok: CodeTokenizer, phase: str) -> Transformer:
         model = Transformer(cfg)
     model.cfg.causal = phase == "ar"
     mark_layouts(model.cfg, args, phase)
-    if phase != "distill":  # fine-tuning on shorter windows leaves the model's context as it was
-        model.cfg.max_position_embeddings = args.seq_len  # the longest context it was trained on
+    if not args.init or args.seq_len > model.cfg.max_position_embeddings:  # fine-tuning on shorter windows
+        model.cfg.max_position_embeddings = args.seq_len  # leaves the context as it was; else the longest trained on
     return model.float()
 
 
@@ -143,6 +153,28 @@ def read_canvases(paths: list[Path]) -> list[Taught]:
     return [(np.asarray(r["ids"], dtype=np.int64), tuple(r["hole"])) for r in records]
 
 
+Laid = tuple[np.ndarray, list[tuple[int, int]]]  # a laid-out canvas (N,) with its answers, and its holes
+
+
+def read_laid(paths: list[Path]) -> tuple[list[Laid], str]:
+    """The canvases of JSONL files written by `training.edit_canvases`, and their layout."""
+    records = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
+    layouts = {r.get("layout") for r in records}
+    if not records or len(layouts) != 1 or not layouts <= set(EDIT_LAYOUTS):
+        raise ValueError(f"{', '.join(map(str, paths))}: need canvases of one layout of {EDIT_LAYOUTS}, "
+                         f"got {len(records)} records of layouts {sorted(map(str, layouts))}")
+    return [(np.asarray(r["ids"], dtype=np.int64), [tuple(h) for h in r["holes"]]) for r in records], layouts.pop()
+
+
+def with_canvases(arrays: tuple[np.ndarray, ...], laid: list[Laid], n: int, sp: Special,
+                  rng: np.random.Generator, length: int) -> tuple[np.ndarray, ...]:
+    """A batch's (inputs, targets, weights[, teacher flags]) with `n` rows of laid-out canvases
+    added at its end (never a teacher's rows)."""
+    rows = [canvas_sample(*laid[i], sp, rng, length) for i in rng.integers(0, len(laid), n)]
+    added = [np.concatenate([a, np.stack(x)]) for a, x in zip(arrays[:3], zip(*rows))]
+    return tuple(added) + tuple(np.concatenate([flags, np.zeros(n, bool)]) for flags in arrays[3:])
+
+
 def make_batch(data: Windows, batch: int, phase: str, sp: Special, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
     """One step's arrays: (windows,) for `ar`, (inputs, targets, weights) for `diffusion`."""
     windows = data.sample(rng, batch)
@@ -161,24 +193,25 @@ def distill_batch(data: Windows, canvases: list[Taught], batch: int, share: floa
     return tuple(np.stack(x) for x in zip(*rows)) + (np.arange(batch) < n_taught,)
 
 
-def product_batches(args, data: Windows, tok: CodeTokenizer, sp: Special):
-    """The batch maker for `ar` and `diffusion` with the product's layouts (--fim-rate,
+def product_batches(args, data: Windows, tok: CodeTokenizer, sp: Special, batch: int):
+    """The maker of `batch` rows for `ar` and `diffusion` with the product's layouts (--fim-rate,
     --snippets), or None when the run trains neither."""
     if args.phase == "distill" or not (args.snippets or (args.phase == "ar" and args.fim_rate)):
         return None
     snippets = SnippetWindows(args.snippets, tok.file_id, tok.snippet_id) if args.snippets else None
     sentinels = Sentinels.of(tok)
-    return lambda rng: product_batch(data, snippets, args, sp, sentinels, rng)
+    return lambda rng: product_batch(data, snippets, batch, args, sp, sentinels, rng)
 
 
-def product_batch(data: Windows, snippets: SnippetWindows | None, args, sp: Special, sentinels: Sentinels,
-                  rng: np.random.Generator) -> tuple[np.ndarray, ...]:
-    """`make_batch`'s arrays, round(B * --snippet-share) of the B rows with snippet context before
-    their window (never noised), the rest corpus windows; `ar` rows rearranged at --fim-rate."""
-    n_snippets = round(args.batch * args.snippet_share) if snippets else 0
+def product_batch(data: Windows, snippets: SnippetWindows | None, batch: int, args, sp: Special,
+                  sentinels: Sentinels, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+    """`make_batch`'s arrays of `batch` rows, round(`batch` * --snippet-share) of them with snippet
+    context before their window (never noised), the rest corpus windows; `ar` rows rearranged at
+    --fim-rate."""
+    n_snippets = round(batch * args.snippet_share) if snippets else 0
     rows = [snippets.row(data.ids, rng, data.length) for _ in range(n_snippets)]
-    windows = list(data.sample(rng, args.batch - n_snippets)) + [row for row, _ in rows]
-    keeps = np.array([0] * (args.batch - n_snippets) + [keep for _, keep in rows])
+    windows = list(data.sample(rng, batch - n_snippets)) + [row for row, _ in rows]
+    keeps = np.array([0] * (batch - n_snippets) + [keep for _, keep in rows])
     if args.phase == "ar":
         return (fim_batch(np.stack(windows), sentinels, rng, args.fim_rate, args.fim_spm, keeps),)
     noised = [noised_row(window, int(keep), sp, rng) for window, keep in zip(windows, keeps)]
@@ -330,12 +363,21 @@ def train(args) -> None:
     log = (args.out / "log.jsonl").open("a")
     bar = tqdm(total=total_steps, initial=step, unit="step", dynamic_ncols=True,
                mininterval=0.1 if sys.stderr.isatty() else 10)
+    laid, n_laid = [], 0
+    if args.canvases:
+        laid, model.cfg.edit_canvas = read_laid(args.canvases)
+        n_laid = round(args.batch * args.canvas_share)
+    n_made = args.batch - n_laid
     if args.phase == "distill":
         canvases = read_canvases(args.teacher)
-        batches = Prefetcher(lambda r: distill_batch(train_data, canvases, args.batch, args.distill_share, sp, r), rng)
+        make = lambda r: distill_batch(train_data, canvases, n_made, args.distill_share, sp, r)  # noqa: E731
     else:
-        make = product_batches(args, train_data, tok, sp)
-        batches = Prefetcher(make or (lambda r: make_batch(train_data, args.batch, args.phase, sp, r)), rng)
+        make = product_batches(args, train_data, tok, sp, n_made) or (
+            lambda r: make_batch(train_data, n_made, args.phase, sp, r))
+    if laid:
+        batches = Prefetcher(lambda r: with_canvases(make(r), laid, n_laid, sp, r, args.seq_len), rng)
+    else:
+        batches = Prefetcher(make, rng)
     batches.start()
     started, first_step, record = time.monotonic(), step, {}
     budget_s = args.minutes * 60

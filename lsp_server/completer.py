@@ -90,7 +90,7 @@ def _answer(uri: str, mode: str, texts: list[str], started: float, cache_hit: bo
 
 async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position, invoked: bool,
                     candidates: int, started: float, session: str) -> Answer:
-    hole = _hole(ls, uri, position)
+    hole = hole_for(ls, uri, position)
     if hole is None:
         return _answer(uri, "", [], started, False)
     languages = ls.settings.languages
@@ -119,7 +119,7 @@ async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position
     return _answer(uri, mode, texts, started, False)
 
 
-def _hole(ls: InfillLanguageServer, uri: str, position: types.Position) -> pipeline.Hole | None:
+def hole_for(ls: InfillLanguageServer, uri: str, position: types.Position) -> pipeline.Hole | None:
     """The hole at `position`, or None (logged) when there is no place to complete."""
     text = ls.open_text(uri)
     if text is None:

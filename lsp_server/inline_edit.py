@@ -11,11 +11,19 @@ bad params, a document the editor did not open or whose version is not the reque
 while the worker answers), one without a tree (too large, no grammar), with a syntax error, or
 without an edit event, and when the worker errs or is late. A newer request for the document supersedes the one in
 flight; `$/cancelRequest` cancels one. The server never changes the document.
+
+With the `jointRegions` setting false (for comparison with the anchors, which rewrite one region
+per request), the regions go to the worker one job each, nearest the cursor first, each job with
+the whole deadline and with the edits of the jobs before it made in its text, as a client that
+jumps to each edit, takes it and asks again would see the document; the same rules then keep the
+edits.
 """
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import unquote
 
@@ -23,7 +31,8 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
-from completion.edit_regions import regions_after
+from completion.edit_events import EditEvent, line_breaks
+from completion.edit_regions import Region, regions_after
 from completion.next_edit import Edit
 from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
@@ -33,6 +42,8 @@ from lsp_server.completer import superseding
 from lsp_server.stats import ACCEPTED, SHOWN, Answer
 
 if TYPE_CHECKING:
+    from engine.pool import AsyncWorkerPool
+    from engine.protocol import Item
     from lsp_server.server import InfillLanguageServer
 
 logger = logging.getLogger(__name__)
@@ -120,21 +131,58 @@ async def _suggest(ls: InfillLanguageServer, uri: str, version: int, line: int,
         return _nothing(uri, started)
     regions = regions_after(event, document, line)
     client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)
-    budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
-    request = next_edit.edit_request(logs.request_id.get(), text, regions, max(1, budget_ms), uri,
-                                     f"{ls.client_id}:{INLINE_EDIT}:{uri}")
-    if request is None or client is None or budget_ms < 1:
+    if client is None:
         return _nothing(uri, started)
-    try:
-        result = await client.complete(request)
-    except (WorkerTimeout, WorkerError) as exc:
-        logger.warning("no next edit: %s", exc)
+    events = ls.documents.history.events(uri)
+    if ls.settings.joint_regions:
+        budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
+        items = await _ask(ls, client, text, regions, budget_ms, uri, events)
+    else:
+        items = await one_by_one(ls, client, text, regions, uri, events)
+    if items is None:
         return _nothing(uri, started)
     if _current(ls, uri, version) != text:
         logger.info("no next edit: %s changed while the worker answered", uri)
         return _nothing(uri, started)
-    edits = next_edit.edits_from(document, regions, result.items, event, line)
+    edits = next_edit.edits_from(document, regions, items, event, line)
     return _answer(uri, edits, started), edits, text
+
+
+async def _ask(ls: InfillLanguageServer, client: AsyncWorkerPool, text: str, regions: Sequence[Region],
+               budget_ms: int, uri: str, events: Sequence[EditEvent] = ()) -> list[Item] | None:
+    """The worker's items for one edit job of `regions` of `text` after the user's `events`; None
+    when there is no job (no regions, over the caps, no time left) or the worker errs or is late."""
+    request = next_edit.edit_request(logs.request_id.get(), text, regions, max(1, budget_ms), uri,
+                                     f"{ls.client_id}:{INLINE_EDIT}:{uri}", events)
+    if request is None or budget_ms < 1:
+        return None
+    try:
+        return (await client.complete(request)).items
+    except (WorkerTimeout, WorkerError) as exc:
+        logger.warning("no next edit: %s", exc)
+        return None
+
+
+async def one_by_one(ls: InfillLanguageServer, client: AsyncWorkerPool, text: str,
+                     regions: Sequence[Region], uri: str, events: Sequence[EditEvent] = ()) -> list[Item]:
+    """The items of one job per region (in the given order, nearest the cursor first), each hole
+    numbered as in the joint job's file order; each job's text has the edits before it made, and
+    a region without an answer has no items."""
+    in_file_order = sorted(regions, key=lambda region: region.start_line)
+    items: list[Item] = []
+    current, moves = text, []  # (the first line below an edit, in `text`; the lines it added)
+    for region in regions:
+        shift = sum(added for below, added in moves if region.start_line >= below)
+        moved = Region(region.start_line + shift, region.end_line + shift, region.reason)
+        answer = await _ask(ls, client, current, [moved], ls.settings.deadline_ms, uri, events)
+        if answer is None:
+            continue
+        hole = in_file_order.index(region)
+        items += [dataclasses.replace(item, hole=hole) for item in answer]
+        after = next_edit.applied(current, next_edit.changed(current, [moved], answer))
+        moves.append((region.end_line, line_breaks(after) - line_breaks(current)))
+        current = after
+    return items
 
 
 def _command_arguments(params: Any) -> Any:

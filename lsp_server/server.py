@@ -12,6 +12,8 @@ Each item names its request: inline items carry the command `infill.acceptComple
 items carry `data`; the notifications `infill/didShowCompletion`, `infill/acceptCompletion` and
 `infill/rejectCompletion` (params `{"requestId", "index", "acceptedChars"}`) go to the stats log.
 Next-edit suggestions (`textDocument/copilotInlineEdit`) are `lsp_server.inline_edit`'s.
+With the `arena` setting on, an inline completion is a battle of two backends and the editor's pick
+goes to a SQLite vote store (`lsp_server.arena`).
 Settings come from `initializationOptions` and `workspace/didChangeConfiguration`. Once the worker
 answers, the server tells the client its model with `infill/workerReady` (`{"model", "address"}`).
 
@@ -48,13 +50,13 @@ from pygls.lsp.server import LanguageServer
 from completion import pipeline
 from completion.positions import LINE_BREAK
 from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
-                           check_local_worker_flags, model_flags)
+                           check_local_worker_flags, local_worker_flags, model_flags)
 from engine.keys import ClientKeys, load_client_keys
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
 from engine.supervisor import WorkerGroup, start_local_workers
-from lsp_server import inline_edit, logs, transport
+from lsp_server import arena, inline_edit, logs, transport
 from lsp_server.cache import CompletionCache
-from lsp_server.completer import complete_at
+from lsp_server.completer import complete_at, hole_for, superseding
 from lsp_server.documents import Documents
 from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
 from lsp_server.launch_token import new_token, remove_token, token_path, write_token
@@ -91,6 +93,7 @@ class InfillLanguageServer(LanguageServer):
         self.client_id = uuid.uuid4().hex  # opens our worker sessions: no other client's share them
         self.index_task: asyncio.Future[None] | None = None  # the workspace's indexing
         self._client_task: asyncio.Task[AsyncWorkerPool | None] | None = None
+        self.arena = arena.ArenaState()  # the arena setting's worker clients and battles on screen
 
     def configure(self, options: Any, update: bool = False) -> None:
         """Take the settings from `initializationOptions`, or with `update` those a configuration
@@ -174,6 +177,7 @@ class InfillLanguageServer(LanguageServer):
     async def close_worker(self) -> None:
         """Close the client and stop the local worker (waiting for one that is still starting)."""
         task, self._client_task = self._client_task, None
+        self.arena.close()
         if task is not None:
             client = await task
             if client is not None:
@@ -283,6 +287,8 @@ def on_completion_event(method: str):
 async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCompletionParams,
                                ) -> list[types.InlineCompletionItem]:
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+    if ls.settings.arena and ls.settings.arena_backends:
+        return await arena_completion(ls, params, invoked)
     candidates = len(pipeline.INVOKED_DECODERS) if invoked else 1
     answer = await complete_at(ls, types.TEXT_DOCUMENT_INLINE_COMPLETION, params.text_document.uri,
                                params.position, invoked, candidates)
@@ -290,6 +296,15 @@ async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCom
     return [types.InlineCompletionItem(insert_text=text, range=here,
                                        command=accept_command(answer.request_id, index))
             for index, text in enumerate(answer.texts)]
+
+
+async def arena_completion(ls: InfillLanguageServer, params: types.InlineCompletionParams,
+                           invoked: bool) -> list[types.InlineCompletionItem]:
+    """An inline completion as an arena battle (`lsp_server.arena`); nothing when it fails."""
+    uri, position = params.text_document.uri, params.position
+    return await superseding(ls, types.TEXT_DOCUMENT_INLINE_COMPLETION, uri,
+                             arena.arena_items(ls, uri, position, hole_for(ls, uri, position), invoked),
+                             list, f"arena completion at {uri} {position.line}:{position.character}")
 
 
 async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams,
@@ -322,6 +337,7 @@ def build_server(worker_address: str | None = None, worker_keys: ClientKeys | No
         on_inline_completion)
     server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(on_completion)
     inline_edit.register(server)
+    arena.register(server)
     return server
 
 
@@ -406,7 +422,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
-    server = build_server(args.worker, keys, args.stats_log, model_flags(args.device, args.dtype),
+    server = build_server(args.worker, keys, args.stats_log, local_worker_flags(args),
                           args.startup_timeout)
     previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, server, args.tcp is None))
     try:

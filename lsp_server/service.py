@@ -1,4 +1,5 @@
-"""`infill run` (what `make run` starts): a worker, a self-check, and the language server on TCP.
+"""`infill run` (what `make run` starts): a worker, a self-check, the language server on TCP, and
+the HTTP gateway over the same worker on loopback (`--gateway-port`, 0 for none).
 
 The worker runs as a child process on a private ipc:// socket, restarted if it dies; one completion
 of a bundled example file goes through it as a self-check (printed), then the language server
@@ -12,10 +13,11 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.client import add_local_worker_flags, check_local_worker_flags, model_flags
+from engine.client import add_local_worker_flags, check_local_worker_flags, local_worker_flags
 from engine.supervisor import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from lsp_server import oneshot, server
+from gateway.launch import start_gateway, stop_gateway
 from lsp_server.launch_token import token_path
 
 EXAMPLE = REPO_ROOT / "examples" / "shapes.py"
@@ -28,6 +30,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=2087, help="loopback TCP port of the language server")
     p.add_argument("--model", type=Path, default=None, help="model folder (default: the bundled model)")
     p.add_argument("--threads", type=int, default=None, help="torch threads of the worker")
+    p.add_argument("--gateway-port", type=int, default=8012,
+                   help="loopback port of the HTTP gateway (default 8012; 0: no gateway)")
     add_local_worker_flags(p)
     return p
 
@@ -45,14 +49,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     check_local_worker_flags(parser, args)
     model = args.model or bundled_model_dir()
     print(f"starting a worker on {model} ...", flush=True)
-    worker = start_local_workers(model, threads=args.threads, flags=model_flags(args.device, args.dtype),
+    worker = start_local_workers(model, threads=args.threads, flags=local_worker_flags(args),
                                  startup_timeout_s=args.startup_timeout)
     address = worker.addresses[0]
+    gateway = None
     try:
         print(f"worker ready on {address}", flush=True)
         if self_check(address) != 0:
             print("self-check failed: see the message above", file=sys.stderr)
             return 1
+        if args.gateway_port:
+            gateway, url = start_gateway([address], args.gateway_port)
+            print(f"HTTP gateway on {url} (OpenAI /v1/completions, /v1/fim/completions, llama.cpp "
+                  "/infill; see the README's \"Use it from other clients\")", flush=True)
         token_file = token_path(args.port)
         print(f"language server on 127.0.0.1:{args.port} for one editor, which must send the token "
               f"in {token_file} (Ctrl-C stops)", flush=True)
@@ -61,5 +70,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 0
     finally:
+        if gateway is not None:
+            stop_gateway(gateway)
         worker.stop()
         print("worker stopped", flush=True)

@@ -138,11 +138,8 @@ unxz() {  # unxz FILE.xz: FILE, unless it is there
     "$1" "${1%.xz}"
 }
 
-canvas_flags() {  # the diffusion phase's edit canvases, when some travelled and `infill train` takes them
+canvas_flags() {  # the diffusion phase's edit canvases (`training.edit_canvases`), when some travelled
   [ -f "$in/canvases.jsonl.xz" ] || { echo "edit canvases: none in $in (skipped)" >&2; return; }
-  if ! grep -q -- '"--canvases"' infill/train.py; then
-    echo "edit canvases: skipped, this tree's infill train has no --canvases" >&2; return
-  fi
   unxz "$in/canvases.jsonl.xz"
   echo "edit canvases: $in/canvases.jsonl at share ${CANVAS_SHARE:-0.15}" >&2
   echo "--canvases $in/canvases.jsonl --canvas-share ${CANVAS_SHARE:-0.15}"

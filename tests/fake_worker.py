@@ -6,6 +6,10 @@ S seconds (the main loop does not tick meanwhile), "boom" raises, and "once:PATH
 process, "hang" a 30 s sleep) the first time any worker sees PATH, creating it, then answers
 normally: a request retried on a second worker is answered there.
 
+A prefix whose first line is "# fake-stream: N S" is decoded in N steps of S seconds each; its answer
+is N lines `    xI = PID`, and a streamed request gets the first I lines (and their line break) after
+step I, as a real worker streams its settled text.
+
 An edit whose text starts with the line "# fake-rename: OLD NEW" is answered instead with each hole's
 `replaces` text with every OLD made NEW (a hole without OLD comes back unchanged), so that tests can
 drive next-edit suggestions through real processes.
@@ -44,6 +48,9 @@ class Decoding:
     prefill_ms: float = 0.0
     decode_ms: float = 0.0
     texts: list[str] | None = None  # the answer of each hole, when the request chose them
+    steps_left: int = 1
+    step_s: float = 0.0
+    steps_run: int = 0
 
 
 def act(prefix: str) -> None:
@@ -64,6 +71,11 @@ def act(prefix: str) -> None:
 
 
 RENAME_MARKER = "# fake-rename: "
+STREAM_MARKER = "# fake-stream: "
+
+
+def stream_lines(steps: int) -> list[str]:
+    return [f"    x{i} = {os.getpid()}" for i in range(1, steps + 1)]
 
 
 def renamed_holes(job) -> list[str] | None:
@@ -87,13 +99,26 @@ class FakeRunner:
         return {"model": "fake", "family": "fake", "vocab_size": 8, "max_context": 8}
 
     def start(self, job, deadline) -> Decoding:
-        return Decoding(job.prefix, len(job.holes), texts=renamed_holes(job))
+        decoding = Decoding(job.prefix, len(job.holes), texts=renamed_holes(job))
+        first_line = job.prefix.partition("\n")[0]
+        if first_line.startswith(STREAM_MARKER):
+            steps, seconds = first_line[len(STREAM_MARKER):].split()
+            decoding.steps_left, decoding.step_s = int(steps), float(seconds)
+            decoding.texts = ["\n".join(stream_lines(int(steps)))]
+        return decoding
 
     def step(self, decodings: list[Decoding]) -> int:
         for decoding in decodings:
             act(decoding.prefix)
-            decoding.done = True
+            time.sleep(decoding.step_s)
+            decoding.steps_run += 1
+            decoding.done = decoding.steps_run >= decoding.steps_left
         return 1
+
+    def partial(self, decoding: Decoding) -> str | None:
+        if decoding.step_s == 0.0:
+            return None
+        return "".join(line + "\n" for line in stream_lines(decoding.steps_left)[:decoding.steps_run])
 
     def finish(self, decoding: Decoding) -> None:
         decoding.done = True

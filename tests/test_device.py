@@ -12,7 +12,7 @@ import torch
 from safetensors.torch import save_file
 
 from engine import worker
-from engine.client import model_flags, worker_argv
+from engine.client import check_local_worker_flags, local_worker_flags, model_flags, worker_argv
 from engine.prefix_cache import PrefixCache, kv_bytes
 from infill import checkpoint, decode
 from infill.checkpoint import load_model
@@ -81,6 +81,18 @@ def test_lsp_and_run_pass_device_and_dtype_to_their_worker():
     assert argv[-2:] == ["--device", "cpu"] and "--dtype" not in argv
     built = server.build_server(worker_flags=model_flags(lsp.device, lsp.dtype), startup_timeout_s=600)
     assert built.worker_flags == ["--device", "cuda", "--dtype", "bf16"] and built.startup_timeout_s == 600
+
+
+def test_lsp_and_run_pass_context_and_cache_limits_to_their_worker(capsys):
+    from lsp_server import server, service
+
+    lsp = server.build_parser().parse_args(["--device", "cuda", "--max-context", "4096", "--prefix-cache-mb", "0"])
+    assert local_worker_flags(lsp) == ["--device", "cuda", "--max-context", "4096", "--prefix-cache-mb", "0"]
+    assert local_worker_flags(service.build_parser().parse_args([])) == []
+    parser = service.build_parser()
+    with pytest.raises(SystemExit):
+        check_local_worker_flags(parser, parser.parse_args(["--max-context", "0"]))
+    assert "--max-context must be at least 1" in capsys.readouterr().err
 
 
 def write_sharded(folder: Path, config: dict | None = None) -> Transformer:

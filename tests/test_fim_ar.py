@@ -1,10 +1,10 @@
 """FIM rearrangements of the autoregressive twin's windows, the prompt that matches them, and the
-twin filling a hole."""
+twin asked with it (`infill.causal`)."""
 import numpy as np
 import torch
 
-from infill.fim_ar import (N_SENTINELS, Sentinels, ar_fill, fim_batch, fim_context, fim_prompt, fim_window,
-                           next_token, rearrange)
+from infill import causal
+from infill.fim_ar import N_SENTINELS, Sentinels, fim_batch, fim_context, fim_prompt, fim_window, rearrange
 from infill.model import ModelConfig, Transformer
 from infill.tokenizer import AFTER, BEFORE, EDIT, END, SPECIAL_TOKENS
 
@@ -49,35 +49,28 @@ def test_sentinels_are_the_bundled_tokenizers_specials(tiny_tokenizer):
     assert [st.prefix, st.suffix, st.middle, st.end] == [SPECIAL_TOKENS.index(t) for t in (BEFORE, AFTER, EDIT, END)]
 
 
-def causal_model(tok) -> Transformer:
+def causal_model(tok, fim: bool) -> Transformer:
     torch.manual_seed(0)
     cfg = ModelConfig(vocab_size=tok.vocab_size, hidden_size=32, num_layers=2, num_heads=4, num_kv_heads=2,
-                      head_dim=8, intermediate_size=64, max_position_embeddings=128, causal=True)
+                      head_dim=8, intermediate_size=64, max_position_embeddings=128, causal=True, fim_sentinels=fim)
     return Transformer(cfg).eval()
 
 
-def test_the_twin_fills_with_cached_passes_as_full_ones_would(tiny_tokenizer):
-    tok, model = tiny_tokenizer, causal_model(tiny_tokenizer)
+def test_a_fim_trained_twin_is_asked_with_prefix_and_suffix(tiny_tokenizer):
+    tok = tiny_tokenizer
     prefix, suffix = "def add(a, b):\n    ret", "\n\nprint(add(1, 2))\n"
-    st = Sentinels.of(tok)
+    state = causal.start(causal_model(tok, fim=True), tok, prefix, "single_line", 12, suffix=suffix)
     prefix_ids, suffix_ids, healed = fim_context(tok, prefix, suffix, 128 - 12 - 1 - N_SENTINELS)
-    assert healed == "ret" and tok.decode(prefix_ids) == "def add(a, b):\n    "
-    ids = list(tok.head_ids) + fim_prompt(st, prefix_ids, suffix_ids)
-    banned = torch.tensor([i for i in [*tok.banned_ids, tok.pad_id] if i != st.end])
-    middle = []
-    with torch.no_grad():
-        while len(middle) < 12:  # the reference: every pass over the whole sequence
-            allowed = tok.tokens_starting_with(healed) if not middle else None
-            token = next_token(model(torch.tensor([ids + middle]))[0][0, -1], banned, allowed)
-            if token == st.end:
-                break
-            middle.append(token)
-    assert tok.decode(middle).startswith("ret")
-    want = tok.decode(middle)[3:]
-    got = ar_fill(model, tok, prefix, suffix, 12, single_line=False)
-    assert got == want
-    line = ar_fill(model, tok, prefix, suffix, 12, single_line=True)
-    assert want.startswith(line) and "\n" not in line.rstrip("\n")
+    assert healed == state.healed == "ret" and tok.decode(prefix_ids) == "def add(a, b):\n    "
+    assert state.prompt == list(tok.head_ids) + fim_prompt(Sentinels.of(tok), prefix_ids, suffix_ids)
+    assert Sentinels.of(tok).end in state.stop_ids
+    plain = causal.start(causal_model(tok, fim=False), tok, prefix, "single_line", 12, suffix=suffix)
+    assert plain.prompt == list(tok.head_ids) + tok.heal(prefix).ids  # a twin without FIM: the prefix alone
+    model = causal_model(tok, fim=True)
+    while not state.done:
+        causal.step(model, tok, state)
+    text = causal.answer(tok, state)
+    assert "\n" not in text.rstrip("\n") and not any(t in text for t in ("<|", "|>"))
 
 
 def test_context_keeps_the_prefix_end_and_the_suffix_start(tiny_tokenizer):

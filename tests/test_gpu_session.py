@@ -43,13 +43,13 @@ def test_batches_rearrange_ar_rows_and_keep_snippets_out_of_the_holes(corpus, ti
     sp, st = Special(tok.mask_id, tok.pad_id, tok.newline_id), Sentinels.of(tok)
     snippets = SnippetWindows(corpus / "snippets.npz", tok.file_id, tok.snippet_id)
     rng = np.random.default_rng(0)
-    args = SimpleNamespace(batch=8, snippet_share=0.5, fim_rate=1.0, fim_spm=0.5, phase="ar")
-    (ar,) = product_batch(Windows(corpus / "train.bin", 65), snippets, args, sp, st, rng)
+    args = SimpleNamespace(snippet_share=0.5, fim_rate=1.0, fim_spm=0.5, phase="ar")
+    (ar,) = product_batch(Windows(corpus / "train.bin", 65), snippets, 8, args, sp, st, rng)
     assert ar.shape == (8, 65)
     assert (ar[:4, 0] == st.prefix).all() and (ar[:4] == st.end).sum() >= 4  # corpus rows: all rearranged
     assert (ar[4:, 0] == tok.file_id).all() and (ar[4:] == st.prefix).sum(1).min() == 1  # after the snippets
     args.phase = "diffusion"
-    inputs, targets, weights = product_batch(Windows(corpus / "train.bin", 64), snippets, args, sp, st, rng)
+    inputs, targets, weights = product_batch(Windows(corpus / "train.bin", 64), snippets, 8, args, sp, st, rng)
     assert inputs.shape == targets.shape == weights.shape == (8, 64)
     assert (inputs[4:, 0] == tok.file_id).all() and not weights[4:, 0].any()
     for row in range(4, 8):
@@ -76,26 +76,22 @@ def test_plain_runs_stay_as_they_were():
     assert args.fim_rate == 0 and args.snippets is None
 
 
-def canvases_supported() -> bool:
-    return "--canvases" in subprocess.run([sys.executable, "-m", "infill.train", "--help"], capture_output=True,
-                                          text=True, cwd=REPO_ROOT).stdout
-
-
 def write_canvases(path: Path, corpus: Path, count: int = 6) -> Path:
-    """Edit-training canvases in the format of the lead's module: ids with the targets in, hole spans."""
+    """Edit-training canvases as `training.edit_canvases` writes them: ids with the answers in, hole spans."""
     ids = np.fromfile(corpus / "train.bin", dtype=np.uint16)
-    path.write_text("".join(json.dumps({"ids": ids[i * 40:i * 40 + 60].tolist(), "holes": [[20, 30]]}) + "\n"
-                            for i in range(count)))
+    path.write_text("".join(json.dumps({"ids": ids[i * 40:i * 40 + 60].tolist(), "holes": [[20, 30]],
+                                        "kind": "rename", "layout": "shown"}) + "\n" for i in range(count)))
     return path
 
 
-def test_edit_canvases_mix_into_the_diffusion_phase(corpus, tmp_path):
-    if not canvases_supported():
-        pytest.skip("infill train has no --canvases yet: the edit-canvas change is not on this branch")
+def test_edit_canvases_and_snippets_mix_into_one_diffusion_batch(corpus, tmp_path):
     canvases = write_canvases(tmp_path / "canvases.jsonl", corpus)
     train_main(["--phase", "diffusion", "--out", str(tmp_path / "d"), "--corpus", str(corpus), *TINY_SHAPE,
-                "--tokens", str(2 * 256), "--fim-tasks", "0", "--canvases", str(canvases), "--canvas-share", "0.5"])
+                "--tokens", str(2 * 256), "--fim-tasks", "0", "--canvases", str(canvases), "--canvas-share", "0.25",
+                "--snippets", str(corpus / "snippets.npz"), "--snippet-share", "0.5"])
+    cfg = load_model(tmp_path / "d" / "model").cfg
     assert [r["step"] for r in read_log(tmp_path / "d")] == [1, 2]
+    assert cfg.edit_canvas == "shown" and cfg.snippet_context
 
 
 def session_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -125,9 +121,7 @@ def test_session_end_to_end_and_back_into_models(corpus, tmp_path):
     sizes = [p.stat().st_size for p in out.iterdir()]
     assert len(sizes) <= LIMIT_FILES and sum(sizes) <= LIMIT_BYTES and max(sizes) <= PIECE_BYTES
     assert "gpu tests: rc 0" in log and "bench.gpu: rc 0" in log and "OVER THE LIMITS" not in log
-    canvases_line = "edit canvases: " + (f"{tmp_path / 'in'}/canvases.jsonl at share" if canvases_supported()
-                                         else "skipped, this tree's infill train has no --canvases")
-    assert canvases_line in log
+    assert f"edit canvases: {tmp_path / 'in'}/canvases.jsonl at share 0.15" in log
 
     models = tmp_path / "models"
     unpacked = subprocess.run([str(script), "--unpack", str(out), str(models)], env=env, capture_output=True,
@@ -139,5 +133,6 @@ def test_session_end_to_end_and_back_into_models(corpus, tmp_path):
             assert (f.metadata() or {}).get("weights") == "int8-per-channel"
         cfg = load_model(models / name).cfg
         assert cfg.causal is causal and cfg.fim_sentinels is causal and cfg.snippet_context
+        assert cfg.edit_canvas == ("" if causal else "shown")
         assert (tmp_path / "back" / f"{name}.log.jsonl").exists()
     assert (models / "tiny" / "decoder.json").exists() and (tmp_path / "back" / "check" / "bench.json").exists()

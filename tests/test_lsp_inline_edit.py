@@ -16,7 +16,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 import fake_worker
 from engine.client import start_worker_process, stop_worker
 from lsp_server.inline_edit import ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT
-from test_lsp_e2e import ANSWER_WAIT_S, start_session
+from test_lsp_e2e import ANSWER_WAIT_S, logged, start_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -150,7 +150,7 @@ async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp
         # the older one is still in flight when the newer comes: its job sleeps 3 s at the worker
         newer = protocol.send_request(INLINE_EDIT, params)
         assert as_dict(await asyncio.wait_for(asyncio.wrap_future(older), ANSWER_WAIT_S)) == {"edits": []}
-        assert "superseded by a newer request" in session.log.read_text()
+        await logged(session.log, "superseded by a newer request")  # logged as the answer goes
         answer = as_dict(await asyncio.wait_for(asyncio.wrap_future(newer), ANSWER_WAIT_S))
         assert isinstance(answer["edits"], list)
 

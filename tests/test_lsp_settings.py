@@ -37,6 +37,10 @@ def test_more_settings_from_options():
     settings, problems = ServerSettings.from_options({"workerKeys": "~/.config/infill/keys"})
     assert settings.worker_keys == "~/.config/infill/keys" and problems == []
     assert "infill keys" in ServerSettings.from_options({"workerKeys": " "})[1][0]
+    assert ServerSettings().joint_regions
+    assert ServerSettings.from_options({"jointRegions": False}) == (ServerSettings(joint_regions=False), [])
+    settings, problems = ServerSettings.from_options({"jointRegions": 0})
+    assert settings.joint_regions and "'jointRegions' must be true or false" in problems[0]
 
 
 def test_a_configuration_change_keeps_the_settings_it_does_not_name():

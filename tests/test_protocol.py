@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from engine.protocol import (MAX_FRAME_BYTES, MAX_ITEM_CHARS, MAX_ITEMS, MAX_OVERRIDES, MAX_PREFIX_CHARS,
                              MAX_SNIPPET_TEXT_CHARS, MAX_SNIPPETS, MAX_SNIPPETS_TOTAL_CHARS,
                              MAX_SUFFIX_CHARS, PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
-                             HealthOk, Hello, Hole, Info, InfoRequest, Item, MsgType, ProtocolError,
+                             HealthOk, Hello, Hole, Info, InfoRequest, Item, MsgType, Partial, ProtocolError,
                              Result, Snippet, Timings, Welcome, decode, encode)
 
 REQUEST = CompleteRequest(
@@ -31,6 +31,8 @@ SAMPLES = [
     RESULT,
     Result("r", [], Timings(0, 0, 0, 0), "cancelled"),
     Cancel("req-1"),
+    Partial("req-1", "return a"),
+    CompleteRequest(id="req-3", kind="fim", prefix="x = ", suffix="\n", stream=True),
     Error("req-1", ErrorCode.INTERNAL, "boom"),
     Error("req-2", ErrorCode.OVERLOADED, "the worker holds 80 requests, its limit"),
     HealthOk(3.0, 4, 9, 0.01, steps=20, forward_passes=26, step_requests=61),
@@ -229,7 +231,7 @@ def test_malformed_frames(raw, fragment):
     expect_error(raw, ErrorCode.MALFORMED, fragment)
 
 
-@pytest.mark.parametrize("tag", [0, 11, 99, 255])
+@pytest.mark.parametrize("tag", [0, 12, 99, 255])
 def test_unknown_type_tag(tag):
     expect_error(bytes([tag]) + msgpack.packb({}), ErrorCode.UNKNOWN_TYPE, f"tag {tag}")
 

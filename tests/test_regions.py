@@ -10,8 +10,8 @@ from infill.canvas import regions_canvas
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.decode import HoleRules, full_pass, layout, window_pass
-from infill.fim import fill, fill_regions, hole_rules, prepare_regions
-from infill.job import Hole
+from infill.fim import fill, fill_regions, hole_rules, job_canvas
+from infill.job import Hole, Job
 
 PIECES = ["def read(path):\n    return ", "\n\n\ndef write(path, text):\n    ", "\n"]
 
@@ -124,7 +124,7 @@ def test_fill_regions_with_one_hole_is_fill(model, tiny_tokenizer):
 
 def test_each_hole_takes_its_own_mode_and_length(model, tiny_tokenizer):
     holes_ = [Hole("single_line", 64), Hole("multi_line", 64)]
-    canvas, rules = prepare_regions(model, tiny_tokenizer, ["x = ", "\n", ""], holes_)
+    canvas, rules = job_canvas(tiny_tokenizer, Job(("x = ", "\n", ""), tuple(holes_)), 2048)
     assert [r.single_line for r in rules] == [True, False] and canvas.hole_lens == [32, 64]
     assert canvas.healed == [" ", ""]  # a lone trailing space is re-opened into the hole
 
@@ -144,7 +144,8 @@ def test_a_multi_hole_state_batches_with_others(model, tiny_tokenizer):
 
 
 def test_a_past_deadline_answers_every_hole_after_one_pass(model, tiny_tokenizer):
-    canvas, rules = prepare_regions(model, tiny_tokenizer, PIECES, [Hole("multi_line", 8)] * 2)
+    canvas, rules = job_canvas(tiny_tokenizer, Job(tuple(PIECES), (Hole("multi_line", 8),) * 2),
+                               model.cfg.max_position_embeddings)
     state = decode.start_regions(model, canvas, rules, DecoderConfig(), deadline=time.monotonic() - 1)
     decode.step(model, [state])
     assert state.done and state.stop_reason == "deadline" and state.passes == 1

@@ -38,10 +38,27 @@ export interface ServerSettings {
   statsLog?: string;
   device?: string;
   dtype?: Dtype;
+  arena?: boolean;
+  arenaBackends?: ArenaBackend[];
+  arenaVotes?: string;
+  arenaDeadlineMs?: number;
+}
+
+/** One side of the arena (`lsp_server/arena.py`): no address means the server's own worker. */
+export interface ArenaBackend {
+  name: string;
+  address?: string;
+  decoder?: Record<string, string | number | boolean>;
 }
 
 /** The settings whose change needs a new server process. */
 export const LAUNCH_KEYS = ["serverPath", "python", "serverAddress", "tokenFile"] as const;
+
+/** Next-edit suggestions, on the client's side: whether to ask for them, and after how long a pause. */
+export interface NextEditSettings {
+  enabled: boolean;
+  debounceMs: number;
+}
 
 export function isEnabled(config: SettingsReader): boolean {
   return config.get<boolean>("enabled") ?? true;
@@ -58,13 +75,13 @@ export function launchSettings(config: SettingsReader): LaunchSettings {
 
 export function serverSettings(config: SettingsReader): ServerSettings {
   const settings: ServerSettings = {};
-  for (const key of ["workerAddress", "workerKeys", "device"] as const) {
+  for (const key of ["workerAddress", "workerKeys", "device", "arenaVotes"] as const) {
     const value = (config.get<string | null>(key) ?? "").trim();
     if (value) {
       settings[key] = value;
     }
   }
-  for (const key of ["deadlineMs", "maxTokens", "maxLines"] as const) {
+  for (const key of ["deadlineMs", "maxTokens", "maxLines", "arenaDeadlineMs"] as const) {
     const value = config.get<number | null>(key);
     if (typeof value === "number") {
       settings[key] = value;
@@ -82,9 +99,24 @@ export function serverSettings(config: SettingsReader): ServerSettings {
   if (typeof statsLog === "string") {
     settings.statsLog = statsLog;
   }
+  if (config.get<boolean>("arena") === true) {
+    settings.arena = true;
+  }
+  const backends = config.get<ArenaBackend[] | null>("arenaBackends");
+  if (Array.isArray(backends)) {
+    settings.arenaBackends = backends;
+  }
   const dtype = config.get<Dtype | null>("dtype");
   if (dtype) {
     settings.dtype = dtype;
   }
   return settings;
+}
+
+export function nextEditSettings(config: SettingsReader): NextEditSettings {
+  const debounceMs = config.get<number>("nextEdit.debounceMs");
+  return {
+    enabled: config.get<boolean>("nextEdit.enabled") ?? true,
+    debounceMs: typeof debounceMs === "number" && debounceMs >= 0 ? debounceMs : 100,
+  };
 }

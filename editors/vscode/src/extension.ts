@@ -1,9 +1,10 @@
 /**
- * The extension's entry points: activation makes the log, the status bar and the session,
- * registers the commands, and starts the server; deactivation stops it.
+ * The extension's entry points: activation makes the log, the status bar, the session and the
+ * next-edit view, registers the commands, and starts the server; deactivation stops it.
  */
 import * as vscode from "vscode";
 import { isEnabled, SECTION } from "./config";
+import { NextEditView } from "./nextEditView";
 import { RESTART_COMMAND, Session, SHOW_LOG_COMMAND } from "./session";
 import { StatusBar, TOGGLE_COMMAND } from "./status";
 
@@ -18,6 +19,7 @@ export async function activate(context: vscode.ExtensionContext): Promise<void> 
     output,
     status,
     session,
+    new NextEditView(() => session?.running(), vscode.Uri.file(context.asAbsolutePath("media/next-edit.svg")), output),
     vscode.commands.registerCommand(TOGGLE_COMMAND, () => session?.toggle()),
     vscode.commands.registerCommand(RESTART_COMMAND, () => session?.restart()),
     vscode.commands.registerCommand(SHOW_LOG_COMMAND, () => output.show()),

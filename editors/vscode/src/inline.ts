@@ -3,10 +3,12 @@
  * document (a new one cancels the older, which the client sends as `$/cancelRequest`), nothing
  * asked while completions are off, the latency of each answer, and the suggestions handed to
  * `Feedback`. The item's `infill.acceptCompletion` command becomes an `infill/acceptCompletion`
- * notification rather than a `workspace/executeCommand` request.
+ * notification rather than a `workspace/executeCommand` request. An arena pair (two items voting
+ * through `infill.arenaVote`) is shown as one ghost text by `arena.ts`.
  */
 import type { CancellationToken, InlineCompletionItem, InlineCompletionList } from "vscode";
 import type { Middleware } from "vscode-languageclient";
+import { type Arena, arenaPair } from "./arena";
 import type { Feedback, Suggestion } from "./feedback";
 import { ACCEPT_COMMAND, isAcceptArgument } from "./protocol";
 
@@ -23,6 +25,7 @@ export interface InlineOptions {
   feedback: Feedback;
   onLatency(ms: number): void;
   now(): number;
+  arena?: Arena; // shows the server's arena pairs (`arena.ts`)
 }
 
 type Provide = NonNullable<Middleware["provideInlineCompletionItems"]>;
@@ -50,6 +53,7 @@ export class InlineRequests {
     const uri = document.uri.toString();
     this.inFlight.get(uri)?.cancel();
     this.options.feedback.passOver(uri);
+    this.options.arena?.passOver(uri);
     if (!this.options.isEnabled()) {
       return null;
     }
@@ -63,6 +67,13 @@ export class InlineRequests {
         return null;
       }
       this.options.onLatency(this.options.now() - started);
+      const items = Array.isArray(answer) ? answer : answer?.items ?? [];
+      const pair = arenaPair(items as never);
+      if (pair && this.options.arena) {
+        const linePrefix = document.lineAt(position.line).text.slice(0, position.character);
+        const at = { line: position.line, character: position.character };
+        return [this.options.arena.present(uri, at, linePrefix, pair)] as never;
+      }
       this.options.feedback.showing(uri, firstSuggestion(answer));
       return answer;
     } finally {
@@ -86,5 +97,6 @@ export class InlineRequests {
   closed(uri: string): void {
     this.inFlight.get(uri)?.cancel();
     this.options.feedback.passOver(uri);
+    this.options.arena?.passOver(uri);
   }
 }

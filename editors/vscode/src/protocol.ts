@@ -1,9 +1,10 @@
 /**
  * The server's custom protocol, mirrored from `lsp_server/server.py` and `lsp_server/stats.py`:
  * the token a TCP server asks for, the command that inline items carry and the notifications that
- * report what became of a completion. Nothing here touches VS Code, so tests and the extension share it.
+ * report what became of a completion, and next edits (`textDocument/copilotInlineEdit`). Nothing
+ * here touches VS Code, so tests and the extension share it.
  */
-import { NotificationType } from "vscode-languageserver-protocol";
+import { NotificationType, RequestType } from "vscode-languageserver-protocol";
 
 /**
  * A TCP server's `initializationOptions` carry, beside the settings, the token it wrote at launch
@@ -45,3 +46,56 @@ export interface WorkerReadyParams {
 }
 
 export const WorkerReady = new NotificationType<WorkerReadyParams>("infill/workerReady");
+
+/**
+ * Next edits, in the shape of Copilot's language server (`lsp_server/inline_edit.py`): after an
+ * edit, `textDocument/copilotInlineEdit` proposes follow-up edits, nearest the cursor first, each
+ * replacing whole lines; `textDocument/didShowInlineEdit` reports one shown, and running its
+ * command (`infill.acceptInlineEdit`, through `workspace/executeCommand`) reports it taken.
+ */
+export const ACCEPT_INLINE_EDIT_COMMAND = "infill.acceptInlineEdit";
+
+export interface WirePosition {
+  line: number;
+  character: number;
+}
+
+export interface WireRange {
+  start: WirePosition;
+  end: WirePosition;
+}
+
+export interface VersionedDocument {
+  uri: string;
+  version: number;
+}
+
+export interface InlineEditParams {
+  textDocument: VersionedDocument;
+  position: WirePosition;
+}
+
+export interface InlineEditCommand {
+  title: string;
+  command: string;
+  arguments?: unknown[];
+}
+
+export interface InlineEdit {
+  text: string;
+  textDocument: VersionedDocument;
+  range: WireRange;
+  command?: InlineEditCommand;
+}
+
+export interface InlineEditResult {
+  edits: InlineEdit[];
+}
+
+export interface DidShowInlineEditParams {
+  item: { command: InlineEditCommand };
+}
+
+export const InlineEditRequest = new RequestType<InlineEditParams, InlineEditResult | null, void>(
+  "textDocument/copilotInlineEdit");
+export const DidShowInlineEdit = new NotificationType<DidShowInlineEditParams>("textDocument/didShowInlineEdit");

@@ -8,9 +8,10 @@
 import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
-import { DidChangeConfigurationNotification, LanguageClient, type ServerOptions, State } from "vscode-languageclient/node";
+import { DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, type ServerOptions, State } from "vscode-languageclient/node";
 import { isEnabled, LAUNCH_KEYS, launchSettings, type LaunchSettings, SECTION, serverSettings } from "./config";
 import { Feedback } from "./feedback";
+import { Arena, type ArenaHost, TAKE_BOTTOM_COMMAND, TAKE_TOP_COMMAND, VISIBLE_CONTEXT, VOTE_COMMAND } from "./arena";
 import { InlineRequests } from "./inline";
 import { WorkerReady } from "./protocol";
 import { resolveServerCommand, type Probe } from "./server";
@@ -41,19 +42,47 @@ const PROBE: Probe = { isExecutable, pathEnv: process.env.PATH, home: os.homedir
 export class Session implements vscode.Disposable {
   private client: LanguageClient | undefined;
   private readonly listeners: vscode.Disposable[] = [];
+  private readonly arena = new Arena(this.arenaHost());
   private readonly inline = new InlineRequests({
     isEnabled: () => this.status.current.enabled,
     newTokenSource: () => new vscode.CancellationTokenSource(),
     feedback: new Feedback((type, params) => void this.client?.sendNotification(type, params)),
     onLatency: (ms) => this.status.update({ lastLatencyMs: ms }),
     now: () => performance.now(),
+    arena: this.arena,
   });
 
   constructor(private readonly output: vscode.LogOutputChannel, private readonly status: StatusBar) {
     this.listeners.push(
       vscode.workspace.onDidChangeConfiguration((event) => this.configurationChanged(event)),
       vscode.workspace.onDidCloseTextDocument((document) => this.inline.closed(document.uri.toString())),
+      vscode.commands.registerCommand(TAKE_TOP_COMMAND, (uri: string) => this.arena.takeTop(uri)),
+      vscode.commands.registerCommand(TAKE_BOTTOM_COMMAND, () => {
+        const uri = vscode.window.activeTextEditor?.document.uri.toString();
+        return uri ? this.arena.takeBottom(uri) : undefined;
+      }),
     );
+  }
+
+  /** The arena's edits in the editor and its votes to the server; a vote that fails is shown. */
+  private arenaHost(): ArenaHost {
+    return {
+      vote: (battleId, pick) => {
+        this.client?.sendRequest(ExecuteCommandRequest.type, { command: VOTE_COMMAND, arguments: [battleId, pick] })
+          .catch((error: unknown) => {
+            const message = error instanceof Error ? error.message : String(error);
+            this.output.appendLine(`arena vote not recorded: ${message}`);
+            void vscode.window.showErrorMessage(`infill: arena vote not recorded: ${message}`);
+          });
+      },
+      replace: async (uri, start, end, text) => {
+        const editor = vscode.window.visibleTextEditors.find((e) => e.document.uri.toString() === uri);
+        const range = new vscode.Range(start.line, start.character, end.line, end.character);
+        await editor?.edit((builder) => builder.replace(range, text));
+      },
+      hide: async () => { await vscode.commands.executeCommand("editor.action.inlineSuggest.hide"); },
+      setVisible: (visible) => { void vscode.commands.executeCommand("setContext", VISIBLE_CONTEXT, visible); },
+    };
   }
 
   /** Start or connect to the server; a failure is shown to the user and left in the status bar and the log. */
@@ -82,6 +111,11 @@ export class Session implements vscode.Disposable {
     } catch (error) {
       this.failed(tcp ? tcp.explain(error) : error);
     }
+  }
+
+  /** The language client while it runs. */
+  running(): LanguageClient | undefined {
+    return this.client?.isRunning() ? this.client : undefined;
   }
 
   async stop(): Promise<void> {

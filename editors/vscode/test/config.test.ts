@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { isEnabled, LAUNCH_KEYS, launchSettings, serverSettings } from "../src/config";
+import { isEnabled, LAUNCH_KEYS, launchSettings, nextEditSettings, serverSettings } from "../src/config";
 import { PACKAGE, settings } from "./mocks";
 
 test("the defaults send no server settings, so the server's own defaults apply", () => {
@@ -48,7 +48,16 @@ test("every setting read is declared in package.json, and every declared one is 
   isEnabled(reader);
   launchSettings(reader);
   serverSettings(reader);
+  nextEditSettings(reader);
   const declared = Object.keys(PACKAGE.contributes.configuration.properties).map((key) => key.replace(/^infill\./, ""));
   assert.deepEqual([...reader.asked].sort(), declared.sort());
   assert.ok(LAUNCH_KEYS.every((key) => declared.includes(key)));
+});
+
+test("next edits are on by default, after a 100 ms pause; they are the client's, not sent to the server", () => {
+  assert.deepEqual(nextEditSettings(settings()), { enabled: true, debounceMs: 100 });
+  assert.deepEqual(nextEditSettings(settings({ "nextEdit.enabled": false, "nextEdit.debounceMs": 250 })),
+                   { enabled: false, debounceMs: 250 });
+  assert.deepEqual(nextEditSettings(settings({ "nextEdit.debounceMs": -5 })).debounceMs, 100);
+  assert.deepEqual(serverSettings(settings({ "nextEdit.enabled": false })), {});
 });

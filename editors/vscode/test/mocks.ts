@@ -6,7 +6,9 @@ import * as fs from "fs";
 import * as path from "path";
 import type { CancellationToken, StatusBarItem } from "vscode";
 import type { SettingsReader } from "../src/config";
+import type { Lines } from "../src/edits";
 import type { TokenSource } from "../src/inline";
+import type { WirePosition, WireRange } from "../src/protocol";
 
 export const PACKAGE = JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8"));
 
@@ -53,4 +55,22 @@ export class MockTokenSource implements TokenSource {
   dispose(): void {
     this.disposed = true;
   }
+}
+
+/** A document's lines as VS Code counts them (a text ending in a break has an empty last line). */
+export function textLines(text: string): Lines & { text: string } {
+  const lines = text.split("\n");
+  return { text, lineCount: lines.length, lineAt: (line: number) => lines[line] };
+}
+
+function offsetOf(text: string, at: WirePosition): number {
+  const lines = text.split("\n");
+  return lines.slice(0, at.line).reduce((sum, line) => sum + line.length + 1, 0) + at.character;
+}
+
+/** `text` with `changes` made at once, as one VS Code workspace edit makes them (ranges in the old text). */
+export function applied(text: string, changes: { range: WireRange; text: string }[]): string {
+  const sorted = [...changes].sort((a, b) => offsetOf(text, b.range.start) - offsetOf(text, a.range.start));
+  return sorted.reduce((result, change) => result.slice(0, offsetOf(text, change.range.start)) + change.text
+                                           + result.slice(offsetOf(text, change.range.end)), text);
 }

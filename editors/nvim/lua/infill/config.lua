@@ -13,8 +13,15 @@ M.defaults = {
                 "go", "rust", "java", "c", "cpp" },
   debounce_ms = 75, -- ask for a completion after this long without a keystroke
   accept_key = "<Tab>", -- in insert mode, while a suggestion is shown; false: map it yourself
+  arena_bottom_key = "<S-Tab>", -- insert mode, while an arena pair is shown (settings.arena): take the bottom
   settings = {}, -- the server's settings (initializationOptions): deadlineMs, maxTokens, mode, ...
   root_dir = nil, -- a function(bufnr) returning the workspace folder; default: the current directory
+  next_edit = {
+    enabled = true, -- after a change, ask for the follow-up edits elsewhere in the buffer and show them
+    debounce_ms = 100, -- after a change in normal mode or leaving insert mode, wait this long before asking
+    jump_key = "<Tab>", -- normal mode, while edits are shown: go to the nearest, on it take them all; false: none
+    dismiss_key = "<Esc>", -- normal mode, while edits are shown: drop them; false: none
+  },
 }
 
 -- The checkout's root: this file is <root>/editors/nvim/lua/infill/config.lua.
@@ -60,8 +67,16 @@ function M.resolve(options)
     filetypes = { config.filetypes, "table" },
     debounce_ms = { config.debounce_ms, "number" },
     accept_key = { config.accept_key, { "string", "boolean" } },
+    arena_bottom_key = { config.arena_bottom_key, { "string", "boolean" } },
     settings = { config.settings, "table" },
     root_dir = { config.root_dir, "function", true },
+    next_edit = { config.next_edit, "table" },
+  })
+  vim.validate({
+    ["next_edit.enabled"] = { config.next_edit.enabled, "boolean" },
+    ["next_edit.debounce_ms"] = { config.next_edit.debounce_ms, "number" },
+    ["next_edit.jump_key"] = { config.next_edit.jump_key, { "string", "boolean" } },
+    ["next_edit.dismiss_key"] = { config.next_edit.dismiss_key, { "string", "boolean" } },
   })
   if config.address then
     resolve_tcp(config)

@@ -1,13 +1,16 @@
--- infill for Neovim: ghost-text completions from `infill lsp` on the built-in LSP client.
+-- infill for Neovim: ghost-text completions and next edits from `infill lsp` on the built-in LSP
+-- client.
 --
 --   require("infill").setup({ debounce_ms = 75, settings = { deadlineMs = 1500 } })
 --   require("infill").setup({ address = "127.0.0.1:2087" }) -- a running `infill lsp --tcp 2087`
 --
 -- Buffers of the configured filetypes attach to the server. On Neovim 0.12 and later the
 -- built-in vim.lsp.inline_completion shows and accepts the suggestions; before it the plugin's
--- own session (infill.session) does. Options: see infill.config.
+-- own session (infill.session) does. Next edits (infill.next_edit) are the plugin's own on every
+-- version. Options: see infill.config.
 local config_module = require("infill.config")
 local lsp = require("infill.lsp")
+local next_edit = require("infill.next_edit")
 local protocol = require("infill.protocol")
 local session = require("infill.session")
 
@@ -44,6 +47,15 @@ local function map_accept_key(bufnr, key)
   end
 end
 
+-- <S-Tab> (`arena_bottom_key`) takes the bottom answer of an arena pair, else does what it always does.
+local function map_arena_bottom_key(bufnr, key)
+  vim.keymap.set("i", key, function()
+    if not session.accept_bottom(bufnr) then
+      feed(key)
+    end
+  end, { buffer = bufnr, desc = "infill: take the arena's bottom answer" })
+end
+
 local function follow_typing(bufnr, group, config)
   local function on(events, callback)
     vim.api.nvim_create_autocmd(events, { group = group, buffer = bufnr, callback = callback })
@@ -52,6 +64,33 @@ local function follow_typing(bufnr, group, config)
   on("CursorMovedI", function() session.moved(bufnr) end)
   on({ "InsertLeave", "BufLeave" }, function() session.stop(bufnr) end)
   on({ "BufUnload", "BufWipeout" }, function() session.forget(bufnr) end)
+end
+
+-- A normal-mode key that runs `action` while next edits are shown, else does what it always does.
+local function map_next_edit_key(bufnr, key, action, desc)
+  if key then
+    vim.keymap.set("n", key, function()
+      if not action(bufnr) then
+        feed(key)
+      end
+    end, { buffer = bufnr, desc = desc })
+  end
+end
+
+local function follow_edits(bufnr, group, options)
+  local function on(events, ask)
+    vim.api.nvim_create_autocmd(events, { group = group, buffer = bufnr, callback = function()
+      next_edit.changed(bufnr, options.debounce_ms, ask)
+    end })
+  end
+  on({ "TextChanged", "InsertLeave" }, true)
+  on("TextChangedI", false)
+  vim.api.nvim_create_autocmd("BufLeave", { group = group, buffer = bufnr,
+                                            callback = function() next_edit.dismiss(bufnr) end })
+  vim.api.nvim_create_autocmd({ "BufUnload", "BufWipeout" }, { group = group, buffer = bufnr,
+                                                               callback = function() next_edit.forget(bufnr) end })
+  map_next_edit_key(bufnr, options.jump_key, next_edit.tab, "infill: go to the next edit, or take the edits")
+  map_next_edit_key(bufnr, options.dismiss_key, next_edit.dismiss, "infill: dismiss the next edits")
 end
 
 local function enable(bufnr, group, config)
@@ -67,6 +106,12 @@ local function enable(bufnr, group, config)
     vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
   else
     follow_typing(bufnr, group, config)
+    if config.arena_bottom_key then
+      map_arena_bottom_key(bufnr, config.arena_bottom_key)
+    end
+  end
+  if config.next_edit.enabled then
+    follow_edits(bufnr, group, config.next_edit)
   end
 end
 

@@ -2,7 +2,10 @@
 -- ask for a completion (at most one request in flight: a keystroke cancels it with
 -- $/cancelRequest); show the answer's first item as ghost text if the buffer and the cursor have
 -- not moved since; accept it into the buffer, or drop it when the cursor moves or insert mode ends.
--- What became of each suggestion goes to the server as infill/* notifications.
+-- What became of each suggestion goes to the server as infill/* notifications. An arena pair
+-- (infill.arena) shows both answers; <Tab> takes the top, accept_bottom (<S-Tab>) the bottom, and
+-- a dismissal votes neither.
+local arena = require("infill.arena")
 local ghost = require("infill.ghost")
 local lsp = require("infill.lsp")
 local protocol = require("infill.protocol")
@@ -45,12 +48,21 @@ function M.dismiss(bufnr)
   if suggestion then
     buffer.suggestion = nil
     ghost.clear(bufnr)
-    report(suggestion.client, protocol.REJECT, suggestion)
+    if suggestion.arena then
+      arena.vote(suggestion.client, suggestion.arena, "neither")
+    else
+      report(suggestion.client, protocol.REJECT, suggestion)
+    end
   end
 end
 
 -- The suggestion an answer brings: its first item, if it starts at the cursor and names its request.
 local function suggestion_from(result, client, row, col, character)
+  local pair = arena.pair(result)
+  if pair then
+    local line_prefix = vim.api.nvim_get_current_line():sub(1, col)
+    return { client = client, row = row, col = col, text = arena.ghost_text(pair, line_prefix), arena = pair }
+  end
   local items = result and (result.items or result) or {}
   local item = items[1]
   local argument = item and item.command and item.command.arguments and item.command.arguments[1]
@@ -69,7 +81,9 @@ local function show(bufnr, suggestion)
   local buffer = state(bufnr)
   buffer.suggestion = suggestion
   ghost.show(bufnr, suggestion.row, suggestion.col, suggestion.text)
-  report(suggestion.client, protocol.DID_SHOW, suggestion)
+  if not suggestion.arena then
+    report(suggestion.client, protocol.DID_SHOW, suggestion)
+  end
 end
 
 -- Ask for a completion at the cursor of `bufnr` (the current buffer, in insert mode).
@@ -144,28 +158,60 @@ function M.forget(bufnr)
   end
 end
 
--- Insert the suggestion shown at the cursor and report it; false when there is none.
-function M.accept(bufnr)
+local function insert(bufnr, row, col, text)
+  local lines = vim.split((text:gsub("\r\n?", "\n")), "\n", { plain = true })
+  vim.api.nvim_buf_set_text(bufnr, row, col, row, col, lines)
+  local last = #lines == 1 and col + #lines[1] or #lines[#lines]
+  vim.api.nvim_win_set_cursor(0, { row + #lines, last })
+end
+
+-- The suggestion shown at the cursor, taken off the screen; nil when there is none.
+local function take(bufnr)
   local buffer = buffers[bufnr]
   local suggestion = buffer and buffer.suggestion
   local row, col = cursor()
   if not suggestion or suggestion.row ~= row or suggestion.col ~= col then
-    return false
+    return nil
   end
   buffer.suggestion = nil
   ghost.clear(bufnr)
-  local lines = vim.split((suggestion.text:gsub("\r\n?", "\n")), "\n", { plain = true })
-  vim.api.nvim_buf_set_text(bufnr, row, col, row, col, lines)
-  local last = #lines == 1 and col + #lines[1] or #lines[#lines]
-  vim.api.nvim_win_set_cursor(0, { row + #lines, last })
+  return suggestion
+end
+
+-- Insert the suggestion shown at the cursor (an arena pair's top answer) and report it; false
+-- when there is none.
+function M.accept(bufnr)
+  local suggestion = take(bufnr)
+  if not suggestion then
+    return false
+  end
+  if suggestion.arena then
+    insert(bufnr, suggestion.row, suggestion.col, suggestion.arena.top)
+    arena.vote(suggestion.client, suggestion.arena, "top")
+    return true
+  end
+  insert(bufnr, suggestion.row, suggestion.col, suggestion.text)
   report(suggestion.client, protocol.ACCEPT, suggestion, vim.fn.strchars(suggestion.text))
+  return true
+end
+
+-- Insert the bottom answer of the arena pair shown at the cursor and vote for it; false when no
+-- pair is shown.
+function M.accept_bottom(bufnr)
+  local suggestion = buffers[bufnr] and buffers[bufnr].suggestion
+  if not (suggestion and suggestion.arena) or not take(bufnr) then
+    return false
+  end
+  insert(bufnr, suggestion.row, suggestion.col, suggestion.arena.bottom)
+  arena.vote(suggestion.client, suggestion.arena, "bottom")
   return true
 end
 
 -- The suggestion shown in `bufnr`, for tests and statuslines: { row, col, text } or nil.
 function M.shown(bufnr)
   local suggestion = buffers[bufnr] and buffers[bufnr].suggestion
-  return suggestion and { row = suggestion.row, col = suggestion.col, text = suggestion.text }
+  return suggestion and { row = suggestion.row, col = suggestion.col, text = suggestion.text,
+                          arena = suggestion.arena }
 end
 
 return M

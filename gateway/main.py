@@ -1,0 +1,185 @@
+"""`infill gateway`: the HTTP gateway over workers it is given, or over a local one it starts.
+
+`--worker ADDR[,ADDR...]` balances over running workers (`engine.pool`, `--worker-keys` for
+CURVE); without it a local worker on the bundled model (or `--model`) is started and restarted if
+it dies, as the language server does (`engine.supervisor`). It listens on `--bind HOST:PORT`
+(default 127.0.0.1:8012, llama.vscode's default endpoint); a bind off loopback refuses to start
+without `--api-keys FILE` (one bearer key a line, read again when it changes). Once listening it
+writes `infill gateway: listening on http://HOST:PORT` to stderr, where its log goes too.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import ipaddress
+import logging
+import socket
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import uvicorn
+
+from completion.settings import DEFAULT_DEADLINE_MS, Settings
+from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
+                           check_local_worker_flags, local_worker_flags)
+from engine.keys import ClientKeys, load_client_keys
+from engine.pool import AsyncWorkerPool
+from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS
+from engine.supervisor import WorkerGroup, start_local_workers
+from gateway.api_keys import KeyFile
+from gateway.app import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, GatewayState, build_app
+from gateway.completer import Completer
+from gateway.edits import answer_edit
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_BIND = "127.0.0.1:8012"
+REPLY_SLACK_S = 1.0  # a reply may come this long after its deadline
+GREET_TIMEOUT_S = 5.0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="infill gateway", description="Serve completions over HTTP in "
+                                "the OpenAI, Mistral/Inception FIM and llama.cpp dialects.")
+    p.add_argument("--bind", default=DEFAULT_BIND, metavar="HOST:PORT",
+                   help=f"address to listen on (default {DEFAULT_BIND}; port 0 picks a free one); "
+                        "off loopback it needs --api-keys")
+    p.add_argument("--worker", metavar="ADDR[,ADDR...]", default=None,
+                   help="running workers to balance over, instead of starting a local one")
+    p.add_argument("--worker-keys", metavar="DIR", type=Path, default=None,
+                   help="CURVE key folder (from `infill keys`) for workers started with --keys")
+    p.add_argument("--api-keys", metavar="FILE", type=Path, default=None,
+                   help="bearer keys the clients must send, one a line (read again when it changes)")
+    p.add_argument("--model", type=Path, default=None, help="the local worker's model folder")
+    p.add_argument("--threads", type=int, default=None, help="the local worker's torch threads")
+    add_local_worker_flags(p)
+    p.add_argument("--language", default="python",
+                   help="the language of the code clients send (a tree-sitter grammar's name; "
+                        "default python, the bundled model's)")
+    p.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS, metavar="N",
+                   help=f"time budget of a completion at the worker (default {DEFAULT_DEADLINE_MS})")
+    p.add_argument("--max-tokens", type=int, default=MAX_TOKENS, metavar="N",
+                   help=f"the largest max_tokens a request may ask for (default {MAX_TOKENS})")
+    p.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY_BYTES, metavar="N",
+                   help=f"the largest request body (default {DEFAULT_MAX_BODY_BYTES})")
+    p.add_argument("--max-streams", type=int, default=DEFAULT_MAX_STREAMS, metavar="N",
+                   help=f"event streams open at once; one more is a 429 (default {DEFAULT_MAX_STREAMS})")
+    return p
+
+
+def parse_bind(bind: str) -> tuple[str, int]:
+    """(host, port) of HOST:PORT ([v6]:PORT too); ValueError saying what is wrong."""
+    host, sep, port = bind.rpartition(":")
+    host = host.removeprefix("[").removesuffix("]")
+    if not sep or not host or not port.isdigit() or int(port) > 65535:
+        raise ValueError(f"--bind must be HOST:PORT, got {bind!r}")
+    return host, int(port)
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, int]:
+    check_local_worker_flags(parser, args)
+    try:
+        host, port = parse_bind(args.bind)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if not is_loopback(host) and args.api_keys is None:
+        parser.error(f"refusing to listen on {host} without API keys: anyone who reaches it could "
+                     "use the workers; pass --api-keys FILE, or bind 127.0.0.1")
+    for name in ("max_tokens", "deadline_ms", "max_body_bytes", "max_streams"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name.replace('_', '-')} must be at least 1")
+    if args.max_tokens > MAX_TOKENS or args.deadline_ms > MAX_DEADLINE_MS:
+        parser.error(f"--max-tokens is at most {MAX_TOKENS}, --deadline-ms at most {MAX_DEADLINE_MS}")
+    return host, port
+
+
+async def model_name(pool: AsyncWorkerPool) -> str:
+    """The workers' model (and so its health watches started), or "infill" if none answers yet."""
+    try:
+        return (await asyncio.wait_for(pool.hello(), GREET_TIMEOUT_S)).model
+    except (WorkerError, WorkerTimeout, TimeoutError) as exc:
+        logger.warning("no worker answered yet (%s); serving anyway", exc)
+        return "infill"
+
+
+def model_id(name: str) -> str:
+    """The id clients see: never one that starts like OpenAI's chat models ("gpt", "o")."""
+    return name if not name.lower().startswith(("gpt", "o")) else f"infill-{name}"
+
+
+async def serve(args: argparse.Namespace, sock: socket.socket, addresses: list[str],
+                keys: ClientKeys | None, api_keys: KeyFile | None) -> None:
+    pool = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-gateway", keys=keys)
+    try:
+        name = await model_name(pool)
+        settings = Settings(deadline_ms=args.deadline_ms)
+        state = GatewayState(Completer(pool, settings, args.language), pool, model_id(name),
+                             aliases=(name,), keys=api_keys, max_body_bytes=args.max_body_bytes,
+                             max_tokens=args.max_tokens, max_streams=args.max_streams)
+        state.edits = answer_edit
+        config = uvicorn.Config(build_app(state), log_level="warning", access_log=False,
+                                lifespan="off")
+        host, port = sock.getsockname()[:2]
+        sys.stderr.write(f"infill gateway: listening on http://{host}:{port} (model {state.model_id})\n")
+        sys.stderr.flush()
+        await uvicorn.Server(config).serve(sockets=[sock])
+    finally:
+        pool.close()
+
+
+LISTEN_BACKLOG = 2048  # uvicorn's own default
+
+
+def _listen(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # Inherited by each connection: an answer's headers and body leave at once, not 40 ms apart
+    # (Nagle's algorithm waiting for the client's delayed ACK of the headers).
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    sock.bind((host, port))
+    sock.listen(LISTEN_BACKLOG)  # from here on connections wait in the backlog until the app serves them
+    return sock
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of `infill gateway` and `python -m gateway`."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    host, port = _check(parser, args)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        api_keys = None if args.api_keys is None else KeyFile(args.api_keys.expanduser())
+        keys = None if args.worker_keys is None else load_client_keys(args.worker_keys.expanduser())
+        sock = _listen(host, port)
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+    group: WorkerGroup | None = None
+    try:
+        if args.worker is None:
+            group = start_local_workers(args.model, threads=args.threads,
+                                        flags=local_worker_flags(args),
+                                        startup_timeout_s=args.startup_timeout)
+        addresses = group.addresses if group else [a.strip() for a in args.worker.split(",") if a.strip()]
+        with contextlib.suppress(KeyboardInterrupt):
+            asyncio.run(serve(args, sock, addresses, None if group else keys, api_keys))
+        return 0
+    except WorkerStartError as exc:
+        sys.stderr.write(f"infill gateway: the local worker did not start: {exc}\n")
+        return 1
+    finally:
+        sock.close()
+        if group is not None:
+            group.stop()

@@ -1,0 +1,185 @@
+"""The arena in the editor: with the `arena` setting on, an inline completion is a battle of two backends.
+
+Two backends of the `arenaBackends` setting (each `{"name", "address"?, "decoder"?}`; one without
+an address is the server's own worker) are drawn at random, shown in a random order, and asked
+for the same hole at once; the slower one is waited for, up to `arenaDeadlineMs`. The answer is
+two inline items in the order shown, each with the command `infill.arenaVote` and the arguments
+`[battleId, "top"]` or `[battleId, "bottom"]`:
+
+    [{"insertText": TOP, "range": ..., "command": {"command": "infill.arenaVote", "arguments": [ID, "top"]}},
+     {"insertText": BOTTOM, "range": ..., "command": {"command": "infill.arenaVote", "arguments": [ID, "bottom"]}}]
+
+Editors show them as one ghost text (the top, a line `<indent>======`, the line's prefix and the
+bottom), insert the top on Tab and the bottom on Shift-Tab and run the item's command, and on
+typing on run `infill.arenaVote` with `[battleId, "neither"]`. A pair where one side is empty or
+failed, or both are the same, is no battle: the one answer comes back as a plain item. The vote
+(pick, order, both latencies, the context's size) goes to the SQLite store at `arenaVotes`
+(`lsp_server.arena_votes`); a store that is locked or corrupt answers the command with an error
+that says so, and the votes already written stay.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+import time
+import uuid
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from completion import pipeline
+from completion.decide import NONE
+from engine.client import AsyncWorkerClient, WorkerError, WorkerTimeout
+from lsp_server.arena_votes import DEFAULT_VOTES_PATH, Vote, VoteStore, VoteStoreError
+
+if TYPE_CHECKING:
+    from lsp_server.server import InfillLanguageServer
+
+logger = logging.getLogger(__name__)
+
+VOTE_COMMAND = "infill.arenaVote"
+PENDING_BATTLES = 64  # battles shown and not yet voted on that are remembered
+REPLY_SLACK_S = 0.5
+
+
+@dataclass(frozen=True, slots=True)
+class Shown:
+    """A battle on screen, waiting for its vote."""
+
+    top: str
+    bottom: str
+    top_latency_ms: float
+    bottom_latency_ms: float
+    context_chars: int
+    language: str
+    top_chars: int
+    bottom_chars: int
+
+
+@dataclass(slots=True)
+class ArenaState:
+    """The server's arena: clients of the backends' workers and the battles awaiting a vote."""
+
+    clients: dict[str, AsyncWorkerClient] = field(default_factory=dict)  # by address
+    shown: OrderedDict[str, Shown] = field(default_factory=OrderedDict)
+    rng: random.Random = field(default_factory=random.Random)
+
+    def remember(self, battle_id: str, shown: Shown) -> None:
+        self.shown[battle_id] = shown
+        while len(self.shown) > PENDING_BATTLES:
+            self.shown.popitem(last=False)
+
+    def close(self) -> None:
+        for client in self.clients.values():
+            client.close()
+        self.clients.clear()
+
+
+def valid_backends(value: Any) -> bool:
+    """Two or more `{"name", "address"?, "decoder"?}` objects with different names."""
+    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(b, dict) for b in value):
+        return False
+    names = [b.get("name") for b in value]
+    return (all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
+            and all(isinstance(b.get("address", ""), str) and isinstance(b.get("decoder", {}), dict)
+                    and set(b) <= {"name", "address", "decoder"} for b in value))
+
+
+async def client_for(ls: InfillLanguageServer, backend: dict, timeout_s: float) -> Any:
+    """The worker client of a backend: its address's, else the server's own worker's."""
+    address = backend.get("address")
+    if not address:
+        return await ls.worker_client(timeout_s)
+    state: ArenaState = ls.arena
+    if address not in state.clients:
+        state.clients[address] = AsyncWorkerClient(address, timeout_s=REPLY_SLACK_S, client_name="infill-arena")
+    return state.clients[address]
+
+
+async def ask(ls: InfillLanguageServer, backend: dict, hole: pipeline.Hole, window, mode: str,
+              started: float) -> tuple[str, float]:
+    """One side's text ("" when it failed) and its latency in ms from the request's start."""
+    deadline_ms = ls.settings.arena_deadline_ms
+    client = await client_for(ls, backend, deadline_ms / 1000.0)
+    text = ""
+    if client is not None:
+        requests = pipeline.requests_for(hole, window, uuid.uuid4().hex, mode, ls.settings, deadline_ms,
+                                         (dict(backend.get("decoder", {})),))
+        try:
+            result = await client.complete(requests[0])
+            texts = pipeline.finish(hole, [result], mode, ls.settings)
+            text = texts[0] if texts else ""
+        except (WorkerError, WorkerTimeout) as exc:
+            logger.warning("arena backend %s gave no answer: %s", backend["name"], exc)
+    return text, (time.monotonic() - started) * 1000.0
+
+
+def vote_command(battle_id: str, pick: str) -> types.Command:
+    return types.Command(title=f"infill arena: take the {pick}", command=VOTE_COMMAND, arguments=[battle_id, pick])
+
+
+async def arena_items(ls: InfillLanguageServer, uri: str, position: types.Position,
+                      hole: pipeline.Hole | None, invoked: bool) -> list[types.InlineCompletionItem]:
+    """The inline items of an arena completion at `position` (see the module docstring)."""
+    if hole is None:
+        return []
+    mode = pipeline.decide_at(hole, invoked, ls.settings.mode)
+    if mode == NONE:
+        return []
+    state: ArenaState = ls.arena
+    top, bottom = state.rng.sample(ls.settings.arena_backends, 2)  # a random pair in a random order
+    window = pipeline.context_for(hole, ls.settings, ls.documents)
+    started = time.monotonic()
+    (top_text, top_ms), (bottom_text, bottom_ms) = await asyncio.gather(
+        ask(ls, top, hole, window, mode, started), ask(ls, bottom, hole, window, mode, started))
+    here = types.Range(start=position, end=position)
+    if not top_text.strip() or not bottom_text.strip() or top_text.strip() == bottom_text.strip():
+        logger.info("arena: %s %r and %s %r are no battle", top["name"], top_text, bottom["name"], bottom_text)
+        text = top_text if top_text.strip() else bottom_text
+        return [types.InlineCompletionItem(insert_text=text, range=here)] if text.strip() else []
+    battle_id = uuid.uuid4().hex
+    state.remember(battle_id, Shown(top["name"], bottom["name"], round(top_ms, 1), round(bottom_ms, 1),
+                                    len(window.prefix) + len(window.suffix), hole.language or "",
+                                    len(top_text), len(bottom_text)))
+    logger.info("arena battle %s: %s on top (%.0f ms), %s below (%.0f ms)", battle_id, top["name"], top_ms,
+                bottom["name"], bottom_ms)
+    return [types.InlineCompletionItem(insert_text=top_text, range=here, command=vote_command(battle_id, "top")),
+            types.InlineCompletionItem(insert_text=bottom_text, range=here,
+                                       command=vote_command(battle_id, "bottom"))]
+
+
+def vote_of(ls: InfillLanguageServer, arguments: tuple) -> Vote:
+    """The vote the command's arguments `[battleId, pick]` cast; ValueError for bad ones."""
+    if len(arguments) != 2 or not all(isinstance(a, str) for a in arguments):
+        raise ValueError(f"{VOTE_COMMAND} takes [battleId, \"top\" | \"bottom\" | \"neither\"], got {list(arguments)}")
+    battle_id, pick = arguments
+    shown = ls.arena.shown.get(battle_id)
+    if shown is None:
+        raise ValueError(f"arena battle {battle_id} is unknown: it was voted on already or is too old")
+    return Vote(battle_id, shown.top, shown.bottom, pick, shown.top_latency_ms, shown.bottom_latency_ms,
+                shown.context_chars, shown.language, shown.top_chars, shown.bottom_chars)
+
+
+async def on_vote(ls: LanguageServer, *arguments: Any) -> dict:
+    """`infill.arenaVote`: record the pick; the reply says where it went, or is an error (pygls
+    reads a command's type hints at run time, so `ls` is typed with a class it can import here)."""
+    vote = vote_of(ls, arguments)
+    store = VoteStore(ls.settings.arena_votes or DEFAULT_VOTES_PATH)
+    try:
+        await asyncio.to_thread(store.record, vote)
+    except VoteStoreError as exc:
+        logger.error("%s", exc)
+        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"infill: {exc}"))
+        raise
+    ls.arena.shown.pop(vote.battle_id, None)
+    logger.info("arena vote for battle %s: %s", vote.battle_id, vote.pick)
+    return {"battleId": vote.battle_id, "pick": vote.pick, "store": str(store.path)}
+
+
+def register(server: InfillLanguageServer) -> None:
+    """Add the vote command to `server`."""
+    server.command(VOTE_COMMAND)(on_vote)

@@ -1,0 +1,53 @@
+"""Next edits in the Neovim plugin (editors/nvim), end to end in a real, headless Neovim:
+tests/nvim/test_next_edit.lua renames a variable at its definition, and takes the edits the server
+proposes with <Tab> (after dismissing them once with <Esc>), ending with every use renamed; edits
+for a buffer changed since are refused, and typing drops them. The server is the real `infill lsp`
+on a scripted worker (tests/fake_worker.py) that renames as the file's first line says, since the
+bundled model is not trained for edits: what this proves is the plumbing from the editor through
+LSP to the worker and back. Skipped where `nvim` is missing; `.ci/run` installs it."""
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+
+from infill.paths import REPO_ROOT
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
+              pytest.mark.skipif(shutil.which("nvim") is None, reason="needs nvim (apt-get install neovim)")]
+
+SCRIPT = REPO_ROOT / "tests" / "nvim" / "test_next_edit.lua"
+MARKER = "# fake-rename: count total\n"
+CODE = '''import os
+
+
+def tally(items):
+    count = 0
+    for item in items:
+        count += item
+    print(os.sep)
+    a = 1
+    b = 2
+    c = 3
+    d = 4
+    return count
+'''
+
+
+def test_neovim_plugin_proposes_a_rename_at_the_other_uses_and_takes_it_with_tab(tmp_path, run_nvim, fake_worker_at):
+    files = {name: tmp_path / f"{name}.py" for name in ("tally", "stale", "typed")}
+    for file in files.values():
+        file.write_text(MARKER + CODE)
+    expected, stats = tmp_path / "expected.py", tmp_path / "stats.jsonl"
+    expected.write_text(MARKER + CODE.replace("count", "total"))
+    outcome = run_nvim(SCRIPT, INFILL_PLUGIN=str(REPO_ROOT / "editors" / "nvim"), INFILL_WORKER=fake_worker_at,
+                       INFILL_FILE=str(files["tally"]), INFILL_STALE_FILE=str(files["stale"]),
+                       INFILL_TYPED_FILE=str(files["typed"]), INFILL_EXPECTED=str(expected),
+                       INFILL_STATS=str(stats))
+    assert outcome["final"] == expected.read_text().splitlines()
+    assert len(outcome["shown"]) >= 2
+    events = [json.loads(line) for line in stats.read_text().splitlines()]
+    accepted = sorted(e["index"] for e in events if e["event"] == "accept")
+    assert accepted == list(range(len(outcome["shown"]))), events  # every edit taken, each reported once
+    assert all(e["mode"] == "next_edit" for e in events)
