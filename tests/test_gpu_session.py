@@ -46,7 +46,8 @@ def test_batches_rearrange_ar_rows_and_keep_snippets_out_of_the_holes(corpus, ti
     args = SimpleNamespace(snippet_share=0.5, fim_rate=1.0, fim_spm=0.5, phase="ar")
     (ar,) = product_batch(Windows(corpus / "train.bin", 65), snippets, 8, args, sp, st, rng)
     assert ar.shape == (8, 65)
-    assert (ar[:4, 0] == st.prefix).all() and (ar[:4] == st.end).sum() >= 4  # corpus rows: all rearranged
+    assert (ar[:4, 0] == tok.file_id).all() and (ar[:4, 1] == st.prefix).all()  # corpus rows: all rearranged
+    assert ((ar[:4] == st.end).sum(1) == 1).all()
     assert (ar[4:, 0] == tok.file_id).all() and (ar[4:] == st.prefix).sum(1).min() == 1  # after the snippets
     args.phase = "diffusion"
     inputs, targets, weights = product_batch(Windows(corpus / "train.bin", 64), snippets, 8, args, sp, st, rng)
