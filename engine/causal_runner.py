@@ -83,7 +83,7 @@ class CausalRunner:
         if hole.max_tokens >= context:
             raise ProtocolError(ErrorCode.INVALID_FIELD, f"field 'max_tokens' asks for {hole.max_tokens} "
                                 f"tokens; the model's context is {context}: ask for fewer")
-        state = causal.start(self.model, self.tok, job.prefix, hole.mode, hole.max_tokens, deadline)
+        state = causal.start(self.model, self.tok, job.prefix, hole.mode, hole.max_tokens, deadline, job.suffix)
         return CausalDecoding(state, (time.perf_counter() - started) * 1e3)
 
     def step(self, decodings: list[CausalDecoding]) -> int:
