@@ -125,11 +125,17 @@ def distill_sample(ids: np.ndarray, hole: tuple[int, int], sp: Special, rng: np.
     return inputs, targets, weights
 
 
-def canvas_sample(ids: np.ndarray, holes: list[tuple[int, int]], sp: Special, rng: np.random.Generator, length: int):
+FOCUS_WEIGHT = 8.0  # loss weight of an edit canvas's changed positions against its copied ones
+
+
+def canvas_sample(ids: np.ndarray, holes: list[tuple[int, int]], sp: Special, rng: np.random.Generator, length: int,
+                  focus: np.ndarray = np.zeros(0, np.int64)):
     """(input ids, target ids, loss weights), each of `length`, from a laid-out canvas whose holes
     hold their answers: hole positions are masked with probability t ~ U(t_min, 1) (at least
-    one), weights 1/t as in `noise_window`. A canvas longer than `length` is cut at its end (the
-    holes past it lose their weight), a shorter one padded on the right with weight 0."""
+    one), weights 1/t as in `noise_window`, times FOCUS_WEIGHT at the `focus` positions (where an
+    edit changes its region's text: a few tokens among many copied ones, which would otherwise
+    teach copying alone). A canvas longer than `length` is cut at its end (the holes past it lose
+    their weight), a shorter one padded on the right with weight 0."""
     targets = np.full(length, sp.pad, dtype=np.int64)
     n = min(length, len(ids))
     targets[:n] = ids[:n]
@@ -141,4 +147,7 @@ def canvas_sample(ids: np.ndarray, holes: list[tuple[int, int]], sp: Special, rn
     if not masked.any() and candidates.any():
         masked[rng.choice(np.flatnonzero(candidates))] = True
     inputs = np.where(masked, sp.mask, targets)
-    return inputs, targets, masked.astype(np.float32) / t
+    weights = masked.astype(np.float32) / t
+    focus = focus[focus < length]
+    weights[focus] *= FOCUS_WEIGHT
+    return inputs, targets, weights

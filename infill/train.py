@@ -153,7 +153,7 @@ def read_canvases(paths: list[Path]) -> list[Taught]:
     return [(np.asarray(r["ids"], dtype=np.int64), tuple(r["hole"])) for r in records]
 
 
-Laid = tuple[np.ndarray, list[tuple[int, int]]]  # a laid-out canvas (N,) with its answers, and its holes
+Laid = tuple[np.ndarray, list[tuple[int, int]], np.ndarray]  # a laid-out canvas (N,) with its answers, its holes, its focus
 
 
 def read_laid(paths: list[Path]) -> tuple[list[Laid], str]:
@@ -163,14 +163,16 @@ def read_laid(paths: list[Path]) -> tuple[list[Laid], str]:
     if not records or len(layouts) != 1 or not layouts <= set(EDIT_LAYOUTS):
         raise ValueError(f"{', '.join(map(str, paths))}: need canvases of one layout of {EDIT_LAYOUTS}, "
                          f"got {len(records)} records of layouts {sorted(map(str, layouts))}")
-    return [(np.asarray(r["ids"], dtype=np.int64), [tuple(h) for h in r["holes"]]) for r in records], layouts.pop()
+    return [(np.asarray(r["ids"], dtype=np.int64), [tuple(h) for h in r["holes"]],
+             np.asarray(r.get("focus", []), dtype=np.int64)) for r in records], layouts.pop()
 
 
 def with_canvases(arrays: tuple[np.ndarray, ...], laid: list[Laid], n: int, sp: Special,
                   rng: np.random.Generator, length: int) -> tuple[np.ndarray, ...]:
     """A batch's (inputs, targets, weights[, teacher flags]) with `n` rows of laid-out canvases
     added at its end (never a teacher's rows)."""
-    rows = [canvas_sample(*laid[i], sp, rng, length) for i in rng.integers(0, len(laid), n)]
+    rows = [canvas_sample(ids, holes, sp, rng, length, focus)
+            for ids, holes, focus in (laid[i] for i in rng.integers(0, len(laid), n))]
     added = [np.concatenate([a, np.stack(x)]) for a, x in zip(arrays[:3], zip(*rows))]
     return tuple(added) + tuple(np.concatenate([flags, np.zeros(n, bool)]) for flags in arrays[3:])
 

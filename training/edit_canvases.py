@@ -6,7 +6,8 @@ regions, `next_edit.edit_request` makes the job and the worker's `job_of` reads 
 is laid out by `infill.fim.job_canvas` in the layout the model is to learn, and each hole is
 filled with the lines `expected` has there (the region unchanged where nothing needs to change),
 healed as the decoder reads it and padded to the hole's length. Records are one JSON object a line,
-`{"ids": [...], "holes": [[start, stop], ...], "kind": KIND, "layout": LAYOUT}`, read by
+`{"ids": [...], "holes": [[start, stop], ...], "focus": [...], "kind": KIND, "layout": LAYOUT}`
+(`focus`: the answer's positions that are no copy of the region's current text), read by
 `infill train --canvases` (which records the layout in the model's config).
 
     python -m training.edit_canvases --tasks TRAIN_TASKS.jsonl --layout shown --out FILE
@@ -93,14 +94,21 @@ def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str
     except ProtocolError:
         return None, "not a valid job"
     canvas, _ = job_canvas(tok, job, max_context, layout)
-    ids = list(canvas.ids)
-    for span, healed, target in zip(canvas.spans, canvas.healed, targets):
+    ids, focus = list(canvas.ids), []
+    for span, healed, hole, target in zip(canvas.spans, canvas.healed, job.holes, targets):
         answer = tok.encode(healed + target)
         if not answer or len(answer) > span.stop - span.start:  # lines deleted: no hole can say so
             return None, "a region's answer is empty or longer than its hole"
         ids[span] = answer + [tok.pad_id] * (span.stop - span.start - len(answer))
+        focus += [span.start + i for i in changed_positions(tok.encode(healed + hole.replaces), answer)]
     holes = [[span.start, span.stop] for span in canvas.spans]
-    return {"ids": ids, "holes": holes, "kind": task.get("kind", ""), "layout": layout}, ""
+    return {"ids": ids, "holes": holes, "focus": focus, "kind": task.get("kind", ""), "layout": layout}, ""
+
+
+def changed_positions(current: list[int], answer: list[int]) -> list[int]:
+    """Positions of `answer` that are no copy of `current` (a token diff): where the region changes."""
+    blocks = SequenceMatcher(None, current, answer, autojunk=False).get_opcodes()
+    return [j for tag, _, _, j1, j2 in blocks if tag != "equal" for j in range(j1, j2)]
 
 
 def records(tok: ModelTokenizer, tasks: list[dict], max_context: int, layout: str,
