@@ -193,3 +193,9 @@ def test_a_renamed_local_in_another_language_stays_in_its_function():
     event = EditEvent("file:///w/m.js", before, after, diff_span(before, after), 0.0)
     regions = regions_after(event, ParsedDocument.parse("javascript", after), 1)
     assert 2 in rename_lines(regions) and not {15, 16} & rename_lines(regions)
+
+
+def test_an_edit_that_replaces_the_whole_file_leaves_no_region():
+    after = MODULE.replace("count", "n").replace("items", "things")
+    event = EditEvent("file:///w/m.py", "x = 1\n", after, diff_span("x = 1\n", after), 0.0)
+    assert regions_after(event, ParsedDocument.parse("python", after), 3) == []
