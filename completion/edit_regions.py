@@ -10,6 +10,8 @@ after `event` (its newest edit event), nearest the cursor first:
   around the edit, members (`this.x`, `p.x`) in the file.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
+- *literal*: the event changed one literal (a string or a number) to another, at one or more
+  places: the other places in the file that hold the same literal.
 - *cursor*: the lines around the cursor, `CURSOR_LINES_ABOVE` above to `CURSOR_LINES_BELOW` below
   (the anchors' window); the only region of a document without a tree.
 Regions never overlap (adjacent ones merge, keeping the strongest reason, and a run longer than
@@ -38,8 +40,8 @@ MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
 
-RENAME, CALL, CURSOR = "rename", "call", "cursor"
-_STRENGTH = {RENAME: 0, CALL: 1, CURSOR: 2}  # a merged region keeps the strongest reason
+RENAME, CALL, LITERAL, CURSOR = "rename", "call", "literal", "cursor"
+_STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, CURSOR: 3}  # a merged region keeps the strongest reason
 
 FUNCTION_TYPES = frozenset({
     "function_definition", "lambda",  # Python (C, C++: function_definition)
@@ -77,6 +79,13 @@ _CALLEES = {
 _CALLEES.update(typescript=_CALLEES["javascript"], tsx=_CALLEES["javascript"], cpp=_CALLEES["c"])
 CALL_TYPES = frozenset({"call", "call_expression", "method_invocation"})
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
+_LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'|(?<![\w.])\d+(?:\.\d+)?(?![\w.])""")  # a plain string or a number
+LITERAL_TYPES = frozenset({  # tree-sitter nodes whose whole text is one literal
+    "string", "integer", "float",  # Python
+    "number", "string_literal", "interpreted_string_literal", "raw_string_literal", "int_literal",
+    "float_literal", "integer_literal", "decimal_integer_literal", "decimal_floating_point_literal",
+    "number_literal", "char_literal",
+})
 
 
 @dataclass(slots=True, frozen=True)
@@ -99,7 +108,7 @@ def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int) 
     found = [Region(max(0, cursor_line - CURSOR_LINES_ABOVE),
                     min(line_count, cursor_line + CURSOR_LINES_BELOW + 1), CURSOR)]
     if document.tree is not None and document.language in _CALLEES:
-        found += rename_regions(event, document) + call_regions(event, document)
+        found += rename_regions(event, document) + call_regions(event, document) + literal_regions(event, document)
     kept = [piece for region in merged(outside(found, event.start_line, event.after_end))
             for piece in pieces(region)]
     return capped(kept, cursor_line, split_lines(document.text))
@@ -111,6 +120,35 @@ def renamed(event: EditEvent) -> tuple[str, str] | None:
     old, new = _IDENTIFIER.findall(event.removed), _IDENTIFIER.findall(event.inserted)
     pairs = {(was, now) for was, now in zip(old, new) if was != now}
     return pairs.pop() if len(old) == len(new) and len(pairs) == 1 else None
+
+
+def changed_literal(event: EditEvent) -> tuple[str, str] | None:
+    """(old, new) when the event's lines differ only by one literal replaced by another, at one
+    or more places (the text around the literals is the same)."""
+    old, new = _LITERAL.findall(event.removed), _LITERAL.findall(event.inserted)
+    pairs = {(was, now) for was, now in zip(old, new) if was != now}
+    same_rest = _LITERAL.sub("\0", event.removed) == _LITERAL.sub("\0", event.inserted)
+    return pairs.pop() if same_rest and len(old) == len(new) and len(pairs) == 1 else None
+
+
+def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
+    """The lines of the file that hold a literal the event changed, as it was."""
+    literal = changed_literal(event)
+    if literal is None:
+        return []
+    old = literal[0].encode()
+    return [Region(node.start_point.row, node.end_point.row + 1, LITERAL)
+            for node in _nodes(document.tree.root_node)
+            if node.type in LITERAL_TYPES and node.text == old]
+
+
+def _nodes(root: Node) -> Iterator[Node]:
+    """Every node under `root`, in source order."""
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children))
 
 
 def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:

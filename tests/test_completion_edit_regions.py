@@ -199,3 +199,16 @@ def test_an_edit_that_replaces_the_whole_file_leaves_no_region():
     after = MODULE.replace("count", "n").replace("items", "things")
     event = EditEvent("file:///w/m.py", "x = 1\n", after, diff_span("x = 1\n", after), 0.0)
     assert regions_after(event, ParsedDocument.parse("python", after), 3) == []
+
+
+def test_a_changed_literal_finds_its_other_places_in_the_file():
+    source = 'def f(df):\n    df["A"] = df["A"].astype("category")\n    x = 10\n' + "    pass\n" * 8 + \
+             '\n\ndef g(e):\n    e["A"] = e["A"].astype("category")\n    y = e["categoryx"]\n    return "category"\n'
+    event, document, at = edited(source, 'astype("category")', '    df["A"] = df["A"].astype("raw_category")')
+    regions = regions_after(event, document, at)
+    assert {(r.start_line, r.end_line) for r in regions if r.reason == edit_regions.LITERAL} == {(14, 15), (16, 17)}
+    number, document, at = edited(source, "x = 10", "    x = 20")
+    assert 2 not in rename_lines(regions_after(number, document, at))  # 10 is nowhere else
+    assert edit_regions.changed_literal(number) == ("10", "20")
+    both, _, _ = edited(source, "x = 10", "    y = 20")
+    assert edit_regions.changed_literal(both) is None  # a name changed too: not a literal's edit
