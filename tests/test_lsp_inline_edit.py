@@ -139,13 +139,13 @@ async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp
 
         session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
             uri=SLOW_URI, language_id="python", version=1, text=SLOW_SOURCE)))
-        change = types.TextDocumentContentChangePartial(
-            range=types.Range(start=types.Position(line=3, character=4),
-                              end=types.Position(line=3, character=5)), text="4")
+        change = types.TextDocumentContentChangePartial(  # `c` renamed `d`: no other use, so the job's
+            range=types.Range(start=types.Position(line=3, character=0),  # prefix stays "sleep:3\n"
+                              end=types.Position(line=3, character=1)), text="d")
         session.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=SLOW_URI, version=2),
             content_changes=[change]))
-        params = {"textDocument": {"uri": SLOW_URI, "version": 2}, "position": {"line": 3, "character": 5}}
+        params = {"textDocument": {"uri": SLOW_URI, "version": 2}, "position": {"line": 3, "character": 1}}
         older = protocol.send_request(INLINE_EDIT, params)
         # the older one is still in flight when the newer comes: its job sleeps 3 s at the worker
         newer = protocol.send_request(INLINE_EDIT, params)
