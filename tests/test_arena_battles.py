@@ -159,7 +159,7 @@ def test_the_openai_backend_turns_each_failure_into_no_answer(server):
     assert "garbage" in backend.answer(ask("garbage")).error
     assert "HTTP 500" in backend.answer(ask("fail")).error
     slow = backend.answer(ask("slow"))
-    assert not slow.answered and slow.latency_ms >= 300
+    assert not slow.answered and "timed out" in slow.error  # cut at budget + grace, not waited for
     down = OpenAIBackend(BackendSpec("down", "openai", url="http://127.0.0.1:9/v1/completions")).answer(ask("x"))
     assert "unreachable" in down.error
 
