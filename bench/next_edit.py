@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import gzip
 import json
 import logging
 import random
@@ -47,7 +46,7 @@ from lsprotocol import types
 
 from bench.lsp_latency import URI_ROOT, WARM_UP_S, Replay, position_of, start_server, stop_server
 from bench.next_edit_scores import Score, event_of, mechanical_rename, region_recall, score
-from bench.quality import percentile, set_name
+from bench.quality import jsonl_records, percentile, set_name
 from completion.edit_events import EditEvent
 from completion.edit_regions import Region, regions_after
 from completion.positions import offset_at
@@ -100,20 +99,15 @@ class TaskResult:
 
 def load_edit_tasks(path: Path) -> list[dict]:
     """Every next-edit task of a `.jsonl` or `.jsonl.gz` file, checked for its fields."""
-    opener = gzip.open if path.name.endswith(".gz") else open
     tasks = []
-    with opener(path, "rt", encoding="utf-8") as stream:
-        for number, line in enumerate(stream, 1):
-            if not line.strip():
-                continue
-            task = json.loads(line)
-            missing = [name for name in TEXT_FIELDS if not isinstance(task.get(name), str)]
-            cursor = task.get("cursor")
-            if missing or type(cursor) is not int or not 0 <= cursor <= len(task["edited"]):
-                raise ValueError(f"{path}:{number}: not a next-edit task (string fields "
-                                 f"{', '.join(TEXT_FIELDS)} and a cursor offset in `edited`); "
-                                 f"see FORMATS.md")
-            tasks.append(task)
+    for number, task in jsonl_records(path):
+        missing = [name for name in TEXT_FIELDS if not isinstance(task.get(name), str)]
+        cursor = task.get("cursor")
+        if missing or type(cursor) is not int or not 0 <= cursor <= len(task["edited"]):
+            raise ValueError(f"{path}:{number}: not a next-edit task (string fields "
+                             f"{', '.join(TEXT_FIELDS)} and a cursor offset in `edited`); "
+                             f"see FORMATS.md")
+        tasks.append(task)
     return tasks
 
 

@@ -99,23 +99,29 @@ class TaskRecord:
     judge_output: str | None = None  # the end of a failing test program's stderr
 
 
-def load_tasks(path: Path) -> list[dict]:
-    """Every task in a `.jsonl` or `.jsonl.gz` file, checked for the required string fields."""
+def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of every non-blank line of a `.jsonl` or `.jsonl.gz` file; ValueError
+    naming the line for one that is not JSON."""
     opener = gzip.open if path.name.endswith(".gz") else open
-    tasks = []
     with opener(path, "rt", encoding="utf-8") as stream:
         for number, line in enumerate(stream, 1):
             if not line.strip():
                 continue
             try:
-                task = json.loads(line)
+                yield number, json.loads(line)
             except json.JSONDecodeError as exc:
                 raise ValueError(f"{path}:{number}: not a JSON object ({exc})") from None
-            missing = [name for name in REQUIRED_FIELDS if not isinstance(task.get(name), str)]
-            if missing:
-                raise ValueError(f"{path}:{number}: the task lacks the string field(s) "
-                                 f"{', '.join(missing)}; see the FIM task format in FORMATS.md")
-            tasks.append(task)
+
+
+def load_tasks(path: Path) -> list[dict]:
+    """Every task in a `.jsonl` or `.jsonl.gz` file, checked for the required string fields."""
+    tasks = []
+    for number, task in jsonl_records(path):
+        missing = [name for name in REQUIRED_FIELDS if not isinstance(task.get(name), str)]
+        if missing:
+            raise ValueError(f"{path}:{number}: the task lacks the string field(s) "
+                             f"{', '.join(missing)}; see the FIM task format in FORMATS.md")
+        tasks.append(task)
     return tasks
 
 

@@ -13,26 +13,14 @@ import shutil
 import pytest
 
 from infill.paths import REPO_ROOT
+from test_lsp_inline_edit import SOURCE
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300),
               pytest.mark.skipif(shutil.which("nvim") is None, reason="needs nvim (apt-get install neovim)")]
 
 SCRIPT = REPO_ROOT / "tests" / "nvim" / "test_next_edit.lua"
-MARKER = "# fake-rename: count total\n"
-CODE = '''import os
-
-
-def tally(items):
-    count = 0
-    for item in items:
-        count += item
-    print(os.sep)
-    a = 1
-    b = 2
-    c = 3
-    d = 4
-    return count
-'''
+_marker, _newline, CODE = SOURCE.partition("\n")  # the fake worker's rename line, the code it renames in
+MARKER = _marker + _newline
 
 
 def test_neovim_plugin_proposes_a_rename_at_the_other_uses_and_takes_it_with_tab(tmp_path, run_nvim, fake_worker_at):
