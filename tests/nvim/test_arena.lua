@@ -13,31 +13,8 @@ local env = vim.env
 local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/report.lua")
 local WAIT_MS = 60000
 
-local function check(condition, message)
-  if not condition then
-    error(message, 2)
-  end
-end
-
-local function sleep(ms)
-  local co = coroutine.running()
-  vim.defer_fn(function() assert(coroutine.resume(co)) end, ms)
-  coroutine.yield()
-end
-
-local function wait_until(condition, message)
-  local waited = 0
-  while not condition() do
-    check(waited < WAIT_MS, message)
-    sleep(20)
-    waited = waited + 20
-  end
-end
-
-local function type_keys(keys)
-  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, true, true), "t", false)
-  sleep(50)
-end
+local helpers = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/helpers.lua")(WAIT_MS)
+local check, sleep, wait_until, type_keys = helpers.check, helpers.sleep, helpers.wait_until, helpers.type_keys
 
 local function check_layout()
   local arena = require("infill.arena")
