@@ -126,6 +126,7 @@ SLOW_SOURCE = "sleep:3\na = 1\nb = 2\nc = 3\n"  # the edit job's prefix, "sleep:
 async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp_path, short_tmp):
     address = f"ipc://{short_tmp}/w.sock"
     worker = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
+    session = None
     try:
         session = await start_session(tmp_path, dict(os.environ), "--worker", address,
                                       options={"deadlineMs": 20000})
@@ -160,4 +161,6 @@ async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp
             await asyncio.wait_for(asyncio.wrap_future(pending), ANSWER_WAIT_S)
         assert await session.end() == 0
     finally:
+        if session is not None and session.process.returncode is None:  # a failed check: no stray server
+            session.process.kill()
         stop_worker(worker)
