@@ -3,7 +3,8 @@
 Phase `ar` trains a causal model on next-token prediction. Phase `diffusion` trains a bidirectional
 model on the hole-shaped masked-diffusion objective (`infill.noising`); started from an `ar`
 checkpoint (`--init`) it is the adaptation recipe (shifted logits keep the autoregressive head's
-meaning), started from nothing it is diffusion from scratch. Phase `distill` fine-tunes a diffusion
+meaning), started from nothing it is diffusion from scratch; `--ar-share` keeps a share of each batch
+on next-token prediction, run causally on the same weights (a joint objective). Phase `distill` fine-tunes a diffusion
 model (`--init`) on its own left-to-right answers (`--teacher`, written by `infill.distill`), with
 corpus windows under the diffusion objective mixed in so that it keeps what it knew. `--canvases`
 mixes laid-out edit canvases (`training.edit_canvases`) into either diffusion phase, and the
@@ -58,6 +59,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         "(`python -m training.edit_canvases`), mixed into each batch")
     p.add_argument("--canvas-share", type=float, default=0.25,
                    help="share of each batch taken from --canvases (the rest as the phase makes it)")
+    p.add_argument("--ar-share", type=float, default=0.0,
+                   help="`diffusion`: share of each batch's rows run causally on next-token prediction with the "
+                        "same weights (a joint objective that keeps the autoregressive loss; 0: none)")
     p.add_argument("--certainty", type=float, default=1.0,
                    help="`distill`: weight of the entropy of masked positions the model already predicts right")
     p.add_argument("--hidden", type=int, default=192, help="hidden size of a new model")
@@ -86,6 +90,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         p.error("--phase distill fine-tunes a model on its teacher's answers: give --init MODEL and --teacher FILE...")
     if args.canvases and (args.phase == "ar" or not 0 < args.canvas_share < 1):
         p.error("--canvases mix edit canvases into `diffusion` or `distill` batches, with 0 < --canvas-share < 1")
+    if args.ar_share and (args.phase != "diffusion" or not 0 < args.ar_share < 1 or not args.init):
+        p.error("--ar-share keeps a share of next-token loss while adapting a model: --phase diffusion --init MODEL, "
+                "with 0 < --ar-share < 1")
     return args
 
 
@@ -175,6 +182,16 @@ def with_canvases(arrays: tuple[np.ndarray, ...], laid: list[Laid], n: int, sp: 
             for ids, holes, focus in (laid[i] for i in rng.integers(0, len(laid), n))]
     added = [np.concatenate([a, np.stack(x)]) for a, x in zip(arrays[:3], zip(*rows))]
     return tuple(added) + tuple(np.concatenate([flags, np.zeros(n, bool)]) for flags in arrays[3:])
+
+
+def with_laid(make, laid: list[Laid], n: int, sp: Special, length: int):
+    """A batch maker with `n` rows of laid-out canvases added to what `make` makes."""
+    return lambda rng: with_canvases(make(rng), laid, n, sp, rng, length)
+
+
+def with_causal(make, windows: Windows, n: int):
+    """A batch maker for the joint objective: (what `make` makes, `n` clean windows of T+1 tokens)."""
+    return lambda rng: (make(rng), windows.sample(rng, n))
 
 
 def make_batch(data: Windows, batch: int, phase: str, sp: Special, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
@@ -273,6 +290,24 @@ def batch_loss(model: Transformer, arrays: tuple[np.ndarray, ...], phase: str, d
     return loss
 
 
+def causal_loss(model: Transformer, windows: np.ndarray, device) -> torch.Tensor:
+    """Next-token loss of clean windows (B, T+1) run causally on a bidirectional model's weights:
+    the causal mask stands in for `cfg.causal`, and shifted logits already mean "the next token"."""
+    x = torch.from_numpy(windows).to(device, non_blocking=True)
+    T = x.shape[1] - 1
+    causal = torch.ones(T, T, dtype=torch.bool, device=device).tril()[None, None]  # (1, 1, T, T)
+    h, _ = model.hidden(x[:, :-1], mask=causal)  # (B, T, d)
+    return F.cross_entropy(model.lm_head(h).flatten(0, 1).float(), x[:, 1:].flatten())
+
+
+def joint_loss(model: Transformer, batch: tuple, device, ar_share: float) -> torch.Tensor:
+    """The joint objective: the diffusion loss of the batch's masked rows and the next-token loss of
+    its causal rows, weighted by their shares of the batch."""
+    arrays, windows = batch
+    diffusion = batch_loss(model, arrays, "diffusion", device)
+    return (1 - ar_share) * diffusion + ar_share * causal_loss(model, windows, device)
+
+
 def taught_rows(flags: np.ndarray, rows: torch.Tensor, device) -> torch.Tensor:
     """(M,) 1.0 where a masked position belongs to a teacher's canvas, else 0."""
     return torch.from_numpy(flags).to(device)[rows].float()
@@ -369,7 +404,8 @@ def train(args) -> None:
     if args.canvases:
         laid, model.cfg.edit_canvas = read_laid(args.canvases)
         n_laid = round(args.batch * args.canvas_share)
-    n_made = args.batch - n_laid
+    n_causal = round(args.batch * args.ar_share)
+    n_made = args.batch - n_laid - n_causal
     if args.phase == "distill":
         canvases = read_canvases(args.teacher)
         make = lambda r: distill_batch(train_data, canvases, n_made, args.distill_share, sp, r)  # noqa: E731
@@ -377,9 +413,11 @@ def train(args) -> None:
         make = product_batches(args, train_data, tok, sp, n_made) or (
             lambda r: make_batch(train_data, n_made, args.phase, sp, r))
     if laid:
-        batches = Prefetcher(lambda r: with_canvases(make(r), laid, n_laid, sp, r, args.seq_len), rng)
-    else:
-        batches = Prefetcher(make, rng)
+        make = with_laid(make, laid, n_laid, sp, args.seq_len)
+    if n_causal:
+        causal_windows = Windows(args.corpus / "train.bin", args.seq_len + 1)
+        make = with_causal(make, causal_windows, n_causal)
+    batches = Prefetcher(make, rng)
     batches.start()
     started, first_step, record = time.monotonic(), step, {}
     budget_s = args.minutes * 60
@@ -391,7 +429,10 @@ def train(args) -> None:
         for group in opt.param_groups:
             group["lr"] = lr_at(step, total_steps, args, time_share)
         with amp:
-            loss = batch_loss(model, batches.next(), args.phase, args.device, args.certainty)
+            if n_causal:
+                loss = joint_loss(model, batches.next(), args.device, args.ar_share)
+            else:
+                loss = batch_loss(model, batches.next(), args.phase, args.device, args.certainty)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)

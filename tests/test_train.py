@@ -15,7 +15,10 @@ import pytest
 
 from infill.checkpoint import load_model
 from infill.paths import REPO_ROOT
-from infill.train import lr_at, main as train_main
+import torch
+
+from infill.model import ModelConfig, Transformer
+from infill.train import batch_loss, causal_loss, lr_at, main as train_main
 from tests.conftest import SAMPLE_CODE
 
 TINY_SHAPE = ["--hidden", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--ffn", "64",
@@ -63,6 +66,32 @@ def test_ar_then_diffusion_then_resume(tiny_corpus, tmp_path):
     train_main(["--phase", "diffusion", "--out", str(diffusion), "--tokens", str(4 * 128), "--fim-tasks", "0",
                 *common])  # a larger budget resumes the same run from its state.pt
     assert [r["step"] for r in read_log(diffusion)] == [1, 2, 3, 4]
+
+
+def test_causal_rows_of_a_bidirectional_model_are_its_autoregressive_loss():
+    cfg = ModelConfig(vocab_size=64, hidden_size=32, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=8,
+                      intermediate_size=64, causal=False)
+    model = Transformer(cfg).eval()
+    windows = np.random.default_rng(0).integers(3, 64, size=(2, 17))
+    joint = causal_loss(model, windows, "cpu")
+    cfg.causal = True  # the same weights as an autoregressive model
+    assert joint.item() == pytest.approx(batch_loss(model, (windows,), "ar", "cpu").item(), rel=1e-5)
+    cfg.causal = False  # a bidirectional pass sees the future: the loss it would give is not the causal one
+    with torch.no_grad():
+        seen = batch_loss(model, (windows,), "ar", "cpu").item()
+    assert seen != pytest.approx(joint.item(), rel=1e-5)
+
+
+def test_joint_objective_trains_from_an_autoregressive_model(tiny_corpus, tmp_path):
+    ar, joint = tmp_path / "ar", tmp_path / "joint"
+    common = ["--corpus", str(tiny_corpus), *TINY_SHAPE, "--eval-every", "2", "--fim-tasks", "0"]
+    with pytest.raises(SystemExit):  # a joint objective adapts a model; from nothing it is refused
+        train_main(["--phase", "diffusion", "--out", str(joint), "--ar-share", "0.5", *common])
+    train_main(["--phase", "ar", "--out", str(ar), "--tokens", str(2 * 128), *common])
+    train_main(["--phase", "diffusion", "--init", str(ar / "model"), "--out", str(joint), "--ar-share", "0.5",
+                "--tokens", str(2 * 128), *common])
+    assert [r["step"] for r in read_log(joint)] == [1, 2]
+    assert not load_model(joint / "model").cfg.causal
 
 
 def test_time_budget_stops_and_still_evaluates(tiny_corpus, tmp_path):
