@@ -14,6 +14,7 @@ import argparse
 import hashlib
 import json
 import random
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -149,7 +150,10 @@ def write_tokens(tok: CodeTokenizer, files: list[tuple[str, str]], path: Path) -
     return total
 
 
-def build(out: Path, vocab_size: int, val_percent: float, tokenizer_mb: int, seed: int) -> Report:
+def build(out: Path, vocab_size: int, val_percent: float, tokenizer_mb: int, seed: int,
+          tokenizer: Path | None = None) -> Report:
+    """The corpus in `out`; with `tokenizer`, its ids are that tokenizer's (a grown corpus keeps a
+    trained model's ids), else a BPE of `vocab_size` is learnt from `tokenizer_mb` of training text."""
     report = Report()
     guard = EvalGuard.from_data_dir(REPO_ROOT.parent / "shared" / "data")
     wheels = download_wheels(read_pins(), out / "wheels")
@@ -157,13 +161,11 @@ def build(out: Path, vocab_size: int, val_percent: float, tokenizer_mb: int, see
     random.Random(seed).shuffle(files)
     splits = {"val": [f for f in files if is_validation(f[0], val_percent)]}
     splits["train"] = [f for f in files if not is_validation(f[0], val_percent)]
-    sample, budget = [], tokenizer_mb * 1_000_000
-    for _, text in splits["train"]:
-        if budget <= 0:
-            break
-        sample.append(text)
-        budget -= len(text)
-    tok = train_tokenizer(sample, vocab_size, out / "tokenizer.json")
+    if tokenizer:
+        shutil.copyfile(tokenizer, out / "tokenizer.json")
+        tok = CodeTokenizer(out / "tokenizer.json")
+    else:
+        tok = train_tokenizer(tokenizer_sample(splits["train"], tokenizer_mb), vocab_size, out / "tokenizer.json")
     for split, items in splits.items():
         report.files[split] = len(items)
         report.bytes[split] = sum(len(t.encode()) for _, t in items)
@@ -173,6 +175,17 @@ def build(out: Path, vocab_size: int, val_percent: float, tokenizer_mb: int, see
             f.write(json.dumps({"path": name, "text": text}) + "\n")
     (out / "report.json").write_text(json.dumps(_report_dict(report, guard), indent=2) + "\n")
     return report
+
+
+def tokenizer_sample(files: list[tuple[str, str]], megabytes: int) -> list[str]:
+    """The first texts of `files` up to about `megabytes` of text: what the BPE learns from."""
+    sample, budget = [], megabytes * 1_000_000
+    for _, text in files:
+        if budget <= 0:
+            break
+        sample.append(text)
+        budget -= len(text)
+    return sample
 
 
 def _report_dict(report: Report, guard: EvalGuard) -> dict:
@@ -198,8 +211,10 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--val-percent", type=float, default=1.0, help="percent of files held out for validation")
     parser.add_argument("--tokenizer-mb", type=int, default=40, help="megabytes of training text the BPE learns from")
     parser.add_argument("--seed", type=int, default=0, help="seed of the file shuffle")
+    parser.add_argument("--tokenizer", type=Path,
+                        help="tokenizer.json to keep (e.g. the bundled model's) instead of learning a new BPE")
     args = parser.parse_args(argv)
-    print_report(build(args.out, args.vocab_size, args.val_percent, args.tokenizer_mb, args.seed))
+    print_report(build(args.out, args.vocab_size, args.val_percent, args.tokenizer_mb, args.seed, args.tokenizer))
 
 
 if __name__ == "__main__":

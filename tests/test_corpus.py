@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
-from infill.corpus import drop_reason, is_permissive, is_validation, read_pins, wheel_license
+import numpy as np
+
+from infill import corpus
+from infill.corpus import build, drop_reason, is_permissive, is_validation, read_pins, wheel_license
 from infill.evalguard import EvalGuard, fingerprints
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -68,3 +71,25 @@ def test_guard_flags_files_that_contain_evaluation_code():
     leaked = "import sys\n\n" + task["prompt"] + task["canonical_solution"] + "\n\nprint('done')\n"
     assert guard.overlaps(leaked)
     assert not guard.overlaps("import os\n\n\ndef unrelated(a, b):\n    value = a * b + 17\n    return value // 3\n")
+
+
+def test_a_grown_corpus_keeps_the_tokenizer_it_is_given(tmp_path, tiny_tokenizer, monkeypatch):
+    given = tmp_path / "given.json"
+    tiny_tokenizer.tok.save(str(given))
+    texts = [f"def f{i}(x):\n    y = x + {i}\n    return y * 2\n" for i in range(40)]
+
+    def sources(report):
+        report.licenses["python-stdlib"] = "PSF-2.0"
+        yield from ((f"stdlib/m{i}.py", text.encode()) for i, text in enumerate(texts))
+
+    monkeypatch.setattr(corpus, "stdlib_sources", sources)
+    monkeypatch.setattr(corpus, "download_wheels", lambda pins, dest: [])  # no package index in a test
+    out = tmp_path / "corpus"
+    out.mkdir()
+    report = build(out, vocab_size=300, val_percent=10.0, tokenizer_mb=1, seed=0, tokenizer=given)
+    assert (out / "tokenizer.json").read_bytes() == given.read_bytes()
+    train = np.fromfile(out / "train.bin", dtype=np.uint16).tolist()
+    assert report.tokens["train"] == len(train) and report.files["train"] + report.files["val"] == len(texts)
+    decoded = tiny_tokenizer.decode(train)
+    kept = [t for i, t in enumerate(texts) if not is_validation(f"stdlib/m{i}.py", 10.0)]
+    assert all(text in decoded for text in kept)  # the given tokenizer's ids, read back by it
