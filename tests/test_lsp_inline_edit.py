@@ -120,7 +120,10 @@ async def test_a_rename_at_the_definition_is_proposed_at_the_other_uses(tmp_path
 
 
 SLOW_URI = "file:///tmp/infill-e2e/slow.py"
-SLOW_SOURCE = "sleep:3\na = 1\nb = 2\nc = 3\n"  # the edit job's prefix, "sleep:3\n", makes the fake sleep
+# The edit job's prefix, "sleep:1\n", makes the fake worker sleep in its step: long enough for the
+# requests after it to come while it is in flight, and under the watchdog's 1.5 s (`engine.watch`),
+# which would call a longer sleep a hung worker, and the request after it would be answered at once
+SLOW_SOURCE = "sleep:1\na = 1\nb = 2\nc = 3\n"
 
 
 async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp_path, short_tmp):
@@ -141,14 +144,14 @@ async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp
         session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
             uri=SLOW_URI, language_id="python", version=1, text=SLOW_SOURCE)))
         change = types.TextDocumentContentChangePartial(  # `c` renamed `d`: no other use, so the job's
-            range=types.Range(start=types.Position(line=3, character=0),  # prefix stays "sleep:3\n"
+            range=types.Range(start=types.Position(line=3, character=0),  # prefix stays "sleep:1\n"
                               end=types.Position(line=3, character=1)), text="d")
         session.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=SLOW_URI, version=2),
             content_changes=[change]))
         params = {"textDocument": {"uri": SLOW_URI, "version": 2}, "position": {"line": 3, "character": 1}}
         older = protocol.send_request(INLINE_EDIT, params)
-        # the older one is still in flight when the newer comes: its job sleeps 3 s at the worker
+        # the older one is still in flight when the newer comes: its job sleeps 1 s at the worker
         newer = protocol.send_request(INLINE_EDIT, params)
         assert as_dict(await asyncio.wait_for(asyncio.wrap_future(older), ANSWER_WAIT_S)) == {"edits": []}
         await logged(session.log, "superseded by a newer request")  # logged as the answer goes
