@@ -45,6 +45,7 @@ class ModelConfig:
     family: str = "infill"
     snippet_context: bool = False  # trained with `<|snippet|>` context before the prefix: canvases lay snippets in
     edit_canvas: str = ""  # the edit layout it was trained on ("shown" or "masked", `infill.canvas`); "" none
+    edit_context: int = 0  # the window its edit canvases were trained in, the most an edit job is laid out in; 0: its context
     fim_sentinels: bool = False  # autoregressive, trained on PSM/SPM rearrangements (infill.fim_ar): it fills the middle
 
     def __post_init__(self):
@@ -52,6 +53,13 @@ class ModelConfig:
         assert self.head_dim % 2 == 0, "rotary embeddings need an even head_dim"
         assert 0 <= self.mask_token_id < self.vocab_size, "mask_token_id outside the vocabulary"
         assert self.edit_canvas in ("", "shown", "masked"), "edit_canvas must be '', 'shown' or 'masked'"
+
+    def job_context(self, edit_job: bool) -> int:
+        """Tokens a job's canvas may take: the context, or for a job of several holes (laid out as
+        an edit canvas) of a model trained on edit canvases their length, as trained."""
+        if edit_job and self.edit_canvas and self.edit_context:
+            return min(self.edit_context, self.max_position_embeddings)
+        return self.max_position_embeddings
 
     def save(self, path: Path) -> None:
         Path(path).write_text(json.dumps(asdict(self), indent=2) + "\n")

@@ -403,6 +403,7 @@ def train(args) -> None:
     laid, n_laid = [], 0
     if args.canvases:
         laid, model.cfg.edit_canvas = read_laid(args.canvases)
+        model.cfg.edit_context = args.seq_len  # the window its edit canvases are trained in: edit jobs get as much
         n_laid = round(args.batch * args.canvas_share)
     n_causal = round(args.batch * args.ar_share)
     n_made = args.batch - n_laid - n_causal
