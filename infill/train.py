@@ -291,12 +291,15 @@ def batch_loss(model: Transformer, arrays: tuple[np.ndarray, ...], phase: str, d
 
 
 def causal_loss(model: Transformer, windows: np.ndarray, device) -> torch.Tensor:
-    """Next-token loss of clean windows (B, T+1) run causally on a bidirectional model's weights:
-    the causal mask stands in for `cfg.causal`, and shifted logits already mean "the next token"."""
+    """Next-token loss of clean windows (B, T+1) run causally on a bidirectional model's weights
+    (shifted logits already mean "the next token"); the model is causal for this one pass, so that
+    attention takes its causal kernels rather than a mask."""
     x = torch.from_numpy(windows).to(device, non_blocking=True)
-    T = x.shape[1] - 1
-    causal = torch.ones(T, T, dtype=torch.bool, device=device).tril()[None, None]  # (1, 1, T, T)
-    h, _ = model.hidden(x[:, :-1], mask=causal)  # (B, T, d)
+    was, model.cfg.causal = model.cfg.causal, True
+    try:
+        h, _ = model.hidden(x[:, :-1])  # (B, T, d)
+    finally:
+        model.cfg.causal = was
     return F.cross_entropy(model.lm_head(h).flatten(0, 1).float(), x[:, 1:].flatten())
 
 
