@@ -71,6 +71,7 @@ def edit_request(request_id: str, text: str, regions: Sequence[Region], deadline
     pieces = [text[end:start] for (_, end), (start, _) in zip(cuts, cuts[1:])]
     prefix, suffix = text[:cuts[0][0]][-MAX_PREFIX_CHARS:], text[cuts[-1][1]:][:MAX_SUFFIX_CHARS]
     if sum(map(len, pieces)) + len(prefix) + len(suffix) > MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS \
+            or any(len(piece) > MAX_PREFIX_CHARS for piece in pieces) \
             or any(len(hole.replaces) > MAX_SUFFIX_CHARS for hole in holes):
         return None
     return CompleteRequest(id=request_id, kind="edit", prefix=prefix, suffix=suffix, mode=MODE,

@@ -7,7 +7,7 @@ from completion.edit_regions import CURSOR, RENAME, Region
 from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Edit, applied, edit_request,
                                   edits_from, hole_tokens)
 from completion.syntax import ParsedDocument
-from engine.protocol import Item
+from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
 
 BEFORE = '''\
 def total(items):
@@ -57,6 +57,15 @@ def test_pieces_between_separate_regions_and_budgets_from_the_region_size():
 def test_no_request_without_regions_or_with_overlapping_ones():
     assert edit_request("r1", AFTER, [], 500) is None
     assert edit_request("r1", AFTER, [Region(1, 3, CURSOR), Region(2, 4, RENAME)], 500) is None
+
+
+def test_no_request_when_the_text_between_two_regions_is_over_a_piece_cap():
+    filler = "x = 1\n" * (MAX_PREFIX_CHARS // 6 + 1)  # one piece over its cap, the whole within the total's
+    text = "a = 1\n" + filler + "b = 2\n"
+    assert len(filler) > MAX_PREFIX_CHARS and len(text) < MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS
+    last = text.count("\n") - 1
+    assert edit_request("r1", text, [Region(0, 1, CURSOR), Region(last, last + 1, RENAME)], 500) is None
+    assert edit_request("r1", text, [Region(last, last + 1, RENAME)], 500) is not None  # the prefix is cut to its cap
 
 
 def test_renamed_uses_become_edits_nearest_the_cursor_first():
