@@ -5,7 +5,9 @@
 #   2. its adaptation to masked diffusion on the product's objective: one to three padded holes
 #      per window, a share of windows with the snippets the language server would send
 #      (`infill.snippet_data`: definitions of the names near a cursor, found in the other files of
-#      the same package, from training files only), and edit canvases when there are some;
+#      the same package, from training files only), and edit canvases when there are some; a
+#      quarter of each batch kept on next-token loss with the same weights (`--ar-share`, the
+#      joint objective: scripts/compare_objectives.sh measured it best of three at 3M parameters);
 #   3. the `gpu` tests and `python -m bench.gpu` (scripts/gpu_check.sh) on the new model;
 #   4. both models stored int8 with per-channel scales (`infill.int8_store`, read by
 #      `infill.checkpoint.load_model`), packed with the logs in what comes back.
@@ -53,7 +55,7 @@
 #
 # Knobs (environment): NAME=infill-py-25m HIDDEN=512 LAYERS=8 HEADS=8 KV_HEADS=2 FFN=1280 SEQ_LEN=1024
 # BATCH=64 AR_MINUTES=3.2 DIFFUSION_MINUTES=2.8 AR_LR=1.5e-3 DIFFUSION_LR=7.5e-4 FIM_RATE=0.5
-# FIM_SPM=0.5 AR_SNIPPET_SHARE=0.25 SNIPPET_SHARE=0.3 CANVAS_SHARE=0.15 SESSION_SECONDS=540
+# FIM_SPM=0.5 AR_SNIPPET_SHARE=0.25 SNIPPET_SHARE=0.3 CANVAS_SHARE=0.15 AR_SHARE=0.25 SESSION_SECONDS=540
 # THREADS=8 DEVICE=(cuda when present) IN=work/gpu-session OUT=work/gpu-session-out
 # BACK=work/gpu-session-back RUNS=work/runs/gpu-session.
 set -euo pipefail
@@ -186,7 +188,8 @@ pack "$name-ar" "$runs/ar"
 read -r -a canvases <<< "$(canvas_flags)"
 "$python" -m infill.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
   --seq-len "$seq_len" --batch "${BATCH:-64}" "${common[@]}" --snippet-share "${SNIPPET_SHARE:-0.3}" \
-  "${canvases[@]}" --lr "${DIFFUSION_LR:-7.5e-4}" --warmup 50 --minutes "${DIFFUSION_MINUTES:-2.8}"
+  "${canvases[@]}" --ar-share "${AR_SHARE:-0.25}" --lr "${DIFFUSION_LR:-7.5e-4}" --warmup 50 \
+  --minutes "${DIFFUSION_MINUTES:-2.8}"
 pack "$name" "$runs/diffusion"
 check
 summary
