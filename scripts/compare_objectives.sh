@@ -12,6 +12,20 @@
 # work/objectives), TOKENS (each arm's budget, default 3e6), THREADS (1), AR_SHARE (0.25),
 # TEACHER_HOLES (3000), CORPUS (work/corpus). Arms are resumable (`infill train` resumes from its
 # state.pt; a finished arm is skipped) and two can run side by side, one per core.
+#
+# The run of 2026-12-01 (two CPU cores, arms side by side, one thread each): BASE trained by
+# `infill train --phase ar --out work/s25/ar3m --seq-len 256 --batch 16 --minutes 16` (3.5M
+# parameters, 3.66M tokens, validation loss 3.92), then TOKENS=3e6, TEACHER_HOLES=3000. Diffusion
+# validation loss (64 held-out windows): a 0.981, b 0.974, c 1.062 (its adaptation alone 1.006).
+# Edit similarity / tokens per forward (exact matches are ~0 at this size):
+#   | decoder        | a: 3-line holes (60) | lines (100)  | b: 3-line    | lines        | c: 3-line    | lines        |
+#   | left to right  | 0.290 / 1.00         | 0.370 / 1.00 | 0.277 / 1.00 | 0.385 / 1.00 | 0.254 / 1.00 | 0.350 / 1.00 |
+#   | left_run 0.5   | 0.287 / 1.06         | 0.370 / 1.02 | 0.284 / 1.04 | 0.384 / 1.03 | 0.249 / 1.05 | 0.347 / 1.07 |
+#   | left_run 0.3   | 0.280 / 1.19         | 0.371 / 1.10 | 0.286 / 1.15 | 0.376 / 1.16 | 0.234 / 1.18 | 0.339 / 1.22 |
+# b has the lowest loss and the best curve at the most parallel threshold on both sets (within
+# the noise of 60-100 tasks on the 3-line set); c commits a little more per pass but at a lower
+# quality than a or b at one token per pass, as distillation did on the 16M model. At this size
+# no objective commits much more than one token per pass; the GPU session takes b (AR_SHARE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 python=${PYTHON:-.venv/bin/python}
