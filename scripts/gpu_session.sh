@@ -56,6 +56,7 @@
 # Knobs (environment): NAME=infill-py-25m HIDDEN=512 LAYERS=8 HEADS=8 KV_HEADS=2 FFN=1280 SEQ_LEN=1024
 # BATCH=64 AR_MINUTES=3.2 DIFFUSION_MINUTES=2.8 AR_LR=1.5e-3 DIFFUSION_LR=7.5e-4 FIM_RATE=0.5
 # FIM_SPM=0.5 AR_SNIPPET_SHARE=0.25 SNIPPET_SHARE=0.3 CANVAS_SHARE=0.15 AR_SHARE=0.25 SESSION_SECONDS=540
+# VAL_TOKENS=262144 (--prepare: validation tokens sent)
 # THREADS=8 DEVICE=(cuda when present) IN=work/gpu-session OUT=work/gpu-session-out
 # BACK=work/gpu-session-back RUNS=work/runs/gpu-session.
 set -euo pipefail
@@ -77,7 +78,9 @@ seq_len=${SEQ_LEN:-1024}
 prepare() {  # prepare CORPUS: the session's inputs in $in, and pytest for the GPU machine
   local corpus=${1:-work/corpus}
   mkdir -p "$in"
-  cp "$corpus/tokenizer.json" "$corpus/val.bin" "$in/"
+  cp "$corpus/tokenizer.json" "$in/"
+  # validation draws 64 windows: the first VAL_TOKENS of val.bin are plenty, and leave room for canvases
+  head -c $((2 * ${VAL_TOKENS:-262144})) "$corpus/val.bin" > "$in/val.bin"
   : > "$in/val_files.jsonl"  # the quick FIM check is off on the GPU (--fim-tasks 0): no held-out text travels
   if [ ! -f "$in/train.bin.xz" ] || [ "$corpus/train.bin" -nt "$in/train.bin.xz" ]; then
     nice -n 19 "$python" -c 'import lzma, shutil, sys; shutil.copyfileobj(open(sys.argv[1], "rb"), lzma.open(sys.argv[2], "wb", preset=6), 1 << 24)' \
