@@ -30,11 +30,9 @@ from pathlib import Path
 
 import torch
 
-from bench.next_edit import load_edit_tasks
+from bench.next_edit import load_edit_tasks, server_regions
 from bench.quality import percentile
-from completion.edit_regions import regions_after
 from completion.next_edit import edit_request
-from completion.syntax import ParsedDocument
 from engine.runner import ModelRunner
 from engine.work import job_of
 from infill.paths import bundled_model_dir
@@ -69,11 +67,7 @@ def region_counts(currents: Sequence[str], answers: Sequence[str], targets: Sequ
 def run_task(runner: ModelRunner, task: dict, decoder: dict) -> tuple[Counter, float, int] | None:
     """The task's region counts, the job's milliseconds and forward passes; None without a job."""
     edited, event = task["edited"], event_of(task)
-    document = ParsedDocument.parse(LANGUAGE, edited)
-    if document.tree is None or document.tree.root_node.has_error:
-        return None
-    regions = sorted(regions_after(event, document, edited[:task["cursor"]].count("\n")),
-                     key=lambda region: region.start_line)
+    regions = server_regions(event, LANGUAGE, edited[:task["cursor"]].count("\n"))  # any order: both sort them
     request = edit_request("bench", edited, regions, 60_000, events=[event])
     targets = region_targets(edited, task["expected"], regions)
     if request is None or targets is None:

@@ -155,7 +155,7 @@ def start_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderCon
         states, healed = start_request(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens,
                                        cfg, deadline, snippets)
         return JobDecoding(job, states, [healed])
-    canvas, rules = job_canvas(tok, job, model.cfg.job_context(edit_job=True), model.cfg.edit_canvas)
+    canvas, rules = job_canvas(tok, job, model.cfg.regions_context(), model.cfg.edit_canvas)
     return JobDecoding(job, [decode.start_regions(model, canvas, rules, cfg, deadline)], canvas.healed)
 
 

@@ -54,10 +54,10 @@ class ModelConfig:
         assert 0 <= self.mask_token_id < self.vocab_size, "mask_token_id outside the vocabulary"
         assert self.edit_canvas in ("", "shown", "masked"), "edit_canvas must be '', 'shown' or 'masked'"
 
-    def job_context(self, edit_job: bool) -> int:
-        """Tokens a job's canvas may take: the context, or for a job of several holes (laid out as
-        an edit canvas) of a model trained on edit canvases their length, as trained."""
-        if edit_job and self.edit_canvas and self.edit_context:
+    def regions_context(self) -> int:
+        """Tokens the canvas of a job of several holes may take: the context, or for a model
+        trained on edit canvases (which lays such jobs out as one) their window, as trained."""
+        if self.edit_canvas and self.edit_context:
             return min(self.edit_context, self.max_position_embeddings)
         return self.max_position_embeddings
 

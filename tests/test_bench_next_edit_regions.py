@@ -35,5 +35,5 @@ def test_a_model_is_judged_on_every_region_of_each_task(tiny_model_dir, tmp_path
     assert overall["tasks"] + overall["without_job"] == 2
     rename = result["kinds"]["rename_local"]
     assert rename["tasks"] == 1 and rename["to_change"] >= 1  # the uses of `count` lie in regions to change
-    assert rename["mean_passes"] >= 1 and rename["p50_ms"] > 0
+    assert rename["mean_passes"] >= 1
     assert result["kinds"]["negative_rename"]["to_change"] == 0  # whatever its regions, none is to change

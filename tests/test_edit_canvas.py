@@ -135,7 +135,7 @@ def test_training_on_canvases_records_their_layout(tiny_corpus, tiny_tokenizer, 
     cfg = load_model(run / "model").cfg
     assert cfg.edit_canvas == "shown" and cfg.edit_context == 64  # the training window: edit jobs get as much
     cfg.max_position_embeddings = 1024  # a model whose context is longer than its edit canvases
-    assert cfg.job_context(edit_job=True) == 64 and cfg.job_context(edit_job=False) == 1024
+    assert cfg.regions_context() == 64 < cfg.max_position_embeddings  # one-hole jobs keep the whole context
     mixed = tmp_path / "mixed.jsonl"
     mixed.write_text(json.dumps(record) + "\n" + json.dumps(record | {"layout": "masked"}) + "\n")
     with pytest.raises(ValueError, match="one layout"):
