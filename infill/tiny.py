@@ -6,13 +6,14 @@ A folder as the family publishes it: `config.json` in its format, bf16 weights i
 (`model-0000N-of-00002.safetensors`) with `model.safetensors.index.json`, `tokenizer.json`,
 `tokenizer_config.json` and `generation_config.json` (LLaDA's also as `vocab.json` + `merges.txt`).
 The tokenizer is the family's kind (the same pre-tokenizer, the same added tokens in the same
-order) with a small vocabulary trained here on this package's own source, so the family's special
+order) with a small vocabulary trained here on a few standard-library modules, so the family's special
 ids move down to just past the trained tokens; the config, the tokenizer and the generation config
 state the moved ids and agree. Embedding rows are padded past the tokenizer, as the real ones are.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import math
 from pathlib import Path
@@ -55,9 +56,14 @@ SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key
              hidden_act="silu", use_sliding_window=False, torch_dtype="bfloat16")
 
 
+STDLIB_SOURCES = ("textwrap", "string", "shlex", "fnmatch", "difflib", "json.decoder", "json.encoder")
+
+
 def training_text() -> list[str]:
-    """Python source of this package, in a fixed order."""
-    return [path.read_text() for path in sorted(Path(__file__).parent.glob("*.py"))]
+    """Python source of a few standard-library modules, in a fixed order: text that does not move
+    when this project's code does (the package's own source did, and every edit to it changed the
+    tiny tokenizers and so what their random models answer)."""
+    return [Path(importlib.import_module(name).__file__).read_text() for name in STDLIB_SOURCES]
 
 
 def train_vocabulary(family: str) -> Tokenizer:
