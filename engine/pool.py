@@ -24,7 +24,7 @@ from typing import Any
 from engine.client import DEFAULT_TIMEOUT_S, AsyncWorkerClient, WorkerError
 from engine.keys import ClientKeys
 from engine.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Partial, Result, Welcome
-from engine.watch import HUNG_AFTER_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
+from engine.watch import HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
 
 UNAVAILABLE = "unavailable"
 _RETRIED_CODES = (ErrorCode.SHUTTING_DOWN, ErrorCode.OVERLOADED)  # another worker may answer
@@ -56,13 +56,13 @@ class AsyncWorkerPool:
     def __init__(self, addresses: Sequence[str], timeout_s: float = DEFAULT_TIMEOUT_S,
                  client_name: str = "infill", keys: ClientKeys | None = None,
                  probe_interval_s: float = PROBE_INTERVAL_S, probe_timeout_s: float = PROBE_TIMEOUT_S,
-                 hung_after_s: float = HUNG_AFTER_S) -> None:
+                 hung_after_s: float = HUNG_AFTER_S, longest_step_s: float = LONGEST_STEP_S) -> None:
         if not addresses:
             raise ValueError("a worker pool needs at least one worker address")
         self.addresses = list(addresses)
         self._members = [_Member(AsyncWorkerClient(a, timeout_s, client_name, keys),
                                  WorkerWatch(a, keys, client_name, probe_interval_s,
-                                             probe_timeout_s, hung_after_s))
+                                             probe_timeout_s, hung_after_s, longest_step_s))
                          for a in self.addresses]
         self._turn = itertools.count()  # breaks ties between equally loaded workers
 

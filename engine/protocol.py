@@ -19,7 +19,8 @@ from typing import Any, ClassVar
 
 import msgpack
 
-PROTOCOL_VERSION = 4  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events
+PROTOCOL_VERSION = 5  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events;
+#   5: HealthOk.in_step
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
@@ -324,6 +325,7 @@ class HealthOk:
     forward_passes: int = 0  # model forward calls since start
     step_requests: int = 0  # requests advanced, summed over steps: mean batch size = step_requests / steps
     carried: int = 0  # requests that took over the running decoding they superseded (typing on)
+    in_step: bool = False  # the main loop is inside a decoding step: its tick is as old as the step
 
     def __post_init__(self) -> None:
         _check_float(self.uptime_s, "uptime_s", 0.0, math.inf)
@@ -332,6 +334,7 @@ class HealthOk:
         _check_float(self.loop_age_s, "loop_age_s", 0.0, math.inf)
         for name in ("steps", "forward_passes", "step_requests", "carried"):
             _check_int(getattr(self, name), name, 0, MAX_COUNT)
+        _check_type(self.in_step, "in_step", (bool,), None)
 
 
 @dataclass(slots=True)

@@ -33,6 +33,7 @@ from engine.client import (DEFAULT_STARTUP_TIMEOUT_S, WorkerClient, WorkerError,
                            weights_gb, worker_argv)
 from engine.keys import ClientKeys, load_client_keys
 from engine.private import make_private_dir
+from engine.watch import LONGEST_STEP_S
 
 logger = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ _WATCH_S = 0.05  # how often the watcher looks for children that exited
 _RESTART_BACKOFF_S = 1.0  # a child that fails to start is tried again after this long
 _HEALTH_EVERY_S = 1.0  # how often the watcher asks each child how old its main loop's tick is
 _HEALTH_TIMEOUT_S = 0.5  # its IO thread answers in milliseconds, whatever the main loop does
-HUNG_KILL_S = 10.0  # far above any one decoding step: a loop this still is stuck for good
+HUNG_KILL_S = LONGEST_STEP_S  # far above any one decoding step: a loop this still is stuck for good
 HUNG_S_PER_GB = 10.0  # and this much more per GB of weights: a large model's first pass over a long
 #   canvas on a CPU takes far longer than the bundled model's
 UNANSWERED_KILL = 3  # health checks in a row without a reply (about 3 s): the process is frozen

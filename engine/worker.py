@@ -97,10 +97,11 @@ class _IOThread(threading.Thread):
     """Owns the ROUTER socket and the IO end of the reply pipe; nothing else touches them."""
 
     def __init__(self, router: zmq.Socket, pipe: zmq.Socket, jobs: queue.Queue, info: Info,
-                 loop_age: Callable[[], float], stats: EngineStats, max_in_flight: int) -> None:
+                 loop_state: Callable[[], tuple[bool, float]], stats: EngineStats,
+                 max_in_flight: int) -> None:
         super().__init__(name="engine-io", daemon=True)
         self._router, self._pipe, self._jobs, self._info = router, pipe, jobs, info
-        self._loop_age = loop_age
+        self._loop_state = loop_state  # (in a step, the age of the main loop's last tick)
         self._stats = stats  # the main loop's counters, read (never written) here
         self._max_in_flight = max_in_flight
         self._live: dict[tuple[bytes, str], Job] = {}
@@ -198,9 +199,10 @@ class _IOThread(threading.Thread):
 
     def _on_health(self, peer: bytes, msg: Health, arrival: float) -> None:
         stats = self._stats
+        in_step, loop_age_s = self._loop_state()
         self._send(peer, HealthOk(time.monotonic() - self._start_time, len(self._live), self._served,
-                                  self._loop_age(), stats.steps, stats.forward_passes, stats.step_requests,
-                                  stats.carried))
+                                  loop_age_s, stats.steps, stats.forward_passes, stats.step_requests,
+                                  stats.carried, in_step))
 
     def _on_complete(self, peer: bytes, msg: CompleteRequest, arrival: float) -> None:
         key = (peer, msg.id)
@@ -229,8 +231,9 @@ class Worker:
 
     With `keys` the ROUTER is a CURVE server and a ZAP authenticator admits only the clients in
     the keys' allow-list; without, any local peer may connect (bind loopback addresses only).
-    The main loop ticks once per iteration; Health reports the age of its last tick, so clients
-    tell a hung loop from a busy one (`engine.watch`).
+    The main loop ticks once per iteration and on both sides of each decoding step; Health reports
+    the age of its last tick and whether a step is in progress, so that clients tell a stuck loop
+    from one inside a long step (`engine.watch`).
     """
 
     def __init__(self, runner: Any, address: str, keys: ServerKeys | None = None,
@@ -245,6 +248,7 @@ class Worker:
         self._jobs: queue.Queue[Job | CancelOrder] = queue.Queue()
         self._stopping = False
         self._last_tick = time.monotonic()  # the main loop's; read by the IO thread for Health
+        self._in_step = False  # set around each decoding step; read by the IO thread for Health
         self._ctx = zmq.Context()
         self._auth = None if keys is None else start_authenticator(self._ctx, keys)
         try:
@@ -260,7 +264,7 @@ class Worker:
             self._close_context()
             raise
         # The sockets move to the IO thread; starting a thread is the memory barrier ZeroMQ asks for.
-        self._io = _IOThread(router, io_pipe, self._jobs, info, self._loop_age, self._core.stats,
+        self._io = _IOThread(router, io_pipe, self._jobs, info, self._loop_state, self._core.stats,
                              self.max_in_flight)
 
     def _bind_router(self, address: str, keys: ServerKeys | None) -> zmq.Socket:
@@ -272,8 +276,20 @@ class Worker:
         self.address: str = router.getsockopt_string(zmq.LAST_ENDPOINT)
         return router
 
-    def _loop_age(self) -> float:
-        return max(0.0, time.monotonic() - self._last_tick)
+    def _loop_state(self) -> tuple[bool, float]:
+        """(inside a step, seconds since the last tick), read in that order: the loop ticks before
+        it clears `_in_step`, so a step seen ended is never reported with its old tick."""
+        in_step = self._in_step
+        return in_step, max(0.0, time.monotonic() - self._last_tick)
+
+    def _step(self) -> list[Reply]:
+        self._in_step = True
+        self._last_tick = time.monotonic()
+        try:
+            return self._core.step()
+        finally:
+            self._last_tick = time.monotonic()
+            self._in_step = False
 
     def _close_context(self) -> None:
         """Stop the authenticator (it owns sockets of its own), then the context."""
@@ -291,7 +307,7 @@ class Worker:
             while not self._stopping and self._io.is_alive():
                 self._last_tick = time.monotonic()
                 self._send_replies(self._take_orders())
-                self._send_replies(self._core.step())
+                self._send_replies(self._step())
                 self._send_partials(self._core.take_partials())
         finally:
             self._shutdown()

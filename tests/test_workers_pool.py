@@ -16,8 +16,9 @@ import fake_worker
 from engine import transport
 from engine.client import WorkerClient, WorkerError, start_worker_process, stop_worker
 from engine.pool import AsyncWorkerPool, WorkerUnavailable
-from engine.watch import HUNG_AFTER_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
-from engine.protocol import CompleteRequest
+from engine.protocol import CompleteRequest, HealthOk
+from engine.watch import (HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S,
+                          WorkerWatch, hung_verdict)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
 
@@ -36,9 +37,12 @@ def workers(short_tmp):
         stop_worker(proc, timeout_s=2)
 
 
+HANG_STEP_S = 2.0  # the fake "hang" sleeps 30 s in its step: far past this, so certainly hung
+
+
 @pytest.fixture
 async def pool(workers):
-    pool = AsyncWorkerPool(workers[1], timeout_s=2.0)
+    pool = AsyncWorkerPool(workers[1], timeout_s=2.0, longest_step_s=HANG_STEP_S)
     yield pool
     pool.close()
 
@@ -128,15 +132,36 @@ async def test_a_restarted_worker_is_used_again(pool, workers):
     assert procs[0].pid in {served_by(r) for r in results}
 
 
-async def test_a_slow_worker_with_no_other_is_waited_for(workers):
+async def test_a_worker_inside_a_long_step_stays_healthy(workers):
+    """A 3 s step (twice the hang threshold between steps) is work, not a hang: the worker is
+    never marked down while it runs, and its answer comes."""
     pool = AsyncWorkerPool(workers[1][:1], timeout_s=2.0)
     try:
-        slow = asyncio.ensure_future(pool.complete(request("slow", "sleep:2.5")))
-        await wait_until(lambda: not pool.healthy())  # its loop looks hung while it sleeps
-        assert (await asyncio.wait_for(slow, 30.0)).items[0].text.endswith(":sleep:2.5")
-        await wait_until(lambda: pool.healthy() == workers[1][:1])
+        await pool.hello()
+        slow = asyncio.ensure_future(pool.complete(request("slow", "sleep:3")))
+        with WorkerClient(workers[1][0], timeout_s=5.0) as probe:
+            await wait_until(lambda: probe.health().in_step)
+        verdicts = []
+        while not slow.done():
+            verdicts.append(pool.healthy() == workers[1][:1])
+            await asyncio.sleep(0.05)
+        assert (await slow).items[0].text.endswith(":sleep:3")
+        assert verdicts and all(verdicts)
     finally:
         pool.close()
+
+
+def health(in_step: bool, loop_age_s: float) -> HealthOk:
+    return HealthOk(10.0, 1, 0, loop_age_s, in_step=in_step)
+
+
+@pytest.mark.parametrize("in_step, loop_age_s, healthy", [
+    (False, 0.1, True), (False, HUNG_AFTER_S + 0.1, False),
+    (True, HUNG_AFTER_S + 2.0, True), (True, LONGEST_STEP_S + 0.1, False)])
+def test_a_step_in_progress_is_not_a_hang_until_it_is_past_the_longest_step(in_step, loop_age_s,
+                                                                             healthy):
+    verdict, why = hung_verdict(health(in_step, loop_age_s), HUNG_AFTER_S, LONGEST_STEP_S)
+    assert verdict is healthy and (why == "") is healthy
 
 
 async def test_heartbeats_drop_a_frozen_worker(workers):
