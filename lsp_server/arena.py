@@ -15,13 +15,17 @@ typing on run `infill.arenaVote` with `[battleId, "neither"]`. A pair where one 
 failed, or both are the same, is no battle: the one answer comes back as a plain item. The vote
 (pick, order, both latencies, the context's size) goes to the SQLite store at `arenaVotes`
 (`lsp_server.arena_votes`); a store that is locked or corrupt answers the command with an error
-that says so, and the votes already written stay.
+that says so, and the votes already written stay. Bad arguments (a battle id that is not 32 hex
+digits, a pick that is none of the three, a battle unknown or voted on already) are refused with
+an "Invalid Params" error; an error's message is short, quotes at most a few dozen characters of
+what the client sent, and carries no traceback.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
 import random
+import re
 import time
 import uuid
 from collections import OrderedDict
@@ -29,12 +33,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
 from completion import pipeline
 from completion.decide import NONE
 from engine.client import AsyncWorkerClient, WorkerError, WorkerTimeout
-from lsp_server.arena_votes import DEFAULT_VOTES_PATH, Vote, VoteStore, VoteStoreError
+from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
 
 if TYPE_CHECKING:
     from lsp_server.server import InfillLanguageServer
@@ -44,6 +49,8 @@ logger = logging.getLogger(__name__)
 VOTE_COMMAND = "infill.arenaVote"
 PENDING_BATTLES = 64  # battles shown and not yet voted on that are remembered
 REPLY_SLACK_S = 0.5
+BATTLE_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, the ids arena_items gives battles
+QUOTED_CHARS = 40  # the most of a client's argument that an error quotes
 
 
 @dataclass(frozen=True, slots=True)
@@ -152,21 +159,41 @@ async def arena_items(ls: InfillLanguageServer, uri: str, position: types.Positi
                                        command=vote_command(battle_id, "bottom"))]
 
 
+def quoted(value: Any) -> str:
+    """`value` as an error may quote a client's argument: its repr, cut to QUOTED_CHARS."""
+    text = repr(value)
+    return text if len(text) <= QUOTED_CHARS else f"{text[:QUOTED_CHARS]}... ({len(text)} chars)"
+
+
+def refused(why: str) -> JsonRpcInvalidParams:
+    """The error that answers a vote with bad arguments: a short message, no traceback."""
+    return JsonRpcInvalidParams(f"{VOTE_COMMAND} takes [battleId, \"top\" | \"bottom\" | \"neither\"]: {why}")
+
+
 def vote_of(ls: InfillLanguageServer, arguments: tuple) -> Vote:
-    """The vote the command's arguments `[battleId, pick]` cast; ValueError for bad ones."""
-    if len(arguments) != 2 or not all(isinstance(a, str) for a in arguments):
-        raise ValueError(f"{VOTE_COMMAND} takes [battleId, \"top\" | \"bottom\" | \"neither\"], got {list(arguments)}")
+    """The vote the command's arguments `[battleId, pick]` cast; `refused` for bad ones, quoting
+    no more than QUOTED_CHARS of any argument and never an id that is not a battle id."""
+    if len(arguments) != 2:
+        raise refused(f"got {len(arguments)} arguments")
     battle_id, pick = arguments
+    if not isinstance(battle_id, str) or not BATTLE_ID.fullmatch(battle_id):
+        size = f" of {len(battle_id)} chars" if isinstance(battle_id, str) else ""
+        raise refused(f"the first argument ({type(battle_id).__name__}{size}) is not a battle id "
+                      "(32 hex digits, as the server's inline items carry)")
+    if not isinstance(pick, str) or pick not in PICKS:
+        raise refused(f"the pick is one of {', '.join(PICKS)}, got {quoted(pick)}")
     shown = ls.arena.shown.get(battle_id)
     if shown is None:
-        raise ValueError(f"arena battle {battle_id} is unknown: it was voted on already or is too old")
+        raise refused(f"arena battle {battle_id} is unknown: it was voted on already or is too old")
     return Vote(battle_id, shown.top, shown.bottom, pick, shown.top_latency_ms, shown.bottom_latency_ms,
                 shown.context_chars, shown.language, shown.top_chars, shown.bottom_chars)
 
 
 async def on_vote(ls: LanguageServer, *arguments: Any) -> dict:
-    """`infill.arenaVote`: record the pick; the reply says where it went, or is an error (pygls
-    reads a command's type hints at run time, so `ls` is typed with a class it can import here)."""
+    """`infill.arenaVote`: record the pick; the reply says where it went, or is an error with a
+    short message and no traceback (pygls sends the traceback of any exception but its own
+    JsonRpcException; it reads a command's type hints at run time, so `ls` is typed with a class
+    it can import here)."""
     vote = vote_of(ls, arguments)
     store = VoteStore(ls.settings.arena_votes or DEFAULT_VOTES_PATH)
     try:
@@ -174,7 +201,7 @@ async def on_vote(ls: LanguageServer, *arguments: Any) -> dict:
     except VoteStoreError as exc:
         logger.error("%s", exc)
         ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"infill: {exc}"))
-        raise
+        raise JsonRpcInternalError(f"infill: {exc}") from None
     ls.arena.shown.pop(vote.battle_id, None)
     logger.info("arena vote for battle %s: %s", vote.battle_id, vote.pick)
     return {"battleId": vote.battle_id, "pick": vote.pick, "store": str(store.path)}

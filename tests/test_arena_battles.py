@@ -1,12 +1,12 @@
 """Battles with stand-in backends and an OpenAI-shaped server in the test: random pairs in random
 order, the judges, no-answer sides that lose without stopping the run, pairs counted apart, and the
-OpenAI FIM backend against a real HTTP server (answering, down, slow past its budget, garbage)."""
+OpenAI FIM backend against a real HTTP server (answering, down, garbage, and one that never answers
+within the test, cut at its budget; no test decides by a clock)."""
 from __future__ import annotations
 
 import json
 import random
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -102,15 +102,20 @@ def test_a_run_goes_on_past_a_dead_backend_and_tallies_per_condition(tmp_path):
 
 
 class Completions(BaseHTTPRequestHandler):
-    """POST /v1/completions in OpenAI's shape; the prompt picks the behaviour."""
+    """POST /v1/completions in OpenAI's shape; the prompt picks the behaviour. A "slow" prompt is
+    never answered: its handler waits for `release`, which only the fixture's teardown sets."""
 
     bodies: list[dict] = []
+    slow_arrived = threading.Event()
+    release = threading.Event()
 
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         Completions.bodies.append(body)
         if body["prompt"].startswith("slow"):
-            time.sleep(1.0)
+            Completions.slow_arrived.set()
+            Completions.release.wait()
+            return  # the client has given up by now
         if body["prompt"].startswith("garbage"):
             payload = b"<html>not json</html>"
         elif body["prompt"].startswith("fail"):
@@ -133,16 +138,22 @@ class Completions(BaseHTTPRequestHandler):
 
 @pytest.fixture
 def server():
+    Completions.slow_arrived, Completions.release = threading.Event(), threading.Event()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), Completions)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}/v1/completions"
+    Completions.release.set()
     httpd.shutdown()
     httpd.server_close()
 
 
-def ask(prefix: str) -> Ask:
-    return Ask(prefix, "\nprint(add(1, 2))\n", "single_line", 16, budget_ms=300, grace_ms=100)
+ANSWERED_BUDGET_MS = 30_000  # far past any loopback round trip: a backend that answers is never late
+CUT_BUDGET_MS, CUT_GRACE_MS = 1500, 500  # a request nobody answers is cut at 2 s
+
+
+def ask(prefix: str, budget_ms: int = ANSWERED_BUDGET_MS, grace_ms: int = 100) -> Ask:
+    return Ask(prefix, "\nprint(add(1, 2))\n", "single_line", 16, budget_ms=budget_ms, grace_ms=grace_ms)
 
 
 def test_the_openai_backend_sends_prompt_and_suffix_and_reads_the_text(server):
@@ -158,8 +169,9 @@ def test_the_openai_backend_turns_each_failure_into_no_answer(server):
     backend = OpenAIBackend(BackendSpec("gateway", "openai", url=server))
     assert "garbage" in backend.answer(ask("garbage")).error
     assert "HTTP 500" in backend.answer(ask("fail")).error
-    slow = backend.answer(ask("slow"))
-    assert not slow.answered and "timed out" in slow.error  # cut at budget + grace, not waited for
+    slow = backend.answer(ask("slow", CUT_BUDGET_MS, CUT_GRACE_MS))
+    assert Completions.slow_arrived.is_set() and not Completions.release.is_set()  # asked, never answered
+    assert not slow.answered and "timed out" in slow.error and slow.latency_ms >= CUT_BUDGET_MS
     down = OpenAIBackend(BackendSpec("down", "openai", url="http://127.0.0.1:9/v1/completions")).answer(ask("x"))
     assert "unreachable" in down.error
 
@@ -167,7 +179,7 @@ def test_the_openai_backend_turns_each_failure_into_no_answer(server):
 def test_a_worker_that_is_not_there_is_no_answer(short_tmp):
     backend = WorkerBackend(BackendSpec("gone", "worker", address=f"ipc://{short_tmp}/nobody.sock"))
     try:
-        answer = backend.answer(ask("x = "))
+        answer = backend.answer(ask("x = ", CUT_BUDGET_MS, CUT_GRACE_MS))
     finally:
         backend.close()
     assert not answer.answered and "WorkerTimeout" in answer.error

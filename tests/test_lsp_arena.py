@@ -1,10 +1,13 @@
 """The arena through the real language server and the bundled models: an inline completion is two
 answers (the diffusion model's and its autoregressive twin's) in the documented shape, and a pick
-lands in SQLite; a vote for an unknown battle, and a vote into a corrupt store, get an error."""
+lands in SQLite; a vote for an unknown battle, and a vote into a corrupt store, get an error; a vote
+with bad arguments (a 100 KB battle id, a wrong pick) gets a short error without a traceback and
+the server serves on."""
 from __future__ import annotations
 
 import sqlite3
 import sys
+import uuid
 from pathlib import Path
 
 import pytest
@@ -32,16 +35,21 @@ def workers():
     assert stop_worker(diffusion) == 0 and stop_worker(twin) == 0
 
 
-async def start(workers, votes: Path, log: Path) -> LanguageClient:
-    diffusion_address, twin_address = workers
+async def start_server(options: dict, log: Path) -> LanguageClient:
     client = LanguageClient("infill-arena-tests", "0")
     await client.start_io(sys.executable, "-m", "lsp_server", "--log-file", str(log), cwd=REPO_ROOT)
-    options = {"workerAddress": diffusion_address, "maxTokens": 12, "arena": True, "arenaVotes": str(votes),
-               "arenaDeadlineMs": 30000, "mode": "single_line",
-               "arenaBackends": [{"name": "diffusion"}, {"name": "twin", "address": twin_address}]}
     await client.initialize_async(types.InitializeParams(capabilities=types.ClientCapabilities(),
                                                          initialization_options=options))
     client.initialized(types.InitializedParams())
+    return client
+
+
+async def start(workers, votes: Path, log: Path) -> LanguageClient:
+    diffusion_address, twin_address = workers
+    options = {"workerAddress": diffusion_address, "maxTokens": 12, "arena": True, "arenaVotes": str(votes),
+               "arenaDeadlineMs": 30000, "mode": "single_line",
+               "arenaBackends": [{"name": "diffusion"}, {"name": "twin", "address": twin_address}]}
+    client = await start_server(options, log)
     client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
         uri=URI, language_id="python", version=1, text=SOURCE)))
     return client
@@ -106,3 +114,30 @@ async def test_a_corrupt_vote_store_answers_the_vote_with_an_error_and_is_left_a
     finally:
         await stop(client)
     assert votes.read_bytes() == b"not sqlite " * 200
+
+
+HUGE = "f" * 100_000  # hex digits, but no battle id is 100 KB long
+BAD_VOTES = [([HUGE, "left"], "the first argument (str of 100000 chars) is not a battle id"),
+             ([uuid.uuid4().hex, "x" * 100_000], "the pick is one of top, bottom, neither, got 'xxx"),
+             ([{"battleId": HUGE}, "top"], "the first argument (dict) is not a battle id"),
+             ([HUGE], "got 1 arguments")]
+
+
+async def test_a_bad_vote_gets_a_short_error_without_a_traceback_and_the_server_serves_on(short_tmp, tmp_path):
+    votes = tmp_path / "arena.sqlite3"
+    nowhere = f"ipc://{short_tmp}/nobody.sock"  # a vote needs no worker
+    client = await start_server({"workerAddress": nowhere, "arena": True, "arenaVotes": str(votes), "statsLog": "",
+                                 "arenaBackends": [{"name": "a"}, {"name": "b", "address": nowhere}]},
+                                tmp_path / "lsp.log")
+    try:
+        for arguments, said in BAD_VOTES:
+            with pytest.raises(JsonRpcException) as refused:
+                await vote(client, arguments)
+            message = refused.value.message
+            assert said in message and len(message) < 300, message[:1000]
+            assert "Traceback" not in message and refused.value.data is None, message[:1000]
+        with pytest.raises(JsonRpcException, match="is unknown: it was voted on already or is too old"):
+            await vote(client, [uuid.uuid4().hex, "top"])  # still serving
+    finally:
+        await stop(client)
+    assert not votes.exists()
