@@ -25,7 +25,7 @@ from completion.settings import Settings
 from completion.sources import Sources, TextSources
 from completion.syntax import (GRAMMARS, ParsedDocument, byte_offset, in_empty_block, language_for,
                                literal_at)
-from engine.protocol import CompleteRequest, Result
+from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Result
 
 # Decoder overrides per candidate: a sure decoding first, a bolder one that commits more per pass.
 INVOKED_DECODERS: tuple[dict, ...] = ({"threshold": 0.9}, {"threshold": 0.6})
@@ -51,9 +51,25 @@ def hole_at(uri: str, prefix: str, suffix: str, document: ParsedDocument | None 
     return Hole(uri, prefix, suffix, document.language, document)
 
 
+def parse_window(prefix: str, suffix: str) -> tuple[str, str]:
+    """The text around the cursor that a request can carry (the worker's caps on prefix and
+    suffix), cut at line breaks: all a hole needs parsed, so that a client sending megabytes
+    costs a parse of tens of kilobytes."""
+    if len(prefix) > MAX_PREFIX_CHARS:
+        prefix = prefix[-MAX_PREFIX_CHARS:]
+        prefix = prefix[prefix.find("\n") + 1:]
+    if len(suffix) > MAX_SUFFIX_CHARS:
+        suffix = suffix[:MAX_SUFFIX_CHARS]
+        last_break = suffix.rfind("\n")
+        suffix = suffix[:last_break + 1] if last_break >= 0 else suffix
+    return prefix, suffix
+
+
 def hole_in_text(uri: str, prefix: str, suffix: str, language: str | None = None) -> Hole:
-    """The hole with a fresh parse of its text, in `language` (a grammar's name) or else the
-    language of `uri`'s extension; no parse for a language without a grammar."""
+    """The hole with a fresh parse of the text around it (`parse_window`), in `language` (a
+    grammar's name) or else the language of `uri`'s extension; no parse for a language without
+    a grammar."""
+    prefix, suffix = parse_window(prefix, suffix)
     language = language or language_for(uri)
     if language not in GRAMMARS:
         return Hole(uri, prefix, suffix, language)

@@ -2,7 +2,7 @@
 
 `WorkerClient` blocks and may be shared by a thread pool; `AsyncWorkerClient` has the same methods
 as coroutines on `zmq.asyncio` and never blocks its event loop. Both keep a pool of DEALER
-sockets: a call takes one socket, sends its request and reads until the reply that matches it
+sockets (at most `MAX_IDLE_SOCKETS` idle: a burst's extra ones are closed): a call takes one socket, sends its request and reads until the reply that matches it
 (by request id and reply type; anything else is dropped). A call that times out or is cancelled
 sends `Cancel` for its completion request and closes its socket, so no late reply can reach a
 later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
@@ -51,6 +51,8 @@ DEFAULT_STARTUP_TIMEOUT_S = 60.0  # importing torch and loading a model takes se
 # disk (100 MB/s) and moved to a GPU, then its kernels compiled in the warm-up.
 STARTUP_S_PER_GB = 15.0
 _CANCEL_LINGER_MS = 100  # time for a Cancel to leave a socket that is being closed
+MAX_IDLE_SOCKETS = 8  # kept for reuse after a burst; the rest are closed (each costs fds at both
+#   ends and its ZMTP heartbeats cost CPU while idle)
 _READY_POLL_S = 0.25  # how often the launcher retries the handshake while a worker starts
 _STDERR_TAIL_LINES = 30
 _REPLY_TYPES: dict[type, type] = {Hello: Welcome, InfoRequest: Info, Health: HealthOk,
@@ -183,7 +185,7 @@ class WorkerClient:
 
     def _release(self, sock: zmq.Socket) -> None:
         with self._lock:
-            if not self._closed:
+            if not self._closed and len(self._idle) < MAX_IDLE_SOCKETS:
                 self._idle.append(sock)
                 return
         sock.close(linger=0)
@@ -254,8 +256,8 @@ class AsyncWorkerClient:
                 answered = not isinstance(reply, Partial)
                 yield _unwrap(reply)
         finally:
-            if answered and not self._closed:
-                self._idle.append(sock)
+            if answered:
+                self._release(sock)
             else:
                 _abandon(sock, request)
 
@@ -303,9 +305,14 @@ class AsyncWorkerClient:
         except BaseException:
             _abandon(sock, request)
             raise
-        if not self._closed:
-            self._idle.append(sock)
+        self._release(sock)
         return _unwrap(reply)
+
+    def _release(self, sock: zmq.asyncio.Socket) -> None:
+        if not self._closed and len(self._idle) < MAX_IDLE_SOCKETS:
+            self._idle.append(sock)
+        elif not sock.closed:
+            sock.close(linger=0)
 
     @staticmethod
     async def _exchange(sock: zmq.asyncio.Socket, request: Message, frame: bytes) -> Message:

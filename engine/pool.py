@@ -123,16 +123,22 @@ class AsyncWorkerPool:
         """The replies of a stream on `member`, or `_WorkerWentDown` when the stream should leave
         it; leaving closes the stream (which cancels its request)."""
         member.in_flight += 1
+        pending: asyncio.Future | None = None
         try:
             while True:
+                pending = asyncio.ensure_future(anext(replies))
                 try:
-                    reply = await self._await_on(member, asyncio.ensure_future(anext(replies)))
+                    reply = await self._await_on(member, pending)
                 except StopAsyncIteration:
                     return
                 yield reply
         finally:
             member.in_flight -= 1
-            await replies.aclose()
+            # A read still running was cancelled (a caller that is cancelled again at every await,
+            # as under anyio's cancel scopes, may leave before it ends): its own cancellation
+            # closes the stream, and closing it here too would find it running.
+            if pending is None or pending.done():
+                await replies.aclose()
 
     def close(self) -> None:
         for member in self._members:

@@ -4,7 +4,8 @@ Blank lines and lines starting with `#` are skipped. `KeyFile.allows` compares a
 with every key in constant time (`hmac.compare_digest`, all of them, so the time says nothing of
 which matched or how far); the file's modification time and size are looked at on each check and
 a changed file is read again, so keys are added or revoked without a restart. A file that cannot
-be read keeps the keys last read (logged), never opens the gateway.
+be read keeps the keys last read (logged once, until it can be read again), never opens the
+gateway.
 """
 from __future__ import annotations
 
@@ -27,6 +28,7 @@ class KeyFile:
         self.path = path
         self._stamp: tuple[int, int] | None = None
         self._keys: list[bytes] = []
+        self._unreadable = False  # the last look failed (and was logged)
         self.reload()
         if not self._keys:
             raise ValueError(f"the key file {path} holds no key; write one key per line")
@@ -39,10 +41,14 @@ class KeyFile:
             if stamp != self._stamp:
                 self._keys, self._stamp = read_keys(self.path), stamp
                 logger.info("read %d API keys from %s", len(self._keys), self.path)
+            self._unreadable = False
         except (OSError, UnicodeDecodeError) as exc:
             if self._stamp is None:
                 raise ValueError(f"cannot read the key file {self.path}: {exc}") from None
-            logger.error("cannot read the key file %s again (%s); keeping its last keys", self.path, exc)
+            if not self._unreadable:
+                logger.error("cannot read the key file %s again (%s); keeping its last keys until "
+                             "it can be read", self.path, exc)
+            self._unreadable = True
 
     def allows(self, presented: str) -> bool:
         self.reload()

@@ -11,6 +11,7 @@ none falls inside it (no edit, or no event to propagate).
 """
 from __future__ import annotations
 
+import asyncio
 import re
 import time
 import uuid
@@ -117,7 +118,7 @@ async def _suggest(state, text: str, path: str, history: str, cursor_line: int,
                    span: tuple[int, int]) -> str | None:
     uri = f"file://{path}" if path.startswith("/") else f"gateway:{path or 'edit'}"
     language = language_for(uri) or state.completer.language
-    document = ParsedDocument.parse(language, text)
+    document = await asyncio.to_thread(ParsedDocument.parse, language, text)  # a whole file: off the loop
     event = event_in(text, uri, history)
     if event is None or document.tree is None or document.tree.root_node.has_error:
         return None

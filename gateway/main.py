@@ -4,8 +4,12 @@
 CURVE); without it a local worker on the bundled model (or `--model`) is started and restarted if
 it dies, as the language server does (`engine.supervisor`). It listens on `--bind HOST:PORT`
 (default 127.0.0.1:8012, llama.vscode's default endpoint); a bind off loopback refuses to start
-without `--api-keys FILE` (one bearer key a line, read again when it changes). Once listening it
-writes `infill gateway: listening on http://HOST:PORT` to stderr, where its log goes too.
+without `--api-keys FILE` (one bearer key a line, read again when it changes). Web pages are
+refused (`gateway.guard`) unless `--allow-origin` names theirs; a gateway without keys caps a
+request's deadline at `KEYLESS_MAX_DEADLINE_MS`, so that no page or local process can hold its
+worker for long. Connections are limited in number and in how long their headers may take
+(`gateway.connections`). Once listening it writes `infill gateway: listening on
+http://HOST:PORT` to stderr, where its log goes too.
 """
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ import asyncio
 import contextlib
 import ipaddress
 import logging
+import re
 import socket
 import sys
 from collections.abc import Sequence
@@ -31,13 +36,17 @@ from engine.supervisor import WorkerGroup, start_local_workers
 from gateway.api_keys import KeyFile
 from gateway.app import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, GatewayState, build_app
 from gateway.completer import Completer
+from gateway.connections import DEFAULT_HEADER_TIMEOUT_S, DEFAULT_MAX_CONNECTIONS, guarded_protocol
 from gateway.edits import answer_edit
+from gateway.guard import Rules
 
 logger = logging.getLogger(__name__)
 
 DEFAULT_BIND = "127.0.0.1:8012"
 REPLY_SLACK_S = 1.0  # a reply may come this long after its deadline
 GREET_TIMEOUT_S = 5.0
+KEYLESS_MAX_DEADLINE_MS = 5_000  # an editor's completion needs under 2 s; with no keys anyone local
+#   could ask, so no request may hold the worker longer than this
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -66,6 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help=f"the largest request body (default {DEFAULT_MAX_BODY_BYTES})")
     p.add_argument("--max-streams", type=int, default=DEFAULT_MAX_STREAMS, metavar="N",
                    help=f"event streams open at once; one more is a 429 (default {DEFAULT_MAX_STREAMS})")
+    p.add_argument("--max-deadline-ms", type=int, default=None, metavar="N",
+                   help="the longest deadline a request may ask for (t_max_predict_ms); default "
+                        f"{KEYLESS_MAX_DEADLINE_MS} without --api-keys, {MAX_DEADLINE_MS} with")
+    p.add_argument("--allow-origin", action="append", default=[], metavar="ORIGIN",
+                   help="a browser origin (e.g. http://localhost:3000) whose pages may call the "
+                        "gateway, with CORS headers; repeat for more. Others are refused (403)")
+    p.add_argument("--max-connections", type=int, default=DEFAULT_MAX_CONNECTIONS, metavar="N",
+                   help=f"HTTP connections open at once; more are closed (default {DEFAULT_MAX_CONNECTIONS})")
+    p.add_argument("--header-timeout", type=float, default=DEFAULT_HEADER_TIMEOUT_S, metavar="S",
+                   help="seconds a connection has to send a request's headers "
+                        f"(default {DEFAULT_HEADER_TIMEOUT_S:.0f})")
     return p
 
 
@@ -96,11 +116,19 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
     if not is_loopback(host) and args.api_keys is None:
         parser.error(f"refusing to listen on {host} without API keys: anyone who reaches it could "
                      "use the workers; pass --api-keys FILE, or bind 127.0.0.1")
-    for name in ("max_tokens", "deadline_ms", "max_body_bytes", "max_streams"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name.replace('_', '-')} must be at least 1")
-    if args.max_tokens > MAX_TOKENS or args.deadline_ms > MAX_DEADLINE_MS:
-        parser.error(f"--max-tokens is at most {MAX_TOKENS}, --deadline-ms at most {MAX_DEADLINE_MS}")
+    if args.max_deadline_ms is None:
+        args.max_deadline_ms = KEYLESS_MAX_DEADLINE_MS if args.api_keys is None else MAX_DEADLINE_MS
+    for name in ("max_tokens", "deadline_ms", "max_body_bytes", "max_streams", "max_deadline_ms",
+                 "max_connections", "header_timeout"):
+        if getattr(args, name) <= 0:
+            parser.error(f"--{name.replace('_', '-')} must be above 0")
+    if args.max_tokens > MAX_TOKENS or max(args.deadline_ms, args.max_deadline_ms) > MAX_DEADLINE_MS:
+        parser.error(f"--max-tokens is at most {MAX_TOKENS}, --deadline-ms and --max-deadline-ms "
+                     f"at most {MAX_DEADLINE_MS}")
+    for origin in args.allow_origin:
+        if not re.fullmatch(r"https?://[^/\s]+", origin):
+            parser.error(f"--allow-origin takes an origin like http://localhost:3000 (scheme, host "
+                         f"and port, no path), got {origin!r}")
     return host, port
 
 
@@ -123,14 +151,17 @@ async def serve(args: argparse.Namespace, sock: socket.socket, addresses: list[s
     pool = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-gateway", keys=keys)
     try:
         name = await model_name(pool)
-        settings = Settings(deadline_ms=args.deadline_ms)
-        state = GatewayState(Completer(pool, settings, args.language), pool, model_id(name),
-                             aliases=(name,), keys=api_keys, max_body_bytes=args.max_body_bytes,
-                             max_tokens=args.max_tokens, max_streams=args.max_streams)
+        settings = Settings(deadline_ms=min(args.deadline_ms, args.max_deadline_ms))
+        host, port = sock.getsockname()[:2]
+        rules = Rules(host, frozenset(args.allow_origin), api_keys)
+        state = GatewayState(Completer(pool, settings, args.language), pool, model_id(name), rules,
+                             aliases=(name,), max_body_bytes=args.max_body_bytes,
+                             max_deadline_ms=args.max_deadline_ms, max_tokens=args.max_tokens,
+                             max_streams=args.max_streams)
         state.edits = answer_edit
         config = uvicorn.Config(build_app(state), log_level="warning", access_log=False,
-                                lifespan="off")
-        host, port = sock.getsockname()[:2]
+                                lifespan="off",
+                                http=guarded_protocol(args.max_connections, args.header_timeout))
         sys.stderr.write(f"infill gateway: listening on http://{host}:{port} (model {state.model_id})\n")
         sys.stderr.flush()
         await uvicorn.Server(config).serve(sockets=[sock])

@@ -1,8 +1,9 @@
 """The gateway's counters, written in the Prometheus text format (`GET /metrics`).
 
 Requests and errors by route and status, a latency histogram by route, the characters of text
-answered (the gateway does not tokenize: the worker owns the tokenizer), the streams open now and
-the workers up. Counts live in memory from the start of the process, as vLLM's and llama.cpp's do.
+answered (the gateway does not tokenize: the worker owns the tokenizer), the streams open now,
+the workers up and the requests cancelled because their client left. Counts live in memory from
+the start of the process, as vLLM's and llama.cpp's do.
 """
 from __future__ import annotations
 
@@ -21,6 +22,12 @@ class Metrics:
         self.latency_sum_s: Counter[str] = Counter()
         self.completion_chars = 0
         self.live_streams = 0
+        self.peak_streams = 0  # the most event streams open at once since the start
+        self.client_gone = 0  # unstreamed requests cancelled at the worker when their client left
+
+    def stream_opened(self) -> None:
+        self.live_streams += 1
+        self.peak_streams = max(self.peak_streams, self.live_streams)
 
     def observe(self, route: str, status: int, seconds: float) -> None:
         self.requests[(route, status)] += 1
@@ -41,8 +48,13 @@ class Metrics:
             lines += _histogram(route, counts, self.latency_sum_s[route])
         lines += _family("completion_chars_total", "counter", "characters of completion text answered")
         lines.append(f"{PREFIX}_completion_chars_total {self.completion_chars}")
+        lines += _family("client_gone_total", "counter",
+                         "requests cancelled at the worker because their client disconnected")
+        lines.append(f"{PREFIX}_client_gone_total {self.client_gone}")
         lines += _family("live_streams", "gauge", "event streams open now")
         lines.append(f"{PREFIX}_live_streams {self.live_streams}")
+        lines += _family("peak_streams", "gauge", "the most event streams open at once")
+        lines.append(f"{PREFIX}_peak_streams {self.peak_streams}")
         lines += _family("workers", "gauge", "workers the gateway balances over")
         lines.append(f"{PREFIX}_workers {workers}")
         lines += _family("workers_up", "gauge", "workers that answer their health checks")
