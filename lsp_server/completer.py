@@ -4,10 +4,11 @@
 request of the same method still in flight for the same document (whose worker call is
 cancelled: it answers with nothing; its worker requests carry the same session, so the worker
 drops them as the new ones arrive; `superseding`, which next-edit requests share), and turns
-any failure into an empty answer. `_complete` runs the steps: cut the hole; answer from the
-typing-through cache if the user is typing a completion already shown; decide the mode (none ends
-here, before any context is built); build the context; send one request per candidate to the
-worker, concurrently, within what is left of the deadline; post-process and rank.
+any failure into an empty answer. `_complete` runs the steps: cut the hole (there is none in a
+document over the size cap of `lsp_server.documents`); answer from the typing-through cache if
+the user is typing a completion already shown; decide the mode (none ends here, before any
+context is built); build the context; send one request per candidate to the worker,
+concurrently, within what is left of the deadline; post-process and rank.
 The worker is awaited on the event loop, never blocked on.
 """
 from __future__ import annotations
@@ -124,6 +125,9 @@ def hole_for(ls: InfillLanguageServer, uri: str, position: types.Position) -> pi
     text = ls.open_text(uri)
     if text is None:
         logger.info("no completion in %s: the editor has not opened it", uri)
+        return None
+    if ls.documents.is_too_large(uri):
+        logger.info("no completion in %s: it is over the size cap", uri)
         return None
     encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
     hole = split_at(text, position.line, position.character, encoding)

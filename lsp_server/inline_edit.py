@@ -8,9 +8,10 @@ first: after the document's newest edit event, the regions it must propagate to
 names the request and the edit for the stats log, as `textDocument/didShowInlineEdit` (params
 `{item: {command}}`) does when an edit is shown. The answer is `{edits: []}`, never an error, for
 bad params, a document the editor did not open or whose version is not the request's (or changes
-while the worker answers), one without a tree (too large, no grammar), with a syntax error, or
-without an edit event, and when the worker errs or is late. A newer request for the document supersedes the one in
-flight; `$/cancelRequest` cancels one. The server never changes the document.
+while the worker answers), one without a tree (over the size cap of `lsp_server.documents`, or
+without a grammar), with a syntax error, or without an edit event, and when the worker errs or is
+late. A newer request for the document supersedes the one in flight; `$/cancelRequest` cancels
+one. The server never changes the document.
 
 With the `jointRegions` setting false (for comparison with the anchors, which rewrite one region
 per request), the regions go to the worker one job each, nearest the cursor first, each job with

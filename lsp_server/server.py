@@ -19,7 +19,9 @@ answers, the server tells the client its model with `infill/workerReady` (`{"mod
 
 Messages come through `lsp_server.transport`: stdio, or loopback TCP for the one editor that
 sends the launch token (`lsp_server.launch_token`); a reader that no input can stop
-(`lsp_server.framing`). Completions are asked only for documents the editor opened.
+(`lsp_server.framing`). A `--host` that is not loopback is served too, with a warning in the log
+(`exposure_warning`). Completions are asked only for documents the editor opened; none in one
+over the size cap of `lsp_server.documents`.
 
 The workers are those named by the `workerAddress` setting (or `--worker`), a comma-separated
 list of addresses over which requests are balanced (`engine.pool`; `--worker-keys` for remote
@@ -32,6 +34,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import functools
+import ipaddress
 import logging
 import os
 import signal
@@ -341,6 +344,19 @@ def build_server(worker_address: str | None = None, worker_keys: ClientKeys | No
     return server
 
 
+def exposure_warning(host: str) -> str | None:
+    """The warning for listening on `host`, or None for a loopback address (or `localhost`)."""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:  # a host name: it may resolve to any interface
+        loopback = False
+    if loopback:
+        return None
+    return (f"--host {host} is not a loopback address: the language server's port can be reached "
+            "from other machines (only the launch token keeps them out); 127.0.0.1, the default, "
+            "is reachable from this machine only")
+
+
 def _terminate(server: InfillLanguageServer, stdio: bool, signum: int, frame: object) -> None:
     """SIGTERM: stop the local worker, then leave. On stdio, leave at once: a normal exit would wait
     for pygls's stdin reader thread, which returns only when the client closes the pipe. On TCP,
@@ -360,7 +376,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="listen on TCP PORT (of --host) instead of stdio, for one editor that "
                              "sends this launch's token (see --token-file)")
     parser.add_argument("--host", default="127.0.0.1",
-                        help="address to listen on with --tcp (default 127.0.0.1)")
+                        help="address to listen on with --tcp (default 127.0.0.1; any other than "
+                             "loopback lets other machines reach the port, logged as a warning)")
     parser.add_argument("--worker", metavar="ADDRESS", default=None,
                         help="use the running worker at ADDRESS (e.g. tcp://127.0.0.1:5555), or "
                              "balance over several given as ADDRESS,ADDRESS,... instead of "
@@ -391,6 +408,9 @@ def serve(server: InfillLanguageServer, args: argparse.Namespace) -> None:
         return
     token, path = new_token(), args.token_file or token_path(args.tcp)
     write_token(path, token)
+    warning = exposure_warning(args.host)
+    if warning is not None:
+        logger.warning("%s", warning)
 
     def listening(port: int) -> None:
         sys.stderr.write(f"infill lsp: listening on {args.host}:{port}; the editor's token is in "

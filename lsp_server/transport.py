@@ -11,8 +11,11 @@ Over TCP the server serves one editor, the one that knows the launch token (`lsp
 input that does not start as an LSP header (an HTTP request from a web page, for one) closes its
 connection at once; the first message must be `initialize` carrying the token in
 `initializationOptions.token`, within `AUTH_TIMEOUT_S`, or the connection closes before anything
-of it is handled; while the editor's connection is live every other connection is closed at once.
-The server ends with the editor's connection, as pygls's own TCP server does.
+of it is handled. At most `MAX_UNAUTHENTICATED` connections wait to authenticate: a new one closes
+the oldest waiting, so connections that never authenticate cannot keep the editor out. Once the
+editor has authenticated, every other connection is closed at once. Each connection closed unheard
+is logged, a few lines a second at most (`engine.ratelimit`). The server ends with the editor's
+connection, as pygls's own TCP server does.
 """
 from __future__ import annotations
 
@@ -29,6 +32,7 @@ from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from pygls.lsp.server import LanguageServer
 
+from engine.ratelimit import RateLimitedLog
 from lsp_server.framing import FrameReader, NotLsp, ReadChunk, Unparseable, encode
 
 logger = logging.getLogger(__name__)
@@ -36,8 +40,8 @@ logger = logging.getLogger(__name__)
 PARSE_ERROR = -32700
 INVALID_REQUEST = -32600
 INVALID_PARAMS = -32602
-AUTH_TIMEOUT_S = 10.0  # a connection that has not sent an authentic `initialize` by then is closed
-MAX_UNAUTHENTICATED = 16  # connections waiting to authenticate at once; more are closed
+AUTH_TIMEOUT_S = 2.0  # a connection that has not sent an authentic `initialize` by then is closed
+MAX_UNAUTHENTICATED = 16  # connections waiting to authenticate at once; a new one closes the oldest
 MAX_UNAUTHENTICATED_BODY_BYTES = 1024 * 1024  # an `initialize` is a few kilobytes
 TOKEN_OPTION = "token"  # the key of `initializationOptions` that carries the launch token
 _CHUNK_BYTES = 64 * 1024
@@ -199,43 +203,61 @@ class TcpListener:
         self._max_body_bytes = max_body_bytes
         self._auth_timeout_s = auth_timeout_s
         self._editor: asyncio.StreamWriter | None = None
-        self._waiting = 0  # connections not yet authenticated
+        self._waiting: dict[asyncio.StreamWriter, Any] = {}  # not yet authenticated, oldest first
+        self.refusals = RateLimitedLog(logger, what="closed connections")
         self.done = asyncio.Event()  # set when the editor's connection ends
+
+    @property
+    def num_waiting(self) -> int:
+        """Connections waiting to authenticate."""
+        return len(self._waiting)
 
     async def on_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         peer = writer.get_extra_info("peername")
-        if self._editor is not None or self._waiting >= MAX_UNAUTHENTICATED:
-            logger.warning("closed a connection from %s: the editor's connection is live", peer)
+        if self._editor is not None:
+            self.refusals.log("closed a connection from %s: the editor's connection is live", peer)
             await _close(writer)
             return
+        if len(self._waiting) >= MAX_UNAUTHENTICATED:
+            self._close_oldest_waiting(peer)
         frames = FrameReader(stream_chunks(reader), MAX_UNAUTHENTICATED_BODY_BYTES, strict_start=True)
-        self._waiting += 1
+        self._waiting[writer] = peer
         try:
-            first = await self._authenticate(frames, peer)
+            first, refusal = await self._authenticate(frames)
         finally:
-            self._waiting -= 1
-        if first is None or self._editor is not None:
-            await _close(writer)
+            closed_for_newer = self._waiting.pop(writer, None) is None
+        if first is not None and not closed_for_newer:
+            await self._serve(frames, first, writer, peer)
             return
-        await self._serve(frames, first, writer, peer)
+        if not closed_for_newer:  # one closed for a newer connection was logged then
+            self.refusals.log("closed a connection from %s: %s", peer, refusal)
+        await _close(writer)
 
-    async def _authenticate(self, frames: FrameReader, peer: Any) -> Any:
-        """The first message when it is an `initialize` with the launch token, else None."""
+    def _close_oldest_waiting(self, newer_peer: Any) -> None:
+        """Close the connection that has waited longest to authenticate, to make room."""
+        oldest = next(iter(self._waiting))
+        peer = self._waiting.pop(oldest)
+        self.refusals.log("closed a connection from %s: the oldest of %d waiting to authenticate, "
+                          "to make room for one from %s", peer, MAX_UNAUTHENTICATED, newer_peer)
+        oldest.close()
+
+    async def _authenticate(self, frames: FrameReader) -> tuple[Any, str]:
+        """(the first message, "") when it is an `initialize` with the launch token, else (None,
+        why the connection is to be closed)."""
         try:
             first = await asyncio.wait_for(frames.next(), self._auth_timeout_s)
         except NotLsp as exc:
-            logger.warning("closed a connection from %s: %s", peer, exc)
-            return None
-        except (TimeoutError, EOFError, ConnectionError):
-            logger.warning("closed a connection from %s: no initialize within %.0f s", peer,
-                           self._auth_timeout_s)
-            return None
+            return None, str(exc)
+        except TimeoutError:
+            return None, f"no initialize within {self._auth_timeout_s:g} s"
+        except (EOFError, ConnectionError):
+            return None, "it ended before an initialize"
         token = take_token(first)
         if token is None or not hmac.compare_digest(token.encode(), self._token.encode()):
-            logger.warning("closed a connection from %s: its first message is not an initialize "
-                           "with this launch's token", peer)
-            return None
-        return first
+            return None, "its first message is not an initialize with this launch's token"
+        if self._editor is not None:
+            return None, "the editor's connection is live"
+        return first, ""
 
     async def _serve(self, frames: FrameReader, first: Any, writer: asyncio.StreamWriter,
                      peer: Any) -> None:
@@ -272,3 +294,4 @@ async def serve_tcp(server: LanguageServer, host: str, port: int, token: str,
         if on_listening is not None:
             on_listening(tcp.sockets[0].getsockname()[1])
         await listener.done.wait()
+    listener.refusals.flush()

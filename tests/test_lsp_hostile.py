@@ -2,9 +2,12 @@
 
 The server runs on a fake worker (`tests/fake_worker.py`, whose completion is `PID:prefix`), over
 stdio or loopback TCP, and is driven by raw sockets and pipes, so that every byte is the test's.
+The rule of the waiting room for unauthenticated connections is also tested in-process, with an
+authentication timeout long enough that only that rule can close a connection.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import select
@@ -23,6 +26,8 @@ from hypothesis import strategies as st
 import fake_worker
 from engine.client import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
+from lsp_server import transport
+from lsp_server.server import build_server, exposure_warning
 from lsp_server.stats import append_regular
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -229,6 +234,47 @@ def test_a_second_connection_is_closed_while_the_editor_is_live(tcp_server):
             assert completion_texts(replies.wait(2 + attempt))
 
 
+def test_connections_that_never_authenticate_cannot_keep_the_editor_out(tcp_server):
+    held = [tcp_server.connect() for _ in range(transport.MAX_UNAUTHENTICATED + 4)]
+    for index, sock in enumerate(held):
+        sock.sendall([b"", b"Content-Length: 40", b"Content-Length: 40\r\n\r\n{"][index % 3])
+    sock, replies = tcp_server.editor()  # it would be closed at once if the waiting kept it out
+    with sock:
+        sock.sendall(framed(inline(2)))
+        assert completion_texts(replies.wait(2))
+        assert all(closed_by_server(waiting) for waiting in held)  # room made, or timed out
+    for waiting in held:
+        waiting.close()
+
+
+async def test_a_new_connection_closes_the_oldest_waiting_one():
+    listener = transport.TcpListener(build_server(stats_log=""), "t" * 64, 1 << 20, auth_timeout_s=600.0)
+    tcp = await asyncio.start_server(listener.on_connection, "127.0.0.1", 0)
+    port = tcp.sockets[0].getsockname()[1]
+    async with tcp:
+        held = [await asyncio.open_connection("127.0.0.1", port)
+                for _ in range(transport.MAX_UNAUTHENTICATED + 1)]
+        oldest_reader = held[0][0]
+        assert await asyncio.wait_for(oldest_reader.read(), WAIT_S) == b""
+        assert listener.num_waiting == transport.MAX_UNAUTHENTICATED  # the newest took its place
+        for _, writer in held:
+            writer.close()
+        deadline = time.monotonic() + WAIT_S
+        while listener.num_waiting:  # each sees its end and leaves the waiting room
+            assert time.monotonic() < deadline, "closed connections kept waiting"
+            await asyncio.sleep(0.01)
+
+
+@pytest.mark.parametrize("host, warned", [("127.0.0.1", False), ("::1", False), ("localhost", False),
+                                          ("0.0.0.0", True), ("::", True), ("192.168.1.20", True),
+                                          ("build-box", True)])
+def test_a_host_other_than_loopback_is_warned_of(host, warned):
+    warning = exposure_warning(host)
+    assert (warning is not None) == warned
+    if warned:
+        assert "other machines" in warning and "127.0.0.1" in warning
+
+
 def test_never_opened_documents_answer_empty_at_once(tcp_server, tmp_path):
     fifo = tmp_path / "fifo.py"
     os.mkfifo(fifo)
@@ -340,6 +386,42 @@ def test_a_message_over_the_cap_is_skipped(tmp_path, worker):
         assert completion_texts(server.replies.wait(2))  # the document kept its first text
     finally:
         server.stop()
+
+
+HUGE_URI = "file:///tmp/infill-hostile/generated.py"
+HUGE_CHARS = 3_500_000
+FULL_CHANGES = 24  # each took over a second on the event loop before documents had a size cap
+
+
+def huge_text() -> str:
+    unit = "def area_{}(r):\n    return 3.14 * r * r\n\n\n"
+    return "".join(unit.format(i) for i in range(HUGE_CHARS // len(unit.format(0)) + 1))[:HUGE_CHARS]
+
+
+def did_change(uri: str, version: int, text: str) -> dict:
+    return notification("textDocument/didChange", {"textDocument": {"uri": uri, "version": version},
+                                                   "contentChanges": [{"text": text}]})
+
+
+def test_a_huge_document_costs_its_own_features_not_the_servers(stdio_server):
+    text, started = huge_text(), time.monotonic()
+    stdio_server.send(framed(did_open(HUGE_URI, text)))
+    for version in range(2, 2 + FULL_CHANGES):
+        stdio_server.send(framed(did_change(HUGE_URI, version, f"# {version}\n{text}")))
+    handled_s = time.monotonic() - started  # the pipe holds little: it fills while the server is busy
+    assert handled_s < WAIT_S, f"the huge document's messages took {handled_s:.0f} s to handle"
+    stdio_server.send(framed(inline(2)))  # in the small document
+    assert completion_texts(stdio_server.replies.wait(2))
+    version = 1 + FULL_CHANGES
+    stdio_server.send(framed(inline(3, HUGE_URI, 1, 4)) + framed(request(4, "textDocument/completion", {
+        "textDocument": {"uri": HUGE_URI}, "position": {"line": 1, "character": 4}})) + framed(request(
+            5, "textDocument/copilotInlineEdit", {"textDocument": {"uri": HUGE_URI, "version": version},
+                                                  "position": {"line": 1, "character": 4}})))
+    assert stdio_server.replies.wait(3)["result"] == []
+    assert stdio_server.replies.wait(4)["result"]["items"] == []
+    assert stdio_server.replies.wait(5)["result"] == {"edits": []}
+    stdio_server.send(framed(did_change(HUGE_URI, version + 1, TEXT)) + framed(inline(6, HUGE_URI)))
+    assert completion_texts(stdio_server.replies.wait(6))  # under the cap again: completions are back
 
 
 def fuzz_seed() -> bytes:
