@@ -3,7 +3,7 @@ HTTP gateway, unstreamed and streamed, by 1 to N clients at once.
 
 Over the workers `bench.load` started, it starts a gateway process (`python -m gateway --worker
 ...`) and, for each client count, runs three phases of S seconds: `worker` (each client plans the
-hole with `completion.plan` and sends the requests through `engine.pool`, as the gateway does:
+hole with `completion.fim.plan` and sends the requests through `engine.pool`, as the gateway does:
 the worker's own answer time), `gateway` (POST /v1/completions) and `stream` (the same with
 `stream: true`: time to the first chunk with text, and to the end). Each client asks its holes
 one after another, among the holes where the rules complete at all (the others are answered
@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-import completion
+from completion import fim
 from bench.quality import percentile
 from completion.requests import new_request_id
 from completion.settings import Settings
@@ -46,8 +46,8 @@ class Tally:
 
 async def ask_worker(pool: AsyncWorkerPool, task: dict, settings: Settings, tally: Tally) -> None:
     started = time.perf_counter()  # the rules' time too, as the gateway's answer includes it
-    hole = completion.hole_in_text("bench:hole.py", task["prompt"], task["suffix"], "python")
-    planned = completion.plan(hole, settings, new_request_id())
+    hole = fim.hole_in_text("bench:hole.py", task["prompt"], task["suffix"], "python")
+    planned = fim.plan(hole, settings, None, new_request_id())
     try:
         await asyncio.gather(*(pool.complete(r) for r in planned.requests))
     except (WorkerError, WorkerTimeout):
@@ -156,8 +156,8 @@ def format_table(runs: Sequence[dict], header: str) -> str:
 def completed_holes(tasks: Sequence[dict], settings: Settings) -> list[dict]:
     """The tasks whose hole the rules complete (an editor typing there would get a completion)."""
     return [task for task in tasks
-            if completion.plan(completion.hole_in_text("bench:hole.py", task["prompt"], task["suffix"],
-                                                       "python"), settings, "probe").requests]
+            if fim.plan(fim.hole_in_text("bench:hole.py", task["prompt"], task["suffix"], "python"),
+                        settings, None, "probe").requests]
 
 
 def run(url: str, addresses: Sequence[str], counts: Sequence[int], tasks: Sequence[dict],

@@ -3,9 +3,14 @@
     python -m bench.quality --tasks PATH [--limit N | --sample N --seed S] [--json] [--out FILE.jsonl]
 
 Tasks are read in the FIM task format of /work/shared/data/FORMATS.md (`.jsonl` or `.jsonl.gz`).
-Each task becomes one `CompleteRequest(kind="fim")` to a worker: one this command spawns on the
+Each task is asked as the product asks (`completion.fim`, as `infill complete` and the gateway
+ask for one text): the hole decided as a completion the user asked for, the prefix and suffix
+windows and the snippets of the task's own text that fit their budgets, one request; the answer
+is the post-processed text an editor would show. It goes to a worker this command spawns on the
 model folder (`--model`, default the bundled model) or a running one (`--worker ADDRESS`).
-Requests go one at a time, so latencies are those of an idle worker.
+Requests go one at a time, so latencies are those of an idle worker. A request that fails (the
+worker refuses it, or does not answer) is an error, counted apart (`errors`, `error_rate`) and
+left out of the scores: the scores are those of the answers.
 
 Scores, per task and then over the set:
 - pass@1: for a task with `test` and `entry_point`, `prompt + completion + suffix`, the test and
@@ -45,9 +50,10 @@ from pathlib import Path
 from statistics import fmean
 
 from bench.sandbox import DEFAULT_MEMORY_BYTES, DEFAULT_TIME_LIMIT_S, SandboxResult, run_program
-from completion.pipeline import decide_at, hole_in_text
+from completion import fim
+from completion.settings import Settings as CompletionSettings
 from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_worker, stop_worker
-from engine.protocol import MODES, CompleteRequest, ProtocolError
+from engine.protocol import SETTING_MODES, Mode, ProtocolError
 from infill.paths import bundled_model_dir
 from infill.tokenizer import CodeTokenizer
 from infill.weights import WEIGHTS
@@ -69,6 +75,11 @@ class Settings:
     max_tokens: int
     deadline_ms: int
     decoder: dict[str, str | int | float | bool] = field(default_factory=dict)
+
+    def rules(self) -> CompletionSettings:
+        """The completion rules' settings these stand for (their defaults otherwise)."""
+        return CompletionSettings(deadline_ms=self.deadline_ms, max_tokens=self.max_tokens,
+                                  mode=self.mode)
 
 
 @dataclass(slots=True)
@@ -179,20 +190,13 @@ def judging_program(task: dict, completion: str) -> str | None:
             + f"check({task['entry_point']})\n")
 
 
-def task_mode(task: dict, setting: str) -> str:
-    """The mode to ask for: the setting, or with "auto" the one the language server would decide
-    for a completion the user asked for at the hole (`completion`)."""
-    if setting != "auto":
-        return setting
-    hole = hole_in_text(task.get("path") or "file:///task.py", task["prompt"], task["suffix"], "python")
-    return decide_at(hole, True, setting)
-
-
-def build_request(task: dict, settings: Settings) -> CompleteRequest:
-    return CompleteRequest(uuid.uuid4().hex, "fim", task["prompt"], task["suffix"],
-                           mode=task_mode(task, settings.mode),
-                           max_tokens=settings.max_tokens, deadline_ms=settings.deadline_ms,
-                           decoder=dict(settings.decoder))
+def task_plan(task: dict, settings: Settings) -> fim.Plan:
+    """The product's plan for the task's hole: decided as a completion the user asked for (never
+    none), with the windows and snippets the language server would send for the text alone."""
+    hole = fim.hole_in_text(task.get("path") or "file:///task.py", task["prompt"], task["suffix"],
+                            "python")
+    return fim.plan(hole, settings.rules(), None, uuid.uuid4().hex, invoked=True,
+                    decoders=(dict(settings.decoder),))
 
 
 def make_record(task: dict, completion: str, latency_ms: float, count_tokens: TokenCounter | None,
@@ -209,15 +213,17 @@ def complete_task(client: WorkerClient, task: dict, settings: Settings,
                   count_tokens: TokenCounter | None) -> TaskRecord:
     """Ask the worker for one task's middle; a failed request becomes a record with `error` set."""
     started = time.perf_counter()
+    planned = task_plan(task, settings)
     try:
-        result = client.complete(build_request(task, settings))
+        result = client.complete(planned.requests[0])
     except (WorkerError, WorkerTimeout, ProtocolError) as exc:
         latency_ms = (time.perf_counter() - started) * 1e3
         return make_record(task, "", latency_ms, count_tokens, forward_passes=0, stop_reason="error",
                            timings=None, passed=False if has_tests(task) else None, error=str(exc))
+    texts = fim.finish(planned, [result], settings.rules())
     latency_ms = (time.perf_counter() - started) * 1e3
     item = result.items[0] if result.items else None
-    return make_record(task, item.text if item else "", latency_ms, count_tokens,
+    return make_record(task, texts[0] if texts else "", latency_ms, count_tokens,
                        forward_passes=item.forward_passes if item else 0,
                        stop_reason=result.stop_reason, timings=asdict(result.timings))
 
@@ -268,22 +274,27 @@ def _rounded(value: float | None, digits: int) -> float | None:
 
 
 def summarize(records: list[TaskRecord], meta: dict) -> dict:
-    """The set's summary (the --json line): `meta` (set, model, settings, command) and the scores."""
-    tested = [r for r in records if r.passed is not None]
-    latencies = [r.latency_ms for r in records]
-    worker_ms = [r.timings["total_ms"] for r in records if r.timings is not None]
-    forwards = sum(r.forward_passes for r in records)
-    counted = [r.completion_tokens for r in records]
-    tokens = sum(counted) if records and None not in counted else None
-    chars = sum(r.completion_chars for r in records)
+    """The set's summary (the --json line): `meta` (set, model, settings, command) and the scores.
+    Failed requests are counted apart and scored as nothing: the scores are the answers'."""
+    answered = [r for r in records if r.error is None]
+    tested = [r for r in answered if r.passed is not None]
+    latencies = [r.latency_ms for r in answered]
+    worker_ms = [r.timings["total_ms"] for r in answered if r.timings is not None]
+    forwards = sum(r.forward_passes for r in answered)
+    counted = [r.completion_tokens for r in answered]
+    tokens = sum(counted) if answered and None not in counted else None
+    chars = sum(r.completion_chars for r in answered)
     return {
         **meta,
         "tasks": len(records),
+        "answered": len(answered),
+        "errors": len(records) - len(answered),
+        "error_rate": _rounded((len(records) - len(answered)) / len(records), 4) if records else None,
         "tasks_with_tests": len(tested),
         "pass_at_1": _rounded(fmean(r.passed for r in tested), 4) if tested else None,
-        "exact_match": _rounded(fmean(r.exact for r in records), 4) if records else None,
-        "edit_similarity": _rounded(fmean(r.similarity for r in records), 4) if records else None,
-        "mean_latency_ms": _rounded(fmean(latencies), 1) if records else None,
+        "exact_match": _rounded(fmean(r.exact for r in answered), 4) if answered else None,
+        "edit_similarity": _rounded(fmean(r.similarity for r in answered), 4) if answered else None,
+        "mean_latency_ms": _rounded(fmean(latencies), 1) if answered else None,
         "p50_latency_ms": _rounded(percentile(latencies, 50), 1),
         "p95_latency_ms": _rounded(percentile(latencies, 95), 1),
         "mean_worker_ms": _rounded(fmean(worker_ms), 1) if worker_ms else None,
@@ -292,14 +303,14 @@ def summarize(records: list[TaskRecord], meta: dict) -> dict:
         "forwards_per_token": _rounded(forwards / tokens, 4) if tokens else None,
         "forwards_per_char": _rounded(forwards / chars, 4) if chars else None,
         "stop_reasons": dict(Counter(r.stop_reason for r in records)),
-        "errors": sum(r.error is not None for r in records),
     }
 
 
 def format_table(summaries: list[dict]) -> str:
     """One row per set: its size, scores and speed; '-' where a value does not apply."""
-    header = ("set", "tasks", "pass@1", "exact", "edit sim", "mean ms", "p50 ms", "p95 ms", "fwd/token")
-    keys = ("set", "tasks", "pass_at_1", "exact_match", "edit_similarity", "mean_latency_ms",
+    header = ("set", "tasks", "errors", "pass@1", "exact", "edit sim", "mean ms", "p50 ms", "p95 ms",
+              "fwd/token")
+    keys = ("set", "tasks", "errors", "pass_at_1", "exact_match", "edit_similarity", "mean_latency_ms",
             "p50_latency_ms", "p95_latency_ms", "forwards_per_token")
     rows = [header] + [tuple("-" if s.get(k) is None else str(s[k]) for k in keys) for s in summaries]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
@@ -329,7 +340,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=None, help="torch threads of a spawned worker")
     parser.add_argument("--weights", default=None, choices=WEIGHTS,
                         help="linear-layer weights of a spawned worker (default: the worker's)")
-    parser.add_argument("--mode", choices=(*MODES, "auto"), default="auto",
+    parser.add_argument("--mode", choices=SETTING_MODES, default=Mode.AUTO,
                         help="completion mode (default auto: the language server's decision at each hole)")
     parser.add_argument("--max-tokens", type=int, default=64, help="tokens per completion (default 64)")
     parser.add_argument("--deadline-ms", type=int, default=30000,
@@ -360,7 +371,7 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Set
         parser.error(f"--model {args.model} is not a folder")
     settings = Settings(args.mode, args.max_tokens, args.deadline_ms, dict(args.decoder))
     try:
-        build_request({"prompt": "", "suffix": ""}, settings)
+        task_plan({"prompt": "", "suffix": ""}, settings)
     except ProtocolError as exc:
         parser.error(f"these flags make an invalid request: {exc.message}")
     return settings

@@ -19,18 +19,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from completion.languages import rules_for
 from completion.positions import LINE_BREAK
-
-NONE = "none"
-SINGLE_LINE = "single_line"
-MULTI_LINE = "multi_line"
+from engine.protocol import Mode
 
 _ONLY_CLOSERS = re.compile(r"[\s)\]}>;:,.'\"`]*")
-_BLOCK_OPENERS = {"python": (":",)}
-_DEFAULT_BLOCK_OPENERS = ("{",)
 _LIST_OPENERS = ("(", "[", "{")
-_LINE_COMMENTS = {"python": ("#",)}
-_DEFAULT_LINE_COMMENTS = ("//", "/*", "*")
 
 
 @dataclass(slots=True, frozen=True)
@@ -49,7 +43,7 @@ def cursor_at(prefix: str, suffix: str, language: str | None = None,
               literal: str | None = None, empty_block: bool = False) -> Cursor:
     """The `Cursor` for a hole between `prefix` and `suffix`."""
     lines = LINE_BREAK.split(prefix)
-    comments = _LINE_COMMENTS.get(language or "", _DEFAULT_LINE_COMMENTS)
+    comments = rules_for(language).comment_lines
     code = (line for line in reversed(lines[:-1])
             if line.strip() and not line.lstrip().startswith(comments))
     previous = next(code, "")
@@ -59,7 +53,7 @@ def cursor_at(prefix: str, suffix: str, language: str | None = None,
 
 def opens_block(line: str, language: str | None) -> bool:
     """True when `line` ends with what opens a block in `language`."""
-    return line.rstrip().endswith(_BLOCK_OPENERS.get(language or "", _DEFAULT_BLOCK_OPENERS))
+    return line.rstrip().endswith(rules_for(language).block_openers)
 
 
 def opens_lines(line: str, language: str | None) -> bool:
@@ -72,23 +66,23 @@ def only_closers(text: str) -> bool:
     return _ONLY_CLOSERS.fullmatch(text) is not None
 
 
-def decide(cursor: Cursor, invoked: bool = False, setting: str = "auto") -> str:
+def decide(cursor: Cursor, invoked: bool = False, setting: Mode = Mode.AUTO) -> Mode:
     """none, single_line or multi_line for `cursor` (see the module's rules)."""
     if cursor.literal is not None and not invoked:
-        return NONE
+        return Mode.NONE
     if not only_closers(cursor.right):
-        return SINGLE_LINE if invoked else NONE
+        return Mode.SINGLE_LINE if invoked else Mode.NONE
     shape = _shape(cursor)
-    return shape if setting == "auto" else setting
+    return shape if setting == Mode.AUTO else Mode(setting)
 
 
-def _shape(cursor: Cursor) -> str:
+def _shape(cursor: Cursor) -> Mode:
     if cursor.literal is not None:
-        return SINGLE_LINE
+        return Mode.SINGLE_LINE
     if cursor.left.strip():
-        return MULTI_LINE if opens_block(cursor.left, cursor.language) else SINGLE_LINE
+        return Mode.MULTI_LINE if opens_block(cursor.left, cursor.language) else Mode.SINGLE_LINE
     if cursor.empty_block or opens_lines(cursor.previous, cursor.language):
-        return MULTI_LINE
+        return Mode.MULTI_LINE
     if not cursor.previous:  # an empty document, or the top of one
-        return MULTI_LINE
-    return SINGLE_LINE
+        return Mode.MULTI_LINE
+    return Mode.SINGLE_LINE

@@ -21,16 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from completion.decide import SINGLE_LINE, only_closers
+from completion.decide import only_closers
+from completion.languages import rules_for
 from completion.positions import LINE_BREAK
+from engine.protocol import Mode
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _OPENERS = frozenset(_PAIRS.values())
 _QUOTES = frozenset("'\"`")
 INDENT_SAMPLE_CHARS = 4000  # the document's indentation style is read this far around the cursor
 MIN_TAIL_OVERLAP = 3  # a shorter tail that matches the suffix is kept unless it only closes
-_LINE_COMMENTS = {"python": "#"}
-_DEFAULT_LINE_COMMENT = "//"
 
 
 def indent_of(line: str) -> str:
@@ -40,7 +40,7 @@ def indent_of(line: str) -> str:
 def trim_to_mode(text: str, mode: str, max_lines: int, left: str = "", suffix: str = "") -> str:
     """The completion cut to its mode (see the module's step 2); `left` is the cursor's line."""
     lines = LINE_BREAK.split(text)
-    if mode == SINGLE_LINE:
+    if mode == Mode.SINGLE_LINE:
         return lines[0]
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
@@ -125,7 +125,7 @@ class _Scanner:
 
 def balance(text: str, left: str, right: str, language: str | None = None) -> str:
     """The completion cut where it would close what the suffix closes or nothing (step 4)."""
-    comment = _LINE_COMMENTS.get(language or "", _DEFAULT_LINE_COMMENT)
+    comment = rules_for(language).line_comment
     before = _Scanner(comment)
     before.feed(left)
     closed_by_suffix = sum(1 for char in right if char in _PAIRS)

@@ -12,11 +12,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, MODES
+from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, Mode
 
 DEFAULT_DEADLINE_MS = 1500  # an inline completion later than this has usually been typed past
 DEFAULT_MAX_TOKENS = 48
-DEFAULT_MODE = "auto"
+DEFAULT_MODE = Mode.AUTO
 DEFAULT_MAX_LINES = 12  # a multi-line completion longer than a screenful is rarely taken whole
 MAX_LINES = 200
 # Token budgets of the context parts, before the worker cuts the canvas to its model's context
@@ -38,7 +38,7 @@ class Settings:
 
     deadline_ms: int = DEFAULT_DEADLINE_MS
     max_tokens: int = DEFAULT_MAX_TOKENS
-    mode: str = DEFAULT_MODE  # auto: decided at the cursor; else single_line or multi_line
+    mode: str = DEFAULT_MODE  # a Mode's value: auto (decided at the cursor), single_line or multi_line
     max_lines: int = DEFAULT_MAX_LINES
     prefix_tokens: int = DEFAULT_PREFIX_TOKENS
     suffix_tokens: int = DEFAULT_SUFFIX_TOKENS
@@ -76,7 +76,8 @@ def int_in(lo: int, hi: int) -> Callable[[Any], bool]:
 Settings.OPTIONS = {
     "deadlineMs": ("deadline_ms", int_in(1, MAX_DEADLINE_MS), f"an integer in 1..{MAX_DEADLINE_MS}"),
     "maxTokens": ("max_tokens", int_in(1, MAX_TOKENS), f"an integer in 1..{MAX_TOKENS}"),
-    "mode": ("mode", lambda value: value in MODES, f"one of {', '.join(MODES)}"),
+    "mode": ("mode", lambda value: isinstance(value, str) and value in SETTING_MODES,
+             f"one of {', '.join(SETTING_MODES)}"),
     "maxLines": ("max_lines", int_in(1, MAX_LINES), f"an integer in 1..{MAX_LINES}"),
     "prefixTokens": ("prefix_tokens", int_in(1, MAX_BUDGET_TOKENS),
                      f"an integer in 1..{MAX_BUDGET_TOKENS}"),

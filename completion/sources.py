@@ -1,6 +1,6 @@
 """Where a completion's snippets come from, beyond the text around the cursor.
 
-`Sources` is what `completion.pipeline.context_for` reads: an index of definitions, the files it
+`Sources` is what `completion.fim.context_for` reads: an index of definitions, the files it
 counts as open (their definitions outrank the workspace's), the places edited last and the text of
 a file. The language server's documents (`lsp_server.documents.Documents`) are one: every open
 document and the workspace. `TextSources` is the other, for a caller with one text and no session

@@ -49,7 +49,21 @@ MAX_PRIORITY = 1000  # snippet priorities lie in [-MAX_PRIORITY, MAX_PRIORITY]; 
 MAX_COUNT = 2**53  # counters (vocabulary size, context length, served requests)
 
 KINDS = ("fim", "edit")
-MODES = ("single_line", "multi_line")  # the front end decides; the worker takes it as given
+
+
+class Mode(StrEnum):
+    """How much a completion writes: what a setting asks for (`auto`: decided at the cursor),
+    what the decision gives (`none`: nothing to show) and what a request carries (one line or
+    several). The only spelling of these names, for every package."""
+
+    AUTO = "auto"
+    NONE = "none"
+    SINGLE_LINE = "single_line"
+    MULTI_LINE = "multi_line"
+
+
+MODES = (Mode.SINGLE_LINE, Mode.MULTI_LINE)  # a request's: the front end decides, the worker takes it
+SETTING_MODES = (Mode.AUTO, Mode.SINGLE_LINE, Mode.MULTI_LINE)  # what a user may set
 STOP_REASONS = ("done", "deadline", "cancelled")
 
 
@@ -355,7 +369,7 @@ class CompleteRequest:
     prefix: str
     suffix: str
     snippets: list[Snippet] = field(default_factory=list)
-    mode: str = "single_line"
+    mode: str = Mode.SINGLE_LINE
     max_tokens: int = 64
     deadline_ms: int = 1000  # a budget counted from the request's arrival at the worker
     document: str = ""  # the document key (URI), for logs

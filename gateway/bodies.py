@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from completion.pipeline import INVOKED_DECODERS
+from completion.fim import INVOKED_DECODERS
 from completion.settings import DEFAULT_MAX_TOKENS
 from engine.protocol import MAX_DEADLINE_MS, MAX_SNIPPETS, MAX_TOKENS, Snippet
 from gateway.errors import ApiError, bad_value, wrong_type

@@ -1,9 +1,9 @@
 """From an `Ask` to its choices, whole or streamed, with the rules every front end shares.
 
-The hole is cut and parsed as `infill complete` cuts a file (`completion.hole_in_text`, in the
-gateway's language), and `completion.plan` decides and builds the requests: one candidate, decided
-as an editor completing while the user types; with `n` > 1, the candidates the language server
-asks for when the user asks (an Invoked trigger). `completion.finish` post-processes; stop
+The hole is cut and parsed as `infill complete` cuts a file (`completion.fim.hole_in_text`, in
+the gateway's language), and `completion.fim.plan` decides and builds the requests: one candidate,
+decided as an editor completing while the user types; with `n` > 1, the candidates the language
+server asks for when the user asks (an Invoked trigger). `completion.fim.finish` post-processes; stop
 sequences cut last. A stream sends each candidate's settled text as the worker settles it
 (`gateway.settle`) and the rest with the worker's Result, so its chunks add up to the unstreamed
 answer; candidates stream side by side, each under its own choice index.
@@ -16,8 +16,8 @@ import logging
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
-import completion
-from completion.pipeline import Hole, Plan
+from completion import fim
+from completion.fim import Plan
 from completion.requests import capped_snippets, new_request_id
 from completion.settings import Settings
 from engine.pool import AsyncWorkerPool
@@ -55,26 +55,26 @@ class Completer:
     def __init__(self, pool: AsyncWorkerPool, settings: Settings, language: str | None) -> None:
         self.pool, self.settings, self.language = pool, settings, language
 
-    def plan(self, ask: Ask) -> tuple[Hole, Plan, Settings]:
-        """The hole, the decision and the requests for `ask`, and the settings they follow."""
+    def plan(self, ask: Ask) -> tuple[Plan, Settings]:
+        """The decision and the requests for `ask`, and the settings they follow."""
         settings = dataclasses.replace(self.settings, max_tokens=ask.max_tokens,
                                        deadline_ms=ask.deadline_ms or self.settings.deadline_ms)
         request_id = new_request_id()
-        hole = completion.hole_in_text(f"gateway:{request_id}", ask.prefix, ask.suffix, self.language)
-        planned = completion.plan(hole, settings, request_id, invoked=ask.n > 1, candidates=ask.n)
+        hole = fim.hole_in_text(f"gateway:{request_id}", ask.prefix, ask.suffix, self.language)
+        planned = fim.plan(hole, settings, None, request_id, invoked=ask.n > 1, candidates=ask.n)
         if ask.warm_up:
             planned.requests = []
         elif ask.snippets:
             planned.requests = [_with_snippets(r, ask.snippets) for r in planned.requests]
-        return hole, planned, settings
+        return planned, settings
 
     async def complete(self, ask: Ask) -> list[Choice]:
         """`ask.n` choices: the distinct texts, best first (repeated when the candidates agree)."""
-        hole, planned, settings = self.plan(ask)
+        planned, settings = self.plan(ask)
         if not planned.requests:
             return [Choice("", "stop")] * ask.n
         results = list(await asyncio.gather(*(self.pool.complete(r) for r in planned.requests)))
-        texts = completion.finish(hole, results, planned.mode, settings) or [""]
+        texts = fim.finish(planned, results, settings) or [""]
         reason = finish_reason(results)
         choices = []
         for index in range(ask.n):
@@ -84,28 +84,28 @@ class Completer:
 
     async def stream(self, ask: Ask) -> AsyncIterator[Delta]:
         """The choices as they settle: Deltas of each, its last one with its finish reason."""
-        hole, planned, settings = self.plan(ask)
+        planned, settings = self.plan(ask)
         if not planned.requests:
             for index in range(ask.n):
                 yield Delta(index, "", "stop")
             return
-        streams = [self._candidate(index, hole, request, planned.mode, settings, ask.stop)
+        streams = [self._candidate(index, planned, request, settings, ask.stop)
                    for index, request in enumerate(planned.requests)]
         async for delta in merged(streams):
             yield delta
 
-    async def _candidate(self, index: int, hole: Hole, request: CompleteRequest, mode: str,
+    async def _candidate(self, index: int, planned: Plan, request: CompleteRequest,
                          settings: Settings, stops: list[str]) -> AsyncIterator[Delta]:
-        sent = ""
+        hole, sent = planned.hole, ""
         async for reply in self.pool.stream(request):
             if isinstance(reply, Partial):
-                ready = settled(reply.text, mode, settings.max_lines, hole.prefix, hole.suffix,
+                ready = settled(reply.text, planned.mode, settings.max_lines, hole.prefix, hole.suffix,
                                 hole.language, stops)
                 if len(ready) > len(sent) and ready.startswith(sent):
                     yield Delta(index, ready[len(sent):])
                     sent = ready
                 continue
-            texts = completion.finish(hole, [reply], mode, settings)
+            texts = fim.finish(planned, [reply], settings)
             final, stopped = final_text(texts[0] if texts else "", stops)
             if not final.startswith(sent):
                 raise StreamDiverged(f"request {request.id}: streamed {sent!r}, answered {final!r}")

@@ -1,7 +1,7 @@
 """The language server: editors talk LSP to it, it talks to an engine worker.
 
 `server` holds the pygls server and its handlers and `settings` an editor's settings; `completer`
-runs one completion request through the steps of `completion.pipeline` (the rules every front end
+runs one completion request through `completion.fim` (the pipeline every front end
 shares: the decision, the context, the requests, the post-processing) around the worker call.
 `trees` keeps the tree-sitter trees of the open documents, `workspace` reads the workspace's files
 for the definitions index, `documents` holds the trees, the index and the recent edits together,

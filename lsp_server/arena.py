@@ -2,7 +2,9 @@
 
 Two backends of the `arenaBackends` setting (each `{"name", "address"?, "decoder"?}`; one without
 an address is the server's own worker) are drawn at random, shown in a random order, and asked
-for the same hole at once; the slower one is waited for, up to `arenaDeadlineMs`. The answer is
+for the same hole at once; the slower one is waited for, up to `arenaDeadlineMs`. The pair is
+planned as every completion is (`completion.fim`: the `languages` setting, the decision, one
+context for both), with one request per backend's decoder. The answer is
 two inline items in the order shown, each with the command `infill.arenaVote` and the arguments
 `[battleId, "top"]` or `[battleId, "bottom"]`:
 
@@ -36,9 +38,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 
-from completion import pipeline
-from completion.decide import NONE
+from completion import fim
 from engine.client import AsyncWorkerClient, WorkerError, WorkerTimeout
+from engine.protocol import Mode
 from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
 
 if TYPE_CHECKING:
@@ -107,18 +109,16 @@ async def client_for(ls: InfillLanguageServer, backend: dict, timeout_s: float) 
     return state.clients[address]
 
 
-async def ask(ls: InfillLanguageServer, backend: dict, hole: pipeline.Hole, window, mode: str,
+async def ask(ls: InfillLanguageServer, backend: dict, planned: fim.Plan, side: int,
               started: float) -> tuple[str, float]:
-    """One side's text ("" when it failed) and its latency in ms from the request's start."""
-    deadline_ms = ls.settings.arena_deadline_ms
-    client = await client_for(ls, backend, deadline_ms / 1000.0)
+    """One side's text ("" when it failed) and its latency in ms from the request's start: the
+    plan's request `side` (the backend's decoder) asked of the backend's worker."""
+    client = await client_for(ls, backend, ls.settings.arena_deadline_ms / 1000.0)
     text = ""
     if client is not None:
-        requests = pipeline.requests_for(hole, window, uuid.uuid4().hex, mode, ls.settings, deadline_ms,
-                                         (dict(backend.get("decoder", {})),))
         try:
-            result = await client.complete(requests[0])
-            texts = pipeline.finish(hole, [result], mode, ls.settings)
+            result = await client.complete(planned.requests[side])
+            texts = fim.finish(planned, [result], ls.settings)
             text = texts[0] if texts else ""
         except (WorkerError, WorkerTimeout) as exc:
             logger.warning("arena backend %s gave no answer: %s", backend["name"], exc)
@@ -130,19 +130,21 @@ def vote_command(battle_id: str, pick: str) -> types.Command:
 
 
 async def arena_items(ls: InfillLanguageServer, uri: str, position: types.Position,
-                      hole: pipeline.Hole | None, invoked: bool) -> list[types.InlineCompletionItem]:
+                      hole: fim.Hole | None, invoked: bool) -> list[types.InlineCompletionItem]:
     """The inline items of an arena completion at `position` (see the module docstring)."""
     if hole is None:
         return []
-    mode = pipeline.decide_at(hole, invoked, ls.settings.mode)
-    if mode == NONE:
-        return []
     state: ArenaState = ls.arena
     top, bottom = state.rng.sample(ls.settings.arena_backends, 2)  # a random pair in a random order
-    window = pipeline.context_for(hole, ls.settings, ls.documents)
+    planned = fim.plan(hole, ls.settings, ls.documents, uuid.uuid4().hex, invoked=invoked,
+                       languages=ls.settings.languages,
+                       decoders=(dict(top.get("decoder", {})), dict(bottom.get("decoder", {}))))
+    if planned.mode == Mode.NONE:
+        return []
+    planned, window = fim.within(planned, ls.settings.arena_deadline_ms), planned.window
     started = time.monotonic()
     (top_text, top_ms), (bottom_text, bottom_ms) = await asyncio.gather(
-        ask(ls, top, hole, window, mode, started), ask(ls, bottom, hole, window, mode, started))
+        ask(ls, top, planned, 0, started), ask(ls, bottom, planned, 1, started))
     here = types.Range(start=position, end=position)
     if not top_text.strip() or not bottom_text.strip() or top_text.strip() == bottom_text.strip():
         logger.info("arena: %s %r and %s %r are no battle", top["name"], top_text, bottom["name"], bottom_text)

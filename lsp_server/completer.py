@@ -4,11 +4,11 @@
 request of the same method still in flight for the same document (whose worker call is
 cancelled: it answers with nothing; its worker requests carry the same session, so the worker
 drops them as the new ones arrive; `superseding`, which next-edit requests share), and turns
-any failure into an empty answer. `_complete` runs the steps: cut the hole (there is none in a
-document over the size cap of `lsp_server.documents`); answer from the typing-through cache if
-the user is typing a completion already shown; decide the mode (none ends here, before any
-context is built); build the context; send one request per candidate to the worker,
-concurrently, within what is left of the deadline; post-process and rank.
+any failure into an empty answer. `_complete` cuts the hole (there is none in a document over
+the size cap of `lsp_server.documents`), answers from the typing-through cache if the user is
+typing a completion already shown, and otherwise runs the FIM pipeline (`completion.fim`): plan
+(languages, decision, context, requests), ask the worker within what is left of the deadline,
+finish (post-process and rank).
 The worker is awaited on the event loop, never blocked on.
 """
 from __future__ import annotations
@@ -21,13 +21,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 
-from completion import pipeline
-from completion.decide import NONE
+from completion import fim
 from completion.positions import split_at
 from completion.requests import new_request_id
-from completion.syntax import LANGUAGE_IDS
 from engine.client import WorkerError, WorkerTimeout
-from engine.protocol import Result
+from engine.protocol import Mode
 from lsp_server import logs
 from lsp_server.stats import Answer
 
@@ -94,33 +92,27 @@ async def _complete(ls: InfillLanguageServer, uri: str, position: types.Position
     hole = hole_for(ls, uri, position)
     if hole is None:
         return _answer(uri, "", [], started, False)
-    languages = ls.settings.languages
-    if languages is not None and hole.language not in {LANGUAGE_IDS.get(n, n) for n in languages}:
-        logger.info("no completion: %s is not among the languages %s", hole.language, languages)
-        return _answer(uri, "", [], started, False)
     hit = ls.cache.get(uri, hole.prefix, hole.suffix)
     if hit is not None:
         logger.info("typing through the answer to %s", hit.request_id)
         return _answer(uri, hit.mode, hit.texts[:candidates], started, True)
-    mode = pipeline.decide_at(hole, invoked, ls.settings.mode)
-    if mode == NONE:
-        logger.info("no completion at %d:%d: not a place to complete", position.line,
-                    position.character)
-        return _answer(uri, mode, [], started, False)
+    planned = fim.plan(hole, ls.settings, ls.documents, logs.request_id.get(), invoked=invoked,
+                       candidates=candidates, languages=ls.settings.languages, session=session)
+    if planned.mode == Mode.NONE:
+        logger.info("no completion at %d:%d", position.line, position.character)
+        return _answer(uri, planned.mode, [], started, False)
     client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)
     budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
     if client is None or budget_ms < 1:
-        return _answer(uri, mode, [], started, False)
-    window = pipeline.context_for(hole, ls.settings, ls.documents)
-    requests = pipeline.requests_for(hole, window, logs.request_id.get(), mode, ls.settings,
-                                     budget_ms, pipeline.decoders_for(invoked, candidates), session)
-    results = await asyncio.gather(*(client.complete(r) for r in requests), return_exceptions=True)
-    texts = pipeline.finish(hole, _answered(results), mode, ls.settings)
-    ls.cache.put(uri, hole.prefix, hole.suffix, texts, mode, logs.request_id.get())
-    return _answer(uri, mode, texts, started, False)
+        return _answer(uri, planned.mode, [], started, False)
+    results = await fim.ask(client, fim.within(planned, budget_ms).requests,
+                            (WorkerError, WorkerTimeout))
+    texts = fim.finish(planned, results, ls.settings)
+    ls.cache.put(uri, hole.prefix, hole.suffix, texts, planned.mode, logs.request_id.get())
+    return _answer(uri, planned.mode, texts, started, False)
 
 
-def hole_for(ls: InfillLanguageServer, uri: str, position: types.Position) -> pipeline.Hole | None:
+def hole_for(ls: InfillLanguageServer, uri: str, position: types.Position) -> fim.Hole | None:
     """The hole at `position`, or None (logged) when there is no place to complete."""
     text = ls.open_text(uri)
     if text is None:
@@ -135,21 +127,4 @@ def hole_for(ls: InfillLanguageServer, uri: str, position: types.Position) -> pi
         logger.info("no completion at %d:%d in %s: outside the document or not UTF-8 text",
                     position.line, position.character, uri)
         return None
-    return pipeline.hole_at(uri, *hole, ls.documents.syntax.get(uri))
-
-
-def _answered(results: list[Result | BaseException]) -> list[Result]:
-    """The replies that came, with their timings logged; failures are logged and left out."""
-    answered = []
-    for result in results:
-        if isinstance(result, (WorkerTimeout, WorkerError)):
-            logger.warning("no completion: %s", result)
-        elif isinstance(result, BaseException):
-            raise result
-        else:
-            t = result.timings
-            logger.info("%s: %s, %d items; queue %.1f, layout %.1f, first pass %.1f, decode %.1f, "
-                        "total %.1f ms", result.id, result.stop_reason, len(result.items), t.queue_ms,
-                        t.prepare_ms, t.prefill_ms, t.decode_ms, t.total_ms)
-            answered.append(result)
-    return answered
+    return fim.hole_at(uri, *hole, ls.documents.syntax.get(uri))

@@ -1,7 +1,7 @@
 """`infill complete FILE --line N --col M`: one completion from the command line, as an editor shows it.
 
 It completes the file as the language server completes a document that an editor has just opened
-on its own, with the rules they share (`completion.plan` and `completion.finish`): the decision at
+on its own, with the pipeline they share (`completion.fim`'s `plan` and `finish`): the decision at
 the cursor from the file's tree (for an automatic trigger, or with `--invoked` for the user's
 request), the windows and the definitions of the same file as snippets, one request per
 candidate, and the same post-processing and ranking. Where the decision is "no completion" no
@@ -24,14 +24,13 @@ from pathlib import Path
 
 import zmq
 
-import completion
-from completion.pipeline import INVOKED_DECODERS
+from completion import fim
 from completion.positions import split_at, split_lines
 from completion.requests import new_request_id
 from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, Settings
 from engine.client import (WorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
                            spawn_local_worker, stop_worker)
-from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, MODES, CompleteRequest, Result
+from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, CompleteRequest, Result
 from lsp_server import logs
 
 EXIT_WORKER_FAILED = 1
@@ -58,7 +57,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--worker", metavar="ADDRESS", default=None,
                         help="use the running worker at ADDRESS (e.g. tcp://127.0.0.1:5555) "
                              "instead of starting a local one on the bundled model")
-    parser.add_argument("--mode", choices=MODES, default=DEFAULT_MODE,
+    parser.add_argument("--mode", choices=SETTING_MODES, default=DEFAULT_MODE,
                         help="auto: decided at the cursor as the language server decides (no "
                              "completion, single line or multi-line); single_line or multi_line "
                              f"replace that shape, never a \"no completion\" (default {DEFAULT_MODE})")
@@ -157,13 +156,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stderr.write(f"infill complete: {exc}\n")
         return EXIT_BAD_INPUT
     settings = Settings(deadline_ms=args.deadline_ms, max_tokens=args.max_tokens, mode=args.mode)
-    hole = completion.hole_in_text(args.file.resolve().as_uri(), prefix, suffix)
-    planned = completion.plan(hole, settings, new_request_id(), args.invoked, len(INVOKED_DECODERS))
+    hole = fim.hole_in_text(args.file.resolve().as_uri(), prefix, suffix)
+    planned = fim.plan(hole, settings, None, new_request_id(), invoked=args.invoked,
+                       candidates=len(fim.INVOKED_DECODERS))
     try:
         results = ask_worker(args.worker, planned.requests) if planned.requests else []
     except (WorkerStartError, WorkerError, WorkerTimeout, zmq.ZMQError) as exc:
         sys.stderr.write(f"infill complete: the worker failed: {exc}\n")
         return EXIT_WORKER_FAILED
-    answer = summary(results, completion.finish(hole, results, planned.mode, settings), planned.mode)
+    answer = summary(results, fim.finish(planned, results, settings), planned.mode)
     sys.stdout.write(json.dumps(answer) + "\n" if args.json else human_report(answer))
     return 0

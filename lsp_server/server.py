@@ -50,7 +50,7 @@ import zmq
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from completion import pipeline
+from completion import fim
 from completion.positions import LINE_BREAK
 from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
                            check_local_worker_flags, local_worker_flags, model_flags)
@@ -292,7 +292,7 @@ async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCom
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
     if ls.settings.arena and ls.settings.arena_backends:
         return await arena_completion(ls, params, invoked)
-    candidates = len(pipeline.INVOKED_DECODERS) if invoked else 1
+    candidates = len(fim.INVOKED_DECODERS) if invoked else 1
     answer = await complete_at(ls, types.TEXT_DOCUMENT_INLINE_COMPLETION, params.text_document.uri,
                                params.position, invoked, candidates)
     here = types.Range(start=params.position, end=params.position)

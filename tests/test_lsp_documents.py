@@ -6,9 +6,9 @@ import asyncio
 
 from lsprotocol import types
 
-import completion
 from completion.definitions import Definition
-from completion.pipeline import AUTOMATIC_DECODERS, context_for, decide_at, hole_at, requests_for
+from completion import fim
+from completion.fim import AUTOMATIC_DECODERS, context_for, decide_at, hole_at, requests_for
 from completion.settings import Settings
 from lsp_server import documents as documents_module
 from lsp_server.documents import Documents
@@ -106,7 +106,7 @@ def test_a_document_just_opened_gets_the_requests_that_plan_makes_from_its_text(
     mode = decide_at(hole, False, settings.mode)
     window = context_for(hole, settings, documents)
     served = requests_for(hole, window, "r", mode, settings, settings.deadline_ms, AUTOMATIC_DECODERS)
-    planned = completion.plan(completion.hole_in_text(URI, text[:cut], text[cut:]), settings, "r")
+    planned = fim.plan(fim.hole_in_text(URI, text[:cut], text[cut:]), settings, None, "r")
     assert planned.mode == mode == "single_line" and planned.requests == served
     assert [s.text for s in served[0].snippets] == ['def far_away(a, b):\n    """Add two things."""',
                                                     "import os"]

@@ -24,9 +24,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from engine.protocol import MODES
+
 KINDS = ("worker", "causal", "openai")
 LATENCY_MODES = ("equal_budget", "wait_for_both")
-MODES = ("single_line", "multi_line")
 BACKEND_KEYS = {"name", "kind", "model", "address", "decoder", "url", "api_key_env", "threads", "max_context"}
 
 

@@ -1,18 +1,18 @@
-"""Tests of completion.pipeline (the steps of one completion around the worker call), of its
-entry point for one text (`plan`), and of completion.requests."""
+"""Tests of completion.fim (an inline completion's pipeline: `plan`, `within`, `ask`, `finish`)
+and of completion.requests."""
 from __future__ import annotations
 
-import completion
+from completion import fim
 from completion.context import Context
-from completion.pipeline import (AUTOMATIC_DECODERS, INVOKED_DECODERS, decide_at, decoders_for,
-                                 hole_at, hole_in_text, requests_for)
+from completion.fim import (AUTOMATIC_DECODERS, INVOKED_DECODERS, decide_at, decoders_for, hole_at,
+                            hole_in_text, requests_for)
 from completion.requests import build_request
 from completion.settings import Settings
 from completion.sources import TextSources
 from completion.syntax import ParsedDocument
 from engine.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
-                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, Item, Result, Snippet,
-                             Timings, encode)
+                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, Item, Mode, Result,
+                             Snippet, Timings, encode)
 
 URI = "file:///w/m.py"
 TEXT = 'def f(x):\n    return g(x\n\ndef h():\n    s = "ab"\n'
@@ -75,11 +75,12 @@ def test_each_candidate_has_a_session_of_its_own():
 def test_finish_cleans_drops_repeats_and_puts_texts_that_parse_first():
     prefix, suffix = "def f(x):\n    return ", "\n"
     hole = hole_in_text(URI, prefix, suffix)
-    texts = completion.finish(hole, [result("(x + 1\nmore", " "), result("x + 1")], "single_line",
-                              Settings())
+    texts = fim.finish(fim.Plan(hole, "single_line", None, []),
+                       [result("(x + 1\nmore", " "), result("x + 1")], Settings())
     assert texts == ["x + 1", "(x + 1"]  # cut to a line, the blank one dropped, the unclosed last
     stale = hole_at(URI, prefix, suffix)  # no tree: kept in their order
-    assert completion.finish(stale, [result("(x + 1", "(x + 1")], "single_line", Settings()) == ["(x + 1"]
+    assert fim.finish(fim.Plan(stale, "single_line", None, []), [result("(x + 1", "(x + 1")],
+                      Settings()) == ["(x + 1"]
 
 
 def test_build_request_clips_the_context_next_to_the_cursor():
@@ -106,9 +107,9 @@ def test_text_sources_are_the_definitions_of_the_text_alone():
 def test_plan_decides_first_and_asks_nothing_where_there_is_no_completion():
     text = "x = f(1)\n"
     hole = hole_in_text(URI, text[:4], text[4:])  # mid-line: `f(1)` is right of the cursor
-    planned = completion.plan(hole, Settings(), "r1")
+    planned = fim.plan(hole, Settings(), None, "r1")
     assert planned.mode == "none" and planned.requests == [] and planned.hole is hole
-    invoked = completion.plan(hole, Settings(), "r1", invoked=True, candidates=2)
+    invoked = fim.plan(hole, Settings(), None, "r1", invoked=True, candidates=2)
     assert invoked.mode == "single_line" and [r.id for r in invoked.requests] == ["r1", "r1-1"]
     assert [r.decoder for r in invoked.requests] == [dict(d) for d in decoders_for(True, 2)]
 
@@ -119,14 +120,14 @@ def test_plan_sends_the_windows_the_mode_and_the_texts_own_definitions():
             "    if far_away(v1):\n        \n")
     cut = len(text) - 1
     settings = Settings(prefix_tokens=60, max_tokens=7, deadline_ms=900)
-    planned = completion.plan(completion.hole_in_text(URI, text[:cut], text[cut:]), settings, "r2")
+    planned = fim.plan(hole_in_text(URI, text[:cut], text[cut:]), settings, None, "r2")
     [request] = planned.requests
     assert planned.mode == request.mode == "multi_line"  # a blank line in a block just opened
     assert text[:cut].endswith(request.prefix) and len(request.prefix) < cut
     assert (request.max_tokens, request.deadline_ms, request.document) == (7, 900, URI)
     assert [s.text for s in request.snippets] == ['def far_away(a):\n    """Far."""']
-    single = completion.plan(completion.hole_in_text(URI, text[:cut], text[cut:]),
-                             Settings(mode="single_line"), "r3")
+    single = fim.plan(hole_in_text(URI, text[:cut], text[cut:]), Settings(mode="single_line"),
+                      None, "r3")
     assert single.mode == "single_line"
 
 
@@ -139,3 +140,27 @@ def test_build_request_keeps_the_snippets_within_the_caps_highest_priorities_fir
                                                                  ("c.py", quarter), ("d.py", quarter)]
     assert sum(len(s.text) for s in request.snippets) <= MAX_SNIPPETS_TOTAL_CHARS
     assert encode(request)
+
+
+def test_the_mode_auto_is_a_setting_and_a_change_back_to_it_is_taken():
+    """VS Code offers `auto`; it used to be refused as not one of the wire's two modes, and a
+    change from single_line back to auto silently kept single_line."""
+    single, problems = Settings.from_options({"mode": "single_line"})
+    assert single.mode == Mode.SINGLE_LINE and problems == []
+    back, problems = Settings.from_options({"mode": "auto"}, single)
+    assert back.mode == Mode.AUTO and problems == []
+    _, problems = Settings.from_options({"mode": "none"}, single)
+    assert problems and "auto, single_line, multi_line" in problems[0]
+
+
+def test_plan_leaves_out_languages_the_user_did_not_name():
+    hole = hole_in_text(URI, "def f():\n", "")
+    assert fim.plan(hole, Settings(), None, "r", languages=["go", "rust"]).mode == Mode.NONE
+    assert fim.plan(hole, Settings(), None, "r", languages=["python"]).requests
+
+
+def test_within_gives_every_request_what_is_left_of_the_deadline():
+    hole = hole_in_text(URI, "def f():\n", "")
+    planned = fim.plan(hole, Settings(deadline_ms=1500), None, "r", invoked=True, candidates=2)
+    assert [r.deadline_ms for r in fim.within(planned, 700).requests] == [700, 700]
+    assert [r.deadline_ms for r in planned.requests] == [1500, 1500]

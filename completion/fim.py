@@ -1,31 +1,46 @@
-"""One completion's steps around the worker call: the hole, the decision, the requests, the answer.
+"""An inline completion's pipeline, the one every front end runs: `plan` before the backend is
+asked, `finish` after. The language server (its inline items, completion items and arena), the
+HTTP gateway, `infill complete` and `bench.quality` all call these, so that one text gets one
+answer wherever it is asked.
 
-Every front end runs them in order: `hole_at` (a caller that keeps the document's tree) or
-`hole_in_text` (one that has only the text) cuts the text at the cursor with its tree; `decide_at`
-says none, single line or multi-line; `context_for` cuts the windows and picks the snippets
-(`completion.context`) from the `Sources` at hand; `requests_for` builds one `CompleteRequest`
-per candidate decoding (an Invoked request asks for several, with different commit thresholds, so
-the user has distinct choices; an automatic one asks for one); `finish` post-processes every item,
-drops empty and repeated ones, and puts first those that add no syntax error to the document.
-`plan` runs the steps up to the requests for a caller with one text and no session. Nothing here
-waits on the worker.
+    hole = fim.hole_at(uri, prefix, suffix, document)    # or fim.hole_in_text(uri, prefix, suffix)
+    planned = fim.plan(hole, settings, sources, request_id, invoked=False)
+    if planned.mode != Mode.NONE:
+        results = await fim.ask(backend, fim.within(planned, budget_ms).requests)
+        texts = fim.finish(planned, results, settings)
+
+The steps, in order: the hole is the text cut at the cursor with its tree; `mode_for` decides
+none (a language the user left out, or no place to complete), single line or multi-line;
+`context_for` cuts the windows and picks the snippets (`completion.context`) from the `Sources`
+at hand (the language server's documents, or the hole's own text); `requests_for` builds one
+`CompleteRequest` per candidate decoding (an Invoked request asks for several, with different
+commit thresholds, so the user has distinct choices; an automatic one asks for one, and the arena
+one per backend); `within` gives them what is left of the deadline; the `Backend` (the worker
+pool, or anything with its `complete`) answers; `finish` post-processes every item, drops empty
+and repeated ones, and puts first those that add no syntax error to the document.
 """
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import functools
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 from completion import context
-from completion.decide import NONE, cursor_at, decide
+from completion.decide import cursor_at, decide
 from completion.definitions import imports
 from completion.postprocess import clean, rank
 from completion.requests import build_request
 from completion.settings import Settings
 from completion.sources import Sources, TextSources
-from completion.syntax import (GRAMMARS, ParsedDocument, byte_offset, in_empty_block, language_for,
-                               literal_at)
-from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Result
+from completion.syntax import (GRAMMARS, LANGUAGE_IDS, ParsedDocument, byte_offset, in_empty_block,
+                               language_for, literal_at)
+from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Mode, Result
+
+logger = logging.getLogger(__name__)
 
 # Decoder overrides per candidate: a sure decoding first, a bolder one that commits more per pass.
 INVOKED_DECODERS: tuple[dict, ...] = ({"threshold": 0.9}, {"threshold": 0.6})
@@ -76,7 +91,7 @@ def hole_in_text(uri: str, prefix: str, suffix: str, language: str | None = None
     return Hole(uri, prefix, suffix, language, ParsedDocument.parse(language, prefix + suffix))
 
 
-def decide_at(hole: Hole, invoked: bool, setting: str) -> str:
+def decide_at(hole: Hole, invoked: bool, setting: str) -> Mode:
     """The completion mode at the hole, from its lines and, when it is parsed, its tree."""
     literal, empty_block = None, False
     if hole.document is not None and hole.document.tree is not None:
@@ -85,6 +100,21 @@ def decide_at(hole: Hole, invoked: bool, setting: str) -> str:
         empty_block = in_empty_block(hole.document.tree, offset)
     return decide(cursor_at(hole.prefix, hole.suffix, hole.language, literal, empty_block),
                   invoked, setting)
+
+
+def in_languages(hole: Hole, languages: Sequence[str] | None) -> bool:
+    """Whether the hole's language is one the user completes in (None: every language; names
+    are grammars' or editors' language ids)."""
+    return languages is None or hole.language in {LANGUAGE_IDS.get(n, n) for n in languages}
+
+
+def mode_for(hole: Hole, settings: Settings, invoked: bool,
+             languages: Sequence[str] | None = None) -> Mode:
+    """none outside `languages`, else the decision at the hole."""
+    if not in_languages(hole, languages):
+        logger.info("no completion: %s is not among the languages %s", hole.language, languages)
+        return Mode.NONE
+    return decide_at(hole, invoked, settings.mode)
 
 
 def context_for(hole: Hole, settings: Settings, sources: Sources) -> context.Context:
@@ -124,7 +154,7 @@ def decoders_for(invoked: bool, candidates: int = 1) -> tuple[dict, ...]:
     return INVOKED_DECODERS[:candidates] if invoked else AUTOMATIC_DECODERS
 
 
-def requests_for(hole: Hole, window: context.Context, request_id: str, mode: str,
+def requests_for(hole: Hole, window: context.Context, request_id: str, mode: Mode,
                  settings: Settings, budget_ms: int, decoders: Sequence[dict], session: str = "",
                  ) -> list[CompleteRequest]:
     """One request per decoder override; each candidate has its own id, document key and session
@@ -140,12 +170,13 @@ def requests_for(hole: Hole, window: context.Context, request_id: str, mode: str
     return requests
 
 
-def finish(hole: Hole, results: Sequence[Result], mode: str, settings: Settings) -> list[str]:
+def finish(planned: Plan, results: Sequence[Result], settings: Settings) -> list[str]:
     """The texts to show: cleaned, distinct, those that add no syntax error first."""
-    texts = []
+    hole, texts = planned.hole, []
     for result in results:
         for item in result.items:
-            text = clean(item.text, mode, settings.max_lines, hole.prefix, hole.suffix, hole.language)
+            text = clean(item.text, planned.mode, settings.max_lines, hole.prefix, hole.suffix,
+                         hole.language)
             if text is not None:
                 texts.append(text)
     document = hole.document
@@ -156,22 +187,60 @@ def finish(hole: Hole, results: Sequence[Result], mode: str, settings: Settings)
 
 @dataclass(slots=True)
 class Plan:
-    """What to ask the worker for one completion: none when `mode` is "none"."""
+    """What to ask the backend for one completion: nothing when `mode` is none."""
 
     hole: Hole
-    mode: str
+    mode: Mode
+    window: context.Context | None  # the windows and snippets the requests carry
     requests: list[CompleteRequest]
 
 
-def plan(hole: Hole, settings: Settings, request_id: str, invoked: bool = False,
-         candidates: int = 1) -> Plan:
-    """The decision and the requests for a caller with one text and no session (no other open
-    documents, no edits): the snippets are the definitions of the hole's own text."""
-    mode = decide_at(hole, invoked, settings.mode)
-    if mode == NONE:
-        return Plan(hole, mode, [])
-    sources = TextSources.of(hole.uri, hole.document, hole.prefix + hole.suffix)
+def plan(hole: Hole, settings: Settings, sources: Sources | None, request_id: str, *,
+         invoked: bool = False, candidates: int = 1, languages: Sequence[str] | None = None,
+         session: str = "", decoders: Sequence[dict] | None = None) -> Plan:
+    """The decision, the context and the requests (due at `settings.deadline_ms`; see `within`)
+    of one completion. `sources` None: a caller with one text and no session, whose snippets
+    are the definitions of the hole's own text. `decoders` (one request each) replaces the
+    candidates' own, for a caller that asks several backends."""
+    mode = mode_for(hole, settings, invoked, languages)
+    if mode == Mode.NONE:
+        return Plan(hole, mode, None, [])
+    if sources is None:
+        sources = TextSources.of(hole.uri, hole.document, hole.prefix + hole.suffix)
     window = context_for(hole, settings, sources)
     requests = requests_for(hole, window, request_id, mode, settings, settings.deadline_ms,
-                            decoders_for(invoked, candidates))
-    return Plan(hole, mode, requests)
+                            decoders or decoders_for(invoked, candidates), session)
+    return Plan(hole, mode, window, requests)
+
+
+def within(planned: Plan, budget_ms: int) -> Plan:
+    """The plan with its requests due in `budget_ms`: what is left of the deadline."""
+    requests = [dataclasses.replace(r, deadline_ms=budget_ms) for r in planned.requests]
+    return dataclasses.replace(planned, requests=requests)
+
+
+class Backend(Protocol):
+    """What answers a plan's requests: the worker pool (`engine.pool.AsyncWorkerPool`), one
+    worker's client, or any other backend with the same call."""
+
+    async def complete(self, request: CompleteRequest) -> Result: ...
+
+
+async def ask(backend: Backend, requests: Sequence[CompleteRequest],
+              failures: tuple[type[BaseException], ...] = ()) -> list[Result]:
+    """The backend's replies to `requests`, asked concurrently, with their timings logged; a
+    request that fails with one of `failures` is logged and left out, any other failure raised."""
+    replies = await asyncio.gather(*(backend.complete(r) for r in requests), return_exceptions=True)
+    answered = []
+    for reply in replies:
+        if isinstance(reply, failures):
+            logger.warning("no completion: %s", reply)
+        elif isinstance(reply, BaseException):
+            raise reply
+        else:
+            t = reply.timings
+            logger.info("%s: %s, %d items; queue %.1f, layout %.1f, first pass %.1f, decode %.1f, "
+                        "total %.1f ms", reply.id, reply.stop_reason, len(reply.items), t.queue_ms,
+                        t.prepare_ms, t.prefill_ms, t.decode_ms, t.total_ms)
+            answered.append(reply)
+    return answered
