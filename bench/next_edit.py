@@ -21,8 +21,8 @@ Latency p50/p95 per side: client-side (the request to its answer) and server-sid
 log line for each answer); the speedup is one by one's mean server-side time over joint's; and
 the share of answers in which the worker left a job unanswered (late or failed: that job's
 regions then get no edit). Region recall uses the regions the server found
-(`completion.edit_regions.regions_after` on the same texts and event, none where the server has
-no tree or the text does not parse). Figures per kind, over all tasks and over the rename tasks.
+(`completion.next_edit.plan` on the same texts and event, none where its gate refuses: no tree,
+or a text that does not parse). Figures per kind, over all tasks and over the rename tasks.
 A human table goes to stdout; with `--json` its last line is one JSON object.
 """
 from __future__ import annotations
@@ -47,8 +47,9 @@ from lsprotocol import types
 from bench.lsp_latency import URI_ROOT, WARM_UP_S, Replay, position_of, start_server, stop_server
 from bench.next_edit_scores import Score, event_of, mechanical_rename, region_recall, score
 from bench.quality import jsonl_records, percentile, set_name
+from completion import next_edit
 from completion.edit_events import EditEvent
-from completion.edit_regions import Region, regions_after
+from completion.edit_regions import Region
 from completion.positions import offset_at
 from completion.settings import DEFAULT_DEADLINE_MS
 from completion.syntax import ParsedDocument, language_for
@@ -144,14 +145,13 @@ def user_event(original: str, edited: str, where: types.Range, text: str) -> Edi
 
 
 def server_regions(event: EditEvent, language: str | None, cursor_line: int) -> list[Region]:
-    """The regions the server rewrites after `event`: none where it has no tree or the text does
-    not parse, as `lsp_server.inline_edit` decides."""
+    """The regions the server rewrites after `event`: the next-edit pipeline's plan, none where
+    its gate refuses (no tree, a text that does not parse)."""
     if language is None:
         return []
-    document = ParsedDocument.parse(language, event.after)
-    if document.tree is None or document.tree.root_node.has_error:
-        return []
-    return regions_after(event, document, cursor_line)
+    planned = next_edit.plan(ParsedDocument.parse(language, event.after), event, cursor_line,
+                             "bench", 1)
+    return [] if planned is None else planned.regions
 
 
 def mechanical_answer(event: EditEvent, language: str | None) -> str:
@@ -341,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.next_edit", description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, required=True,
                         help="next-edit tasks, .jsonl or .jsonl.gz (e.g. work/next_edit_heldout.jsonl "
-                             "from `python -m infill.edit_synth`)")
+                             "from `python -m training.edit_synth`)")
     parser.add_argument("--limit", type=int, default=None, help="the first N tasks (default all)")
     parser.add_argument("--worker", metavar="ADDR", default=None,
                         help="a running worker for the server (default: it starts its own on the bundled model)")

@@ -4,8 +4,8 @@
 
 `bench.next_edit` scores whole files through a real LSP client; this looks one level down, to
 judge a model being trained for edits. Each next-edit task (FORMATS.md) goes the server's way
-without the LSP: its edit as one event, the regions `regions_after` finds, the edit job of
-`completion.next_edit.edit_request` with the event, decoded to the end by the worker's runner
+without the LSP: its edit as one event, the regions and the edit job of the next-edit pipeline
+(`completion.next_edit.plan`) with the event, decoded to the end by the worker's runner
 (`engine.runner.ModelRunner`, no deadline), and each region's answer is compared with the lines
 `expected` has there (`training.edit_canvases.region_targets`), before any gate. Counted per kind
 and overall:
@@ -30,9 +30,10 @@ from pathlib import Path
 
 import torch
 
-from bench.next_edit import load_edit_tasks, server_regions
+from bench.next_edit import load_edit_tasks
 from bench.quality import percentile
-from completion.next_edit import edit_request
+from completion import next_edit
+from completion.syntax import ParsedDocument
 from engine.runner import ModelRunner
 from engine.work import job_of
 from infill.paths import bundled_model_dir
@@ -67,10 +68,13 @@ def region_counts(currents: Sequence[str], answers: Sequence[str], targets: Sequ
 def run_task(runner: ModelRunner, task: dict, decoder: dict) -> tuple[Counter, float, int] | None:
     """The task's region counts, the job's milliseconds and forward passes; None without a job."""
     edited, event = task["edited"], event_of(task)
-    regions = server_regions(event, LANGUAGE, edited[:task["cursor"]].count("\n"))  # any order: both sort them
-    request = edit_request("bench", edited, regions, 60_000, events=[event])
-    targets = region_targets(edited, task["expected"], regions)
-    if request is None or targets is None:
+    planned = next_edit.plan(ParsedDocument.parse(LANGUAGE, edited), event,
+                             edited[:task["cursor"]].count("\n"), "bench", 60_000, events=[event])
+    if planned is None or planned.request is None:
+        return None
+    request = planned.request
+    targets = region_targets(edited, task["expected"], planned.regions)  # any order: both sort them
+    if targets is None:
         return None
     started = time.perf_counter()
     completions = runner.complete(replace(job_of(request), decoder=decoder), None)

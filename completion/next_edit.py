@@ -1,5 +1,15 @@
-"""Next edits: from a document's regions to one edit job, and from the job's answer back to edits.
+"""Next edits' pipeline, the one every front end runs: `plan` before the backend is asked (the
+gate, the regions, the job), `finish` after (the edits worth showing). The language server's
+`textDocument/copilotInlineEdit`, the gateway's `/v1/edit/completions` and `bench.next_edit` call
+these.
 
+    planned = next_edit.plan(document, event, cursor_line, request_id, deadline_ms, uri)
+    if planned is not None and planned.request is not None:
+        result = await backend.complete(next_edit.within(planned, budget_ms).request)
+        edits = next_edit.finish(planned, result.items)
+
+`gate` says why there is nothing to propose: no tree, a text that does not parse (the user is
+mid-edit, and so are the regions), an event that is not the document's last.
 `edit_request` masks each region (whole lines, `completion.edit_regions`) as one multi-line hole
 that shows the model its current text (`replaces`); the text between regions are the pieces, and
 the user's recent edits go with it (their changed lines before and after) as the job's cause.
@@ -13,18 +23,19 @@ trailing whitespace is not trusted). Everything here is pure.
 """
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent, LineSpan
-from completion.edit_regions import Region, renamed
+from completion.edit_regions import Region, regions_after, renamed
 from completion.positions import LINE_BREAK
 from completion.syntax import ParsedDocument, error_count
 from engine.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest,
-                             Event, Item)
+                             Event, Item, Mode)
 from engine.protocol import Hole as EditHole
 
-MODE = "multi_line"
+MODE = Mode.MULTI_LINE
 CHARS_PER_TOKEN = 3  # a rough count of code tokens: budgets only need the right size
 SLACK_TOKENS = 16  # room for the region to grow (a longer name, an added argument)
 MAX_HOLE_TOKENS = 512
@@ -167,3 +178,51 @@ def edits_from(document: ParsedDocument, regions: Sequence[Region], items: Seque
     if after.tree is None or error_count(after.tree) > error_count(document.tree):
         return []
     return sorted(edits, key=lambda edit: (_distance(edit, cursor_line), edit.start_line))
+
+
+def gate(document: ParsedDocument | None, event: EditEvent | None) -> str | None:
+    """Why no next edit can be proposed in `document` after `event`, or None when one can."""
+    if document is None or document.tree is None:
+        return "the document has no tree"
+    if event is None or event.after != document.text:
+        return "no edit event of this text yet"
+    if document.tree.root_node.has_error:
+        return "the document does not parse"
+    return None
+
+
+@dataclass(slots=True)
+class EditPlan:
+    """What to ask the backend for one next edit: the regions the user's `event` propagates to
+    and their job (None when they do not fit one)."""
+
+    document: ParsedDocument
+    event: EditEvent
+    cursor_line: int
+    regions: list[Region]
+    request: CompleteRequest | None
+
+
+def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: int,
+         request_id: str, deadline_ms: int, uri: str = "", session: str = "",
+         events: Sequence[EditEvent] = ()) -> EditPlan | None:
+    """The regions after `event` and their job (with the user's recent `events`, oldest first),
+    or None where `gate` refuses."""
+    if gate(document, event) is not None:
+        return None
+    regions = regions_after(event, document, cursor_line)
+    request = edit_request(request_id, document.text, regions, deadline_ms, uri, session, events)
+    return EditPlan(document, event, cursor_line, regions, request)
+
+
+def within(planned: EditPlan, budget_ms: int) -> EditPlan:
+    """The plan with its job due in `budget_ms`: what is left of the deadline."""
+    if planned.request is None:
+        return planned
+    return dataclasses.replace(planned, request=dataclasses.replace(planned.request,
+                                                                    deadline_ms=budget_ms))
+
+
+def finish(planned: EditPlan, items: Sequence[Item]) -> list[Edit]:
+    """The edits to show for the backend's `items`, nearest the cursor first (`edits_from`)."""
+    return edits_from(planned.document, planned.regions, items, planned.event, planned.cursor_line)

@@ -4,8 +4,8 @@ The request is chat-shaped, `{model, messages: [{role: "user", content}]}`; the 
 tagged sections: `<|recently_viewed_code_snippets|>`, `<|current_file_content|>` (its first line
 `current_file_path: PATH`), `<|code_to_edit|>` (the region to rewrite, holding `<|cursor|>`) and
 `<|edit_diff_history|>` (unified diffs, oldest first). The newest diff's last hunk, undone on the
-current file, gives the edit event; `completion.edit_regions` finds the regions it propagates to,
-`completion.next_edit` builds the job and turns the worker's answer into edits. The reply's
+current file, gives the edit event; the next-edit pipeline (`completion.next_edit`: the gate, the
+regions it propagates to, the job, the edits from the worker's answer) does the rest. The reply's
 `choices[0].message.content` is the code to edit with the edits inside it applied, or null when
 none falls inside it (no edit, or no event to propagate).
 """
@@ -18,7 +18,6 @@ import uuid
 
 from completion import next_edit
 from completion.edit_events import EditEvent, diff_span
-from completion.edit_regions import regions_after
 from completion.requests import new_request_id
 from completion.syntax import ParsedDocument, language_for
 from engine.client import WorkerError, WorkerTimeout
@@ -120,15 +119,13 @@ async def _suggest(state, text: str, path: str, history: str, cursor_line: int,
     language = language_for(uri) or state.completer.language
     document = await asyncio.to_thread(ParsedDocument.parse, language, text)  # a whole file: off the loop
     event = event_in(text, uri, history)
-    if event is None or document.tree is None or document.tree.root_node.has_error:
-        return None
-    regions = regions_after(event, document, cursor_line)
-    request = next_edit.edit_request(new_request_id(), text, regions, state.completer.settings.deadline_ms, uri,
-                                     events=[event])
-    if request is None:
+    planned = next_edit.plan(document, event, cursor_line, new_request_id(),
+                             state.completer.settings.deadline_ms, uri,
+                             events=[] if event is None else [event])
+    if planned is None or planned.request is None:
         return None
     try:
-        result = await state.pool.complete(request)
+        result = await state.pool.complete(planned.request)
     except (WorkerError, WorkerTimeout) as exc:
         raise worker_failure(exc) from None
-    return _rewritten(text, next_edit.edits_from(document, regions, result.items, event, cursor_line), span)
+    return _rewritten(text, next_edit.finish(planned, result.items), span)

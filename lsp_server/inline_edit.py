@@ -33,7 +33,7 @@ from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
 from completion.edit_events import EditEvent, line_breaks
-from completion.edit_regions import Region, regions_after
+from completion.edit_regions import Region
 from completion.next_edit import Edit
 from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
@@ -44,7 +44,7 @@ from lsp_server.stats import ACCEPTED, SHOWN, Answer
 
 if TYPE_CHECKING:
     from engine.pool import AsyncWorkerPool
-    from engine.protocol import Item
+    from engine.protocol import CompleteRequest, Item
     from lsp_server.server import InfillLanguageServer
 
 logger = logging.getLogger(__name__)
@@ -119,42 +119,41 @@ def _current(ls: InfillLanguageServer, uri: str, version: int) -> str | None:
 async def _suggest(ls: InfillLanguageServer, uri: str, version: int, line: int,
                    started: float) -> tuple[Answer, list[Edit], str]:
     """The edits to propose at `line` of `uri` at `version`, with the answer and the text they
-    apply to."""
+    apply to: the next-edit pipeline (`completion.next_edit`) on the document as the editor has it."""
     text = _current(ls, uri, version)
     document = ls.documents.syntax.get(uri)
+    if text is None or document is None or document.text != text:
+        logger.info("no next edit in %s: not open at version %d", uri, version)
+        return _nothing(uri, started)
     event = ls.documents.history.latest(uri)
-    if text is None or document is None or document.tree is None or document.text != text \
-            or event is None or event.after != text:
-        logger.info("no next edit in %s: not open at version %d, no tree or no edit yet", uri, version)
+    planned = next_edit.plan(document, event, line, logs.request_id.get(), ls.settings.deadline_ms,
+                             uri, f"{ls.client_id}:{INLINE_EDIT}:{uri}",
+                             ls.documents.history.events(uri))
+    if planned is None:
+        logger.info("no next edit in %s: %s", uri, next_edit.gate(document, event))
         return _nothing(uri, started)
-    if document.tree.root_node.has_error:  # mid-edit: the user is not done, nor are the regions
-        logger.info("no next edit in %s: the document does not parse", uri)
-        return _nothing(uri, started)
-    regions = regions_after(event, document, line)
     client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)
     if client is None:
         return _nothing(uri, started)
-    events = ls.documents.history.events(uri)
     if ls.settings.joint_regions:
         budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
-        items = await _ask(ls, client, text, regions, budget_ms, uri, events)
+        items = await _ask(client, next_edit.within(planned, max(1, budget_ms)).request, budget_ms)
     else:
-        items = await one_by_one(ls, client, text, regions, uri, events)
+        items = await one_by_one(ls, client, text, planned.regions, uri,
+                                 ls.documents.history.events(uri))
     if items is None:
         return _nothing(uri, started)
     if _current(ls, uri, version) != text:
         logger.info("no next edit: %s changed while the worker answered", uri)
         return _nothing(uri, started)
-    edits = next_edit.edits_from(document, regions, items, event, line)
+    edits = next_edit.finish(planned, items)
     return _answer(uri, edits, started), edits, text
 
 
-async def _ask(ls: InfillLanguageServer, client: AsyncWorkerPool, text: str, regions: Sequence[Region],
-               budget_ms: int, uri: str, events: Sequence[EditEvent] = ()) -> list[Item] | None:
-    """The worker's items for one edit job of `regions` of `text` after the user's `events`; None
-    when there is no job (no regions, over the caps, no time left) or the worker errs or is late."""
-    request = next_edit.edit_request(logs.request_id.get(), text, regions, max(1, budget_ms), uri,
-                                     f"{ls.client_id}:{INLINE_EDIT}:{uri}", events)
+async def _ask(client: AsyncWorkerPool, request: CompleteRequest | None,
+               budget_ms: int) -> list[Item] | None:
+    """The worker's items for one edit job; None when there is no job (no regions, over the
+    caps, no time left) or the worker errs or is late."""
     if request is None or budget_ms < 1:
         return None
     try:
@@ -175,7 +174,10 @@ async def one_by_one(ls: InfillLanguageServer, client: AsyncWorkerPool, text: st
     for region in regions:
         shift = sum(added for below, added in moves if region.start_line >= below)
         moved = Region(region.start_line + shift, region.end_line + shift, region.reason)
-        answer = await _ask(ls, client, current, [moved], ls.settings.deadline_ms, uri, events)
+        request = next_edit.edit_request(logs.request_id.get(), current, [moved],
+                                         ls.settings.deadline_ms, uri,
+                                         f"{ls.client_id}:{INLINE_EDIT}:{uri}", events)
+        answer = await _ask(client, request, ls.settings.deadline_ms)
         if answer is None:
             continue
         hole = in_file_order.index(region)

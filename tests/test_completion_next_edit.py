@@ -3,6 +3,7 @@ model."""
 from __future__ import annotations
 
 from completion.edit_events import EditEvent, diff_span
+from completion import next_edit
 from completion.edit_regions import CURSOR, RENAME, Region
 from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Edit, applied, edit_request,
                                   edits_from, hole_tokens)
@@ -125,3 +126,27 @@ def test_an_edit_keeps_the_blank_lines_that_end_its_region():
     text = AFTER + "\n\nprint(total([1]))\n"
     edits = edits_from(document(text), [Region(4, 7, CURSOR)], [item(0, "    return acc\n")], EVENT, 1)
     assert edits == [Edit(4, 7, "    return acc\n\n\n")]
+
+
+def test_the_pipeline_plans_the_regions_job_and_finishes_with_the_edits():
+    planned = next_edit.plan(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT])
+    assert planned is not None and planned.request is not None
+    assert any(r.start_line <= 3 and 4 < r.end_line for r in planned.regions)  # both old uses
+    assert planned.request.events and planned.request.deadline_ms == 800
+    assert next_edit.within(planned, 120).request.deadline_ms == 120
+    items = [item(index, hole.replaces.replace("count", "acc"))
+             for index, hole in enumerate(planned.request.holes)]
+    assert applied(AFTER, next_edit.finish(planned, items)) == BEFORE.replace("count", "acc")
+
+
+def test_the_gate_refuses_a_text_that_does_not_parse_an_old_event_or_no_tree():
+    broken = AFTER.replace("for item in items:", "for item in items")
+    assert next_edit.gate(document(broken), EVENT) == "no edit event of this text yet"
+    broken_event = EditEvent("file:///t.py", BEFORE, broken, diff_span(BEFORE, broken), 0.0)
+    assert next_edit.gate(document(broken), broken_event) == "the document does not parse"
+    assert next_edit.gate(None, EVENT) and next_edit.gate(document(), None)
+    unparsed = document()
+    unparsed.tree = None
+    assert next_edit.gate(unparsed, EVENT) == "the document has no tree"
+    assert next_edit.plan(document(broken), broken_event, 1, "r", 800) is None
+    assert next_edit.gate(document(), EVENT) is None
