@@ -30,10 +30,10 @@ COMMANDS = {
                                        "dialects, with streaming and API keys"),
     "complete": Command("lsp_server.oneshot", "complete one file at one position and print the "
                                               "completion with its timings"),
-    "corpus": Command("infill.corpus", "corpus build: fetch Python code, train the tokenizer, "
+    "corpus": Command("training.corpus", "corpus build: fetch Python code, train the tokenizer, "
                                        "write token shards"),
-    "train": Command("infill.train", "train or resume training the bundled model"),
-    "distill": Command("infill.distill", "decode holes of training files with the model, for "
+    "train": Command("training.train", "train or resume training the bundled model"),
+    "distill": Command("training.distill", "decode holes of training files with the model, for "
                                          "`infill train --phase distill`"),
 }
 SUBCOMMANDS = {"corpus": ("build",)}  # commands whose first argument must name a subcommand

@@ -44,7 +44,7 @@ train_arm() {  # name, then infill train's flags
   local run=$out/$1
   shift
   [ -f "$run/model/model.safetensors" ] && { echo "$run: done"; return; }
-  "$python" -m infill.train --out "$run" "${common[@]}" "$@" 2> "$run.log" || { tail -n 5 "$run.log"; exit 1; }
+  "$python" -m training.train --out "$run" "${common[@]}" "$@" 2> "$run.log" || { tail -n 5 "$run.log"; exit 1; }
   echo "$run: $(tail -n 1 "$run/log.jsonl")"
 }
 
@@ -53,14 +53,14 @@ teacher() {  # the adapted model's own answers to holes of training files
   local have=0
   [ -f "$file" ] && have=$(wc -l < "$file")
   [ "$have" -ge "${TEACHER_HOLES:-3000}" ] && return
-  "$python" -m infill.distill --corpus "$corpus" --model "$out/c-adapt/model" --threads "$threads" --batch 8 \
+  "$python" -m training.distill --corpus "$corpus" --model "$out/c-adapt/model" --threads "$threads" --batch 8 \
     --count $(( ${TEACHER_HOLES:-3000} - have )) --seed "$have" --out "$file" 2> "$out/c-teacher.log"
 }
 
 held_out() {  # the held-out sets, cut from the corpus's validation files
-  [ -f "$out/lines.jsonl" ] || "$python" -m infill.heldout --val-files "$corpus/val_files.jsonl" --count 100 \
+  [ -f "$out/lines.jsonl" ] || "$python" -m training.heldout --val-files "$corpus/val_files.jsonl" --count 100 \
     --seed 0 --out "$out/lines.jsonl"
-  [ -f "$out/lines3.jsonl" ] || "$python" -m infill.heldout --val-files "$corpus/val_files.jsonl" --count 60 \
+  [ -f "$out/lines3.jsonl" ] || "$python" -m training.heldout --val-files "$corpus/val_files.jsonl" --count 60 \
     --lines 3 --seed 1 --out "$out/lines3.jsonl"
 }
 

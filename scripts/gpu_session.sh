@@ -4,7 +4,7 @@
 #      `infill.fim_ar`) and a share of windows with `<|snippet|>` context;
 #   2. its adaptation to masked diffusion on the product's objective: one to three padded holes
 #      per window, a share of windows with the snippets the language server would send
-#      (`infill.snippet_data`: definitions of the names near a cursor, found in the other files of
+#      (`training.snippet_data`: definitions of the names near a cursor, found in the other files of
 #      the same package, from training files only), and edit canvases when there are some; a
 #      quarter of each batch kept on next-token loss with the same weights (`--ar-share`, the
 #      joint objective: scripts/compare_objectives.sh measured it best of three at 3M parameters);
@@ -41,10 +41,10 @@
 # room to spare. LAYERS=10 gives the 30.4M shape (two models of ~31 MB, still within the limits).
 #
 # int8 storage against fp16, measured on the CPU with the current bundled model stored both ways
-# (`python -m infill.bundle models/infill-py-16m infill-py-16m-int8 --models work/int8 --int8`,
+# (`python -m training.bundle models/infill-py-16m infill-py-16m-int8 --models work/int8 --int8`,
 # 15.9 MB against 31.5 MB, decoder.json copied beside it), fp16 / int8:
-#   diffusion validation loss (`infill.train.validate`, 64 held-out windows, fp32 compute): 0.3906 / 0.3906
-#   held-out lines (`infill.heldout --count 200`), `bench.quality --mode single_line --max-tokens 32
+#   diffusion validation loss (`training.train.validate`, 64 held-out windows, fp32 compute): 0.3906 / 0.3906
+#   held-out lines (`training.heldout --count 200`), `bench.quality --mode single_line --max-tokens 32
 #     --threads 1 --model M`: exact 6.5% / 5.5%, edit sim. 0.562 / 0.557 (the worker's int8 compute);
 #     with `--weights fp32`: exact 7.5% / 7.5%, edit sim. 0.5623 / 0.5619
 #   HumanEval single-line (all 1,033, same flags and `--jobs 1`, int8 compute): pass@1 7.84% / 8.23%,
@@ -86,7 +86,7 @@ prepare() {  # prepare CORPUS: the session's inputs in $in, and pytest for the G
     nice -n 19 "$python" -c 'import lzma, shutil, sys; shutil.copyfileobj(open(sys.argv[1], "rb"), lzma.open(sys.argv[2], "wb", preset=6), 1 << 24)' \
       "$corpus/train.bin" "$in/train.bin.xz"
   fi
-  nice -n 19 "$python" -m infill.snippet_data --corpus "$corpus" --wheels "${WHEELS:-$corpus/wheels}" \
+  nice -n 19 "$python" -m training.snippet_data --corpus "$corpus" --wheels "${WHEELS:-$corpus/wheels}" \
     --seq-len "$seq_len" --out "$in/snippets.npz"
   if [ -n "${CANVASES:-}" ]; then  # edit canvases (JSONL) written here beforehand; they travel compressed
     "$python" -c 'import lzma, shutil, sys; shutil.copyfileobj(open(sys.argv[1], "rb"), lzma.open(sys.argv[2], "wb"))' \
@@ -152,7 +152,7 @@ canvas_flags() {  # the diffusion phase's edit canvases (`training.edit_canvases
 
 pack() {  # pack MODEL RUN: the run's model stored int8, with its training log, in pieces for the trip
   local model=$1 run=$2
-  "$python" -m infill.bundle "$run/model" "$model" --models "$runs/bundled" --int8
+  "$python" -m training.bundle "$run/model" "$model" --models "$runs/bundled" --int8
   [ -f "$in/decoder.json" ] && [ "$model" = "$name" ] && cp "$in/decoder.json" "$runs/bundled/$model/"
   cp "$run/log.jsonl" "$runs/bundled/$model.log.jsonl"
   tar -cf - -C "$runs/bundled" "$model" "$model.log.jsonl" | split -b "$piece_bytes" - "$out/$model.tar.part-"
@@ -184,12 +184,12 @@ summary() {  # what comes back, checked against the limits
 
 echo "gpu session: $name, $(date -u +%FT%TZ)"
 unxz "$in/train.bin.xz"
-"$python" -m infill.train --phase ar --out "$runs/ar" "${shape[@]}" "${common[@]}" \
+"$python" -m training.train --phase ar --out "$runs/ar" "${shape[@]}" "${common[@]}" \
   --fim-rate "${FIM_RATE:-0.5}" --fim-spm "${FIM_SPM:-0.5}" --snippet-share "${AR_SNIPPET_SHARE:-0.25}" \
   --lr "${AR_LR:-1.5e-3}" --warmup 100 --minutes "${AR_MINUTES:-3.2}"
 pack "$name-ar" "$runs/ar"
 read -r -a canvases <<< "$(canvas_flags)"
-"$python" -m infill.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
+"$python" -m training.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
   --seq-len "$seq_len" --batch "${BATCH:-64}" "${common[@]}" --snippet-share "${SNIPPET_SHARE:-0.3}" \
   "${canvases[@]}" --ar-share "${AR_SHARE:-0.25}" --lr "${DIFFUSION_LR:-7.5e-4}" --warmup 50 \
   --minutes "${DIFFUSION_MINUTES:-2.8}"

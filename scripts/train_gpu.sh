@@ -36,15 +36,15 @@ fi
 
 pack() {  # pack NAME RUN: the run's model bundled in fp16, and its log, in pieces small enough to travel
   local model=$1 run=$2
-  "$python" -m infill.bundle "$run/model" "$model" --models "$models"
+  "$python" -m training.bundle "$run/model" "$model" --models "$models"
   tar -cf - -C "$models" "$model" -C "$run" log.jsonl | split -b 15M - "$results/$model.tar.part-"
 }
 
-"$python" -m infill.train --phase ar --out "$runs/ar" "${shape[@]}" "${common[@]}" \
+"$python" -m training.train --phase ar --out "$runs/ar" "${shape[@]}" "${common[@]}" \
   --lr "${AR_LR:-2e-3}" --warmup 100 --minutes "${AR_MINUTES:-4.0}"
 pack "$name-ar" "$runs/ar"
 
-"$python" -m infill.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
+"$python" -m training.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
   --seq-len "${SEQ_LEN:-1024}" --batch "${BATCH:-64}" "${common[@]}" \
   --lr "${DIFFUSION_LR:-1e-3}" --warmup 50 --minutes "${DIFFUSION_MINUTES:-3.6}"
 pack "$name" "$runs/diffusion"

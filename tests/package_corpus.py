@@ -8,7 +8,7 @@ from pathlib import Path
 
 import numpy as np
 
-from infill.corpus import is_validation, write_tokens
+from training.corpus import is_validation, write_tokens
 
 SHAPES = '''"""Shapes and their areas."""
 import math

@@ -1,8 +1,8 @@
 """Bundling a run's model: fp16 weights that answer like the fp32 ones."""
 import torch
 
-from infill.bundle import bundle
 from infill.checkpoint import load_model
+from training.bundle import bundle
 
 
 def test_bundle_is_fp16_and_faithful(tiny_model_dir, tmp_path):

@@ -1,4 +1,6 @@
-"""The completion rules point one way: no LSP session, no model, only the engine's wire types."""
+"""Imports point one way: the completion rules need no LSP session, no model and only the engine's
+wire types; infill (what serves the model) imports no engine, front end or training code; training
+(how models are made) builds on infill, the completion rules and the engine, never a front end."""
 from __future__ import annotations
 
 import ast
@@ -32,14 +34,26 @@ def test_completion_imports_no_front_end_no_model_and_only_the_engines_wire_type
 
 
 def test_the_layers_below_point_one_way():
-    """infill (model, decoder, data) imports no engine and no front end; engine imports no front end."""
+    """infill (model, checkpoints, canvas, decoder) imports no engine, no front end and no training
+    code; engine imports no front end."""
     import engine
     import infill
 
-    for package, forbidden in ((infill, {"engine", "lsp_server", "completion", "bench", "training"}),
-                               (engine, {"lsp_server", "completion", "bench", "training"})):
+    for package, forbidden in ((infill, {"engine", "lsp_server", "gateway", "completion", "bench", "training"}),
+                               (engine, {"lsp_server", "gateway", "completion", "bench", "training"})):
         files = sorted(Path(package.__file__).parent.rglob("*.py"))
         assert len(files) >= 10
         for path in files:
             for module in imported_modules(path):
                 assert module.split(".")[0] not in forbidden, f"{path} imports {module}"
+
+
+def test_training_builds_on_infill_completion_and_engine_but_no_front_end():
+    import training
+
+    files = sorted(Path(training.__file__).parent.rglob("*.py"))
+    assert len(files) >= 10
+    for path in files:
+        for module in imported_modules(path):
+            forbidden = {"lsp_server", "gateway", "bench", "pygls", "lsprotocol"}
+            assert module.split(".")[0] not in forbidden, f"{path} imports {module}"

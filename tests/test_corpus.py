@@ -7,9 +7,9 @@ import pytest
 
 import numpy as np
 
-from infill import corpus
-from infill.corpus import build, drop_reason, is_permissive, is_validation, read_pins, wheel_license
-from infill.evalguard import EvalGuard, fingerprints
+from training import corpus
+from training.corpus import build, drop_reason, is_permissive, is_validation, read_pins, wheel_license
+from training.evalguard import EvalGuard, fingerprints
 
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
 

@@ -1,4 +1,4 @@
-"""Self-distillation: the teacher's records (`infill.distill`) and the `distill` training phase."""
+"""Self-distillation: the teacher's records (`training.distill`) and the `distill` training phase."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ import pytest
 import torch
 
 from infill.checkpoint import load_model
-from infill.distill import main as distill_main, teacher_middle, training_texts
-from infill.train import certainty_loss, main as train_main
+from training.distill import main as distill_main, teacher_middle, training_texts
+from training.train import certainty_loss, main as train_main
 from tests.test_train import TINY_SHAPE, read_log, tiny_corpus  # noqa: F401 (a fixture)
 
 PAD, NL = 1, 9

@@ -9,16 +9,16 @@ import pytest
 
 from completion.edit_events import EditEvent, LineSpan
 from completion.edit_regions import Region
-from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets
 from completion.next_edit import edit_request, wire_events
 from engine.protocol import MAX_EVENT_CHARS, CompleteRequest, Event, Hole, ProtocolError, decode, encode
 from engine.work import job_of
 from infill.canvas import edit_canvas, event_tokens, regions_canvas
+from infill.checkpoint import load_model
 from infill.fim import hole_text, job_canvas
 from infill.job import Hole as JobHole, Job
-from infill.noising import Special, canvas_sample
-from infill.train import main as train_main, read_laid
-from infill.checkpoint import load_model
+from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets
+from training.noising import Special, canvas_sample
+from training.train import main as train_main, read_laid
 from tests.test_train import TINY_SHAPE, tiny_corpus  # noqa: F401 (a fixture)
 
 PIECES = ["def f(total):\n", "    x = 2\n", ""]

@@ -7,11 +7,11 @@ from difflib import SequenceMatcher
 
 import pytest
 
-from infill.corpus import is_validation
-from infill.edit_kinds import ADDED_PARAMS, KINDS, NEGATIVE_KINDS, Edit
-from infill.edit_sites import error_count, parse
-from infill.edit_synth import examples_for_file, main, make_example, synthesize, training_sources
-from infill.evalguard import EvalGuard
+from training.corpus import is_validation
+from training.edit_kinds import ADDED_PARAMS, KINDS, NEGATIVE_KINDS, Edit
+from training.edit_sites import error_count, parse
+from training.edit_synth import examples_for_file, main, make_example, synthesize, training_sources
+from training.evalguard import EvalGuard
 
 SOURCE = '''import os
 

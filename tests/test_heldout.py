@@ -1,7 +1,7 @@
 """Held-out FIM tasks: whole lines hidden, prompt + middle + suffix give back the file's text."""
 import json
 
-from infill.heldout import line_holes
+from training.heldout import line_holes
 
 TEXT = "".join(f"value_{i} = compute_something({i})\n" for i in range(30))
 

@@ -1,7 +1,7 @@
 """The training objective's layout rules (pure NumPy, no model)."""
 import numpy as np
 
-from infill.noising import Special, cut_holes, diffusion_batch, line_starts, noise_window
+from training.noising import Special, cut_holes, diffusion_batch, line_starts, noise_window
 
 SP = Special(mask=0, pad=1, newline=9)
 
@@ -61,7 +61,7 @@ def test_batch_shapes():
 
 
 def test_distill_samples_mask_only_the_hole_and_keep_the_teachers_tokens():
-    from infill.noising import crop, distill_sample
+    from training.noising import crop, distill_sample
 
     rng = np.random.default_rng(3)
     ids = np.arange(10, 710)  # a decoded canvas of 700 positions, the hole at [500, 532)
@@ -84,7 +84,7 @@ def test_distill_samples_mask_only_the_hole_and_keep_the_teachers_tokens():
 
 
 def test_a_short_distill_canvas_is_padded_with_no_weight():
-    from infill.noising import distill_sample
+    from training.noising import distill_sample
 
     inputs, targets, weights = distill_sample(np.arange(10, 110), (60, 80), SP, np.random.default_rng(0), 256)
     assert inputs.shape == targets.shape == weights.shape == (256,)
@@ -92,7 +92,7 @@ def test_a_short_distill_canvas_is_padded_with_no_weight():
 
 
 def test_a_hole_longer_than_the_window_keeps_its_start():
-    from infill.noising import distill_sample
+    from training.noising import distill_sample
 
     inputs, targets, weights = distill_sample(np.arange(10, 410), (200, 296), SP, np.random.default_rng(0), 64)
     assert targets[0] == 10 + 199 and (inputs[0] != SP.mask)  # the position before the hole leads the window

@@ -1,17 +1,17 @@
-"""Snippet context for training: the server's definitions and ranking mirrored without tree-sitter,
-built from training files only, and laid into training rows."""
-import sysconfig
+"""Snippet context for training: the server's definitions and ranking, built from training files
+only, and laid into training rows."""
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from completion import context
-from completion.definitions import Definition as ServerDefinition, definitions, imports
-from completion.syntax import encode, new_parser
-from infill.noising import Special
-from infill.snippet_data import (SnippetWindows, build, names_near, noised_row, package_of, python_definitions,
-                                 python_imports, ranked_snippets)
+from completion.fim import context_for, hole_in_text
+from completion.settings import Settings
+from completion.sources import TextSources
+from training.noising import Special
+from training.snippet_data import (SnippetWindows, TrainFile, build, noised_row, package_index, package_of,
+                                   ranked_snippets)
 from tests.package_corpus import write_corpus
 
 TRICKY = '''"""Module docstring."""
@@ -54,50 +54,37 @@ if os.name == "nt":
 '''
 
 
-def server_view(text: str):
-    tree = new_parser("python").parse(encode(text))
-    return [(d.name, d.text, d.line) for d in definitions(tree, text, "file:///m.py")], imports(tree, text)
+USER = '''import os
+from pkg.tricky import Box, helper
 
 
-def test_definitions_and_imports_match_the_servers_on_tricky_code():
-    server, server_imports = server_view(TRICKY)
-    assert [(d.name, d.text, d.line) for d in python_definitions(TRICKY)] == server
-    assert python_imports(TRICKY) == server_imports
-    assert len(server) == 8
+def local_total(boxes):
+    """The sum of the boxes' sizes."""
+    return sum(box.size for box in boxes)
 
 
-def test_definitions_match_the_servers_on_standard_library_modules():
-    root = Path(sysconfig.get_paths()["stdlib"])
-    for name in ("argparse.py", "dataclasses.py", "functools.py", "json/decoder.py", "email/message.py"):
-        text = (root / name).read_text()
-        server, server_imports = server_view(text)
-        assert [(d.name, d.text, d.line) for d in python_definitions(text)] == server, name
-        assert python_imports(text) == server_imports, name
+''' + "\n".join(f"total_{i} = helper({i}, Box().size)" for i in range(12)) + "\n"
 
 
-def test_unparsable_files_define_nothing():
-    assert python_definitions("def broken(:\n") == [] and python_imports("import (\n") == ""
-
-
-def test_names_and_ranking_are_the_servers():
-    prefix, suffix = TRICKY[:400], TRICKY[400:]
-    assert names_near(prefix, suffix) == context.names_near(prefix, suffix)
-    mine = python_definitions(TRICKY)
-    index = {}
-    for where in ("pkg/a.py", "pkg/b.py"):
-        for d in mine:
-            index.setdefault(d.name, []).append((where, d))
-    names = ["size", "helper", "open", "Box", "missing", "fetch"]
-    visible = range(5, 12)
-
-    def lookup(name):
-        return [ServerDefinition(d.name, d.text, where, d.line) for where, d in index.get(name, [])]
-
-    ranked = context.rank_definitions(names, lookup, "pkg/a.py", (), visible)
-    candidates = context.snippet_candidates(ranked, "import os", "pkg/a.py")
-    server = [s.text for s in context.fit_snippets(candidates, 384)]
-    assert ranked_snippets(names, index, "pkg/a.py", visible, "import os") == server
-    assert server[-1] == "import os"  # the most important sits next to the prefix
+def test_training_snippets_are_what_the_server_sends():
+    """At a cursor, a training window's snippets are those the server sends for the same windows:
+    the imports, this file's definitions and the package's, ranked and cut to the same budget."""
+    files = [TrainFile(name, text, 0, np.zeros(0, np.uint16))
+             for name, text in (("pkg/tricky.py", TRICKY), ("pkg/user.py", USER))]
+    index, imports_of = package_index(files)
+    suffix = "print(local_total([Box()]), decorated(), windows_only(), Box().open())\n"
+    hole = hole_in_text("pkg/user.py", USER, suffix)
+    sources = TextSources("pkg/user.py", USER + suffix, index)
+    window = context_for(hole, Settings(prefix_tokens=60, suffix_tokens=30), sources)
+    assert window.prefix != USER  # cut: the imports and the definitions are out of the window
+    visible = context.visible_lines(USER, window.prefix, window.suffix)
+    mine = ranked_snippets(context.names_near(window.prefix, window.suffix), index, "pkg/user.py", visible,
+                           imports_of["pkg/user.py"])
+    assert mine == [snippet.text for snippet in window.snippets]
+    assert mine[-1] == "import os\nfrom pkg.tricky import Box, helper"  # the most important, next to the prefix
+    assert 'def local_total(boxes):\n    """The sum of the boxes\' sizes."""' in mine
+    assert "# A helper with a comment above.\ndef helper(a, b=1):  # trailing" in mine  # from the package
+    assert "async def fetch" not in "".join(mine)  # a name not near the cursor
 
 
 def test_packages():

@@ -18,7 +18,7 @@ from infill.paths import REPO_ROOT
 import torch
 
 from infill.model import ModelConfig, Transformer
-from infill.train import batch_loss, causal_loss, lr_at, main as train_main
+from training.train import batch_loss, causal_loss, lr_at, main as train_main
 from tests.conftest import SAMPLE_CODE
 
 TINY_SHAPE = ["--hidden", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--ffn", "64",

@@ -1,8 +1,9 @@
 """Edit canvases for training: next-edit tasks laid out exactly as the product asks, with the answers.
 
-Each task (`infill.edit_synth`'s format: `original`, `edited`, `cursor`, `expected`) goes the way
-a user's edit goes through the language server: the edit is one event, `regions_after` finds the
-regions, `next_edit.edit_request` makes the job and the worker's `job_of` reads it back; the job
+Each task (`training.edit_synth`'s format: `original`, `edited`, `cursor`, `expected`) goes the way
+a user's edit goes through the language server: the edit is one event, the next-edit pipeline
+(`completion.next_edit.plan`) finds the regions and makes the job (none where its gate refuses)
+and the worker's `job_of` reads it back; the job
 is laid out by `infill.fim.job_canvas` in the layout the model is to learn, and each hole is
 filled with the lines `expected` has there (the region unchanged where nothing needs to change),
 healed as the decoder reads it and padded to the hole's length. Records are one JSON object a line,
@@ -12,7 +13,7 @@ healed as the decoder reads it and padded to the hole's length. Records are one 
 
     python -m training.edit_canvases --tasks TRAIN_TASKS.jsonl --layout shown --out FILE
 
-Tasks must come from training files (`python -m infill.edit_synth --files ...`): this module
+Tasks must come from training files (`python -m training.edit_synth --files ...`): this module
 lays out what it is given and never reads the held-out set.
 """
 from __future__ import annotations
@@ -25,9 +26,10 @@ from collections.abc import Iterator
 from difflib import SequenceMatcher
 from pathlib import Path
 
+from completion import next_edit
 from completion.edit_events import EditEvent, diff_span
-from completion.edit_regions import Region, regions_after
-from completion.next_edit import edit_request, line_starts
+from completion.edit_regions import Region
+from completion.next_edit import line_starts
 from completion.syntax import ParsedDocument
 from engine.protocol import ProtocolError
 from engine.work import job_of
@@ -81,9 +83,12 @@ def event_of(task: dict) -> EditEvent:
 def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str) -> tuple[dict | None, str]:
     """A task's training record and "" , or None and why it was left out."""
     edited, event = task["edited"], event_of(task)
-    document = ParsedDocument.parse(LANGUAGE, edited)
-    regions = regions_after(event, document, edited[:task["cursor"]].count("\n"))
-    request = edit_request("train", edited, regions, 1000, task["path"], events=[event])
+    planned = next_edit.plan(ParsedDocument.parse(LANGUAGE, edited), event,
+                             edited[:task["cursor"]].count("\n"), "train", 1000, task["path"],
+                             events=[event])
+    if planned is None:
+        return None, "the edited text does not parse"
+    request, regions = planned.request, planned.regions
     if request is None:
         return None, "no regions"
     targets = region_targets(edited, task["expected"], regions)
@@ -124,7 +129,7 @@ def records(tok: ModelTokenizer, tasks: list[dict], max_context: int, layout: st
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m training.edit_canvases", description=__doc__.splitlines()[0])
     p.add_argument("--tasks", type=Path, nargs="+", required=True,
-                   help="next-edit tasks synthesized from training files (`infill.edit_synth --files`)")
+                   help="next-edit tasks synthesized from training files (`training.edit_synth --files`)")
     p.add_argument("--layout", choices=EDIT_LAYOUTS, default="shown",
                    help="shown: each region's current text beside its masks; masked: the masks alone")
     p.add_argument("--max-context", type=int, default=512, help="canvas length: the training window")

@@ -1,11 +1,11 @@
 """`infill train`: autoregressive pretraining and masked-diffusion training of the code model.
 
 Phase `ar` trains a causal model on next-token prediction. Phase `diffusion` trains a bidirectional
-model on the hole-shaped masked-diffusion objective (`infill.noising`); started from an `ar`
+model on the hole-shaped masked-diffusion objective (`training.noising`); started from an `ar`
 checkpoint (`--init`) it is the adaptation recipe (shifted logits keep the autoregressive head's
 meaning), started from nothing it is diffusion from scratch; `--ar-share` keeps a share of each batch
 on next-token prediction, run causally on the same weights (a joint objective). Phase `distill` fine-tunes a diffusion
-model (`--init`) on its own left-to-right answers (`--teacher`, written by `infill.distill`), with
+model (`--init`) on its own left-to-right answers (`--teacher`, written by `training.distill`), with
 corpus windows under the diffusion objective mixed in so that it keeps what it knew. `--canvases`
 mixes laid-out edit canvases (`training.edit_canvases`) into either diffusion phase, and the
 saved model records their layout so that the worker lays edit jobs out the same way. Runs resume
@@ -13,7 +13,7 @@ from `OUT/state.pt`.
 
 Phases `ar` and `diffusion` also train the product's layouts: `--fim-rate` rearranges autoregressive
 windows for fill-in-the-middle (`infill.fim_ar`), and `--snippets` puts the language server's
-`<|snippet|>` context before a share of the windows (`infill.snippet_data`); the model's config
+`<|snippet|>` context before a share of the windows (`training.snippet_data`); the model's config
 records both (`fim_sentinels`, `snippet_context`).
 """
 from __future__ import annotations
@@ -32,16 +32,16 @@ import torch
 import torch.nn.functional as F
 from tqdm import tqdm
 
+from infill.canvas import EDIT_LAYOUTS
 from infill.checkpoint import load_model, save_model
 from infill.fim import fill
 from infill.fim_ar import FIM_RATE, SPM_SHARE, Sentinels, fim_batch
-from infill.heldout import line_holes
 from infill.model import ModelConfig, Transformer
-from infill.canvas import EDIT_LAYOUTS
-from infill.noising import Special, canvas_sample, diffusion_batch, distill_sample, noise_window
 from infill.paths import work_dir
-from infill.snippet_data import SnippetWindows, noised_row
 from infill.tokenizer import CodeTokenizer
+from training.heldout import line_holes
+from training.noising import Special, canvas_sample, diffusion_batch, distill_sample, noise_window
+from training.snippet_data import SnippetWindows, noised_row
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -51,7 +51,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--out", type=Path, required=True, help="run folder: state.pt, log.jsonl, model/")
     p.add_argument("--init", type=Path, help="model folder or run state.pt to start from (e.g. the ar run's model/)")
     p.add_argument("--teacher", type=Path, nargs="+", default=[],
-                   help="`distill`: JSONL files of decoded canvases (`python -m infill.distill`)")
+                   help="`distill`: JSONL files of decoded canvases (`python -m training.distill`)")
     p.add_argument("--distill-share", type=float, default=0.75,
                    help="`distill`: share of each batch taken from the teacher's canvases (the rest: corpus windows)")
     p.add_argument("--canvases", type=Path, nargs="+", default=[],
@@ -102,7 +102,7 @@ def add_product_args(p: argparse.ArgumentParser) -> None:
                    help=f"`ar`: share of windows rearranged for fill-in-the-middle (`infill.fim_ar`; {FIM_RATE} is usual)")
     p.add_argument("--fim-spm", type=float, default=SPM_SHARE, help="`ar`: share of the rearranged windows in SPM order")
     p.add_argument("--snippets", type=Path,
-                   help="`ar`, `diffusion`: windows with `<|snippet|>` context (`python -m infill.snippet_data`)")
+                   help="`ar`, `diffusion`: windows with `<|snippet|>` context (`python -m training.snippet_data`)")
     p.add_argument("--snippet-share", type=float, default=0.25, help="share of each batch taken from --snippets")
 
 
@@ -153,7 +153,7 @@ Taught = tuple[np.ndarray, tuple[int, int]]  # a teacher's decoded canvas (N,) a
 
 
 def read_canvases(paths: list[Path]) -> list[Taught]:
-    """The teacher's decoded canvases of JSONL files written by `infill.distill`."""
+    """The teacher's decoded canvases of JSONL files written by `training.distill`."""
     records = [json.loads(line) for path in paths for line in path.read_text().splitlines() if line.strip()]
     if not records:
         raise ValueError(f"no decoded canvases in {', '.join(map(str, paths)) or '--teacher (none given)'}")

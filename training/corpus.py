@@ -1,7 +1,7 @@
 """`infill corpus build`: the training corpus, from permissively licensed Python source.
 
 Sources: the standard library of the running interpreter, and the wheels of the packages pinned in
-`infill/corpus_packages.txt`, downloaded from the package index. A package is used only when its
+`training/corpus_packages.txt`, downloaded from the package index. A package is used only when its
 metadata declares an MIT, BSD, Apache, PSF or ISC license. Files are deduplicated by content hash;
 generated, minified and oversized files are dropped; any file that shares a fingerprint with the
 evaluation sets (`shared/data`) is excluded and counted. A validation split is held out by file.
@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from infill.evalguard import EvalGuard
 from infill.paths import REPO_ROOT, work_dir
 from infill.tokenizer import CodeTokenizer, train_tokenizer
+from training.evalguard import EvalGuard
 
 PACKAGES_FILE = Path(__file__).with_name("corpus_packages.txt")
 PERMISSIVE = ("MIT", "BSD", "APACHE", "PSF", "PYTHON SOFTWARE FOUNDATION", "ISC")

@@ -6,11 +6,11 @@ after every follow-up edit (`expected`; equal to `edited` for the negatives). An
 only when `edited` and `expected` parse with no more errors than `original`.
 
 Two uses, one record shape:
-  held-out set:  python -m infill.edit_synth --val-files work/corpus/val_files.jsonl --count 200 --out FILE
-  training data: python -m infill.edit_synth --files DIR_OR_WHEEL... --count N --out FILE
-                 python -m infill.edit_synth --train-bin work/corpus/train.bin --count N --out FILE
-Training sources are refused when they are validation files (`infill.corpus.is_validation`), held-out
-texts (`--exclude-val`), or share a fingerprint with the evaluation sets (`infill.evalguard`).
+  held-out set:  python -m training.edit_synth --val-files work/corpus/val_files.jsonl --count 200 --out FILE
+  training data: python -m training.edit_synth --files DIR_OR_WHEEL... --count N --out FILE
+                 python -m training.edit_synth --train-bin work/corpus/train.bin --count N --out FILE
+Training sources are refused when they are validation files (`training.corpus.is_validation`), held-out
+texts (`--exclude-val`), or share a fingerprint with the evaluation sets (`training.evalguard`).
 """
 from __future__ import annotations
 
@@ -27,12 +27,12 @@ from pathlib import Path
 
 import numpy as np
 
-from infill.corpus import drop_reason, is_permissive, is_validation, wheel_license
-from infill.edit_kinds import KINDS, NEGATIVE_KINDS, Candidate, Edit, FileContext
-from infill.edit_sites import error_count, names_in, parse
-from infill.evalguard import EvalGuard
 from infill.paths import REPO_ROOT
 from infill.tokenizer import CodeTokenizer
+from training.corpus import drop_reason, is_permissive, is_validation, wheel_license
+from training.edit_kinds import KINDS, NEGATIVE_KINDS, Candidate, Edit, FileContext
+from training.edit_sites import error_count, names_in, parse
+from training.evalguard import EvalGuard
 
 MAX_FILE_CHARS = 60_000  # larger files make slow tasks; the held-out set stays quick to score
 PER_FILE_PER_KIND = 2  # examples of one kind from one file: the set spans many files
@@ -193,7 +193,7 @@ def held_out_hashes(val_files: Path | None) -> set[str]:
 
 
 def main(argv: list[str] | None = None) -> None:
-    p = argparse.ArgumentParser(prog="python -m infill.edit_synth", description=__doc__.splitlines()[0])
+    p = argparse.ArgumentParser(prog="python -m training.edit_synth", description=__doc__.splitlines()[0])
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--files", type=Path, nargs="+", help="training sources: folders of .py files, .py files or wheels")
     source.add_argument("--val-files", type=Path, help="held-out set: the corpus's val_files.jsonl")

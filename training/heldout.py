@@ -1,7 +1,7 @@
 """FIM tasks cut from the corpus's held-out files (never trained on): one whole line, or several.
 
 Used by the training script's quick FIM exact-match check, and written as a FIM task file
-(`python -m infill.heldout --out FILE`) for `bench.quality`.
+(`python -m training.heldout --out FILE`) for `bench.quality`.
 """
 from __future__ import annotations
 

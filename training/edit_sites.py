@@ -1,6 +1,6 @@
 """Where a Python edit must propagate, found with tree-sitter: the sites of one name in its scope.
 
-Used by `infill.edit_synth` to cut next-edit examples from source files. Every query here is a
+Used by `training.edit_synth` to cut next-edit examples from source files. Every query here is a
 pure function of a tree; offsets are UTF-8 byte offsets into the parsed source (tree-sitter's own).
 The rules are deliberately strict: a name whose sites cannot be told exactly (rebound in a nested
 scope, imported, declared `global`, named in a string) yields no sites rather than wrong ones.
@@ -16,7 +16,7 @@ from functools import lru_cache
 import tree_sitter_python
 from tree_sitter import Language, Node, Parser, Tree
 
-PYTHON = Language(tree_sitter_python.language())  # infill reads code itself: no front-end package
+PYTHON = Language(tree_sitter_python.language())
 
 SCOPE_TYPES = frozenset({"function_definition", "lambda", "class_definition", "list_comprehension",
                          "set_comprehension", "dictionary_comprehension", "generator_expression"})

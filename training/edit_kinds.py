@@ -2,7 +2,7 @@
 
 A candidate is `(event, follow)`: the user's one edit and the follow-up edits it implies (empty for
 the negatives, whose other sites must stay as they are). Edits are byte ranges of the original
-source and their replacement; `infill.edit_synth` applies and verifies them. New names and values
+source and their replacement; `training.edit_synth` applies and verifies them. New names and values
 are drawn from the file's own `random.Random`, never collide with a name the file uses, and keep
 the old name's style (snake_case, CamelCase, UPPER, leading underscores).
 """
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from infill.edit_sites import (RESERVED, calls_of, function_defs, function_locals, identifiers, local_sites,
+from training.edit_sites import (RESERVED, calls_of, function_defs, function_locals, identifiers, local_sites,
                                methods, module_name_sites, param_name, self_attribute_sites, text,
                                top_level, walk)
 

@@ -1,12 +1,12 @@
 """Teacher answers for self-distillation: the model's own left-to-right fills of holes cut from
-training files (`python -m infill.distill --out FILE`).
+training files (`python -m training.distill --out FILE`).
 
 Parallel decoding commits several positions per pass only where the model is sure of them while
 the positions before them are still masked. A model that is fine-tuned to predict, from such
 partly masked holes, what its own left-to-right decoding answers (and to be sure of it where it
 already predicts it: certainty forcing, as in dParallel) should commit more per pass at the same
 answers; the model card measures how far that got. This module writes those answers; `infill
-train --phase distill` trains on them (`infill.noising.distill_sample`).
+train --phase distill` trains on them (`training.noising.distill_sample`).
 
 Holes come from the training split only (`train.bin`); the held-out files and the evaluation
 sets never enter, as in the corpus itself. Each record is one decoded canvas:
@@ -31,13 +31,13 @@ from infill import decode
 from infill.checkpoint import load_model
 from infill.commit import NEVER, DecoderConfig
 from infill.fim import HOLE_TOKENS, start_request
-from infill.heldout import cut_hole
 from infill.model import Transformer
 from infill.paths import bundled_model_dir, work_dir
 from infill.quantize import for_inference
 from infill.repetition import cut_loop
 from infill.tokenizer import CodeTokenizer
 from infill.weights import WEIGHTS
+from training.heldout import cut_hole
 
 MAX_FILE_TOKENS = 6000  # a file longer than this is read from its start only
 TEACHERS = {  # left to right, one token per pass, no refresh; multi-line holes in the worker's window of 12, for speed

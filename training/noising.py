@@ -6,7 +6,7 @@ where a middle ends, then mask each hole token with probability t ~ U(t_min, 1).
 instead masked uniformly over the whole window. Loss weights are 1/t on masked positions.
 
 Self-distillation samples (`distill_sample`) are decoded canvases whose hole holds the model's own
-answer (`infill.distill`): the hole is masked as the left-to-right decoders leave it mid-way (its
+answer (`training.distill`): the hole is masked as the left-to-right decoders leave it mid-way (its
 first k positions known, the rest masked) or, in some samples, at random.
 
 Laid-out canvases (`canvas_sample`: an edit job's canvas with each hole holding its answer,
