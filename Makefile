@@ -26,7 +26,7 @@ run: $(STAMP)
 	$(VENV)/bin/infill run --port $(PORT) --gateway-port $(GATEWAY_PORT)
 
 test: $(STAMP) $(NODE_STAMP)
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -rs
 	cd $(VSCODE) && npm test --silent
 
 vsix: $(NODE_STAMP)

@@ -133,7 +133,7 @@ def summarize(name: str, outcomes: list[Outcome], tested: bool, baseline: dict |
 def cache_costs(model, lengths=(256, 512, 1024), hole=32, repeats=5) -> list[dict]:
     """Milliseconds of one step over a hole of `hole` tokens (3/4 of the way in, as a canvas lays it
     out), with and without the context cache; and of a first full pass that reuses the keys/values
-    of everything before the hole from an earlier keystroke (`engine.prefix_cache`)."""
+    of everything before the hole from an earlier keystroke (`engine.worker.prefix_cache`)."""
     rows = []
     for n in lengths:
         ids = torch.randint(8, model.cfg.vocab_size, (1, n))

@@ -25,9 +25,9 @@ import time
 import uuid
 from collections.abc import Iterator, Sequence
 
-from engine.client import WorkerError
-from engine.pool import AsyncWorkerPool
-from engine.protocol import CompleteRequest, ErrorCode, Result
+from engine.client.calls import WorkerError
+from engine.client.pool import AsyncWorkerPool
+from engine.client.protocol import CompleteRequest, ErrorCode, Result
 
 INTERVAL_S = (0.1, 0.3)  # between keystrokes, each of which sends a request
 GRACE_S = 2.0  # past its deadline, a request without a final reply is lost

@@ -32,15 +32,17 @@ from pathlib import Path
 import zmq
 
 from completion.settings import DEFAULT_DEADLINE_MS
-from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_worker, stop_worker
-from engine.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
-                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
-                             CompleteRequest, Snippet, encode)
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.launch import spawn_local_worker, stop_worker
+from engine.client.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+                                    MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
+                                    CompleteRequest, Snippet, encode)
+from engine.client.sync_client import WorkerClient
 from infill.paths import REPO_ROOT, bundled_model_dir
 
 NORMAL_PREFIX = "def area(radius):\n    return 3.14159 * "
 NORMAL_SUFFIX = "\n\n\nprint(area(2))\n"
-CODE_FILE = REPO_ROOT / "engine" / "worker.py"  # the text the maximal requests are cut from
+CODE_FILE = REPO_ROOT / "engine" / "worker" / "worker.py"  # the text the maximal requests are cut from
 HEALTH_EVERY_S = 0.02
 LATE_S = 5.0  # past its deadline, a reply that has not come counts as a timeout
 DRAIN_S = 60.0  # for the cancelled burst's replies to come back

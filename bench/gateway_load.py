@@ -3,7 +3,7 @@ HTTP gateway, unstreamed and streamed, by 1 to N clients at once.
 
 Over the workers `bench.load` started, it starts a gateway process (`python -m gateway --worker
 ...`) and, for each client count, runs three phases of S seconds: `worker` (each client plans the
-hole with `completion.fim.plan` and sends the requests through `engine.pool`, as the gateway does:
+hole with `completion.fim.plan` and sends the requests through `engine.client.pool`, as the gateway does:
 the worker's own answer time), `gateway` (POST /v1/completions) and `stream` (the same with
 `stream: true`: time to the first chunk with text, and to the end). Each client asks its holes
 one after another, among the holes where the rules complete at all (the others are answered
@@ -27,8 +27,8 @@ from completion import fim
 from bench.quality import percentile
 from completion.requests import new_request_id
 from completion.settings import Settings
-from engine.client import WorkerError, WorkerTimeout
-from engine.pool import AsyncWorkerPool
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.pool import AsyncWorkerPool
 
 PHASES = ("worker", "gateway", "stream")
 HTTP_SLACK_S = 5.0  # past the deadline, an answer that has not come is lost

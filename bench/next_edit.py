@@ -54,7 +54,7 @@ from completion.positions import offset_at
 from completion.settings import DEFAULT_DEADLINE_MS
 from completion.syntax import ParsedDocument, language_for
 from lsp_server.edit_history import step_span
-from lsp_server.inline_edit import INLINE_EDIT
+from lsp_server.protocol import INLINE_EDIT
 
 logger = logging.getLogger("bench.next_edit")
 

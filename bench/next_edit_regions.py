@@ -6,7 +6,7 @@
 judge a model being trained for edits. Each next-edit task (FORMATS.md) goes the server's way
 without the LSP: its edit as one event, the regions and the edit job of the next-edit pipeline
 (`completion.next_edit.plan`) with the event, decoded to the end by the worker's runner
-(`engine.runner.ModelRunner`, no deadline), and each region's answer is compared with the lines
+(`engine.worker.runner.ModelRunner`, no deadline), and each region's answer is compared with the lines
 `expected` has there (`training.edit_canvases.region_targets`), before any gate. Counted per kind
 and overall:
 - regions **to change** and those written right; regions **to keep** and those copied exactly;
@@ -34,8 +34,8 @@ from bench.next_edit import load_edit_tasks
 from bench.quality import percentile
 from completion import next_edit
 from completion.syntax import ParsedDocument
-from engine.runner import ModelRunner
-from engine.work import job_of
+from engine.worker.runner import ModelRunner
+from engine.worker.work import job_of
 from infill.paths import bundled_model_dir
 from infill.weights import WEIGHTS
 from training.edit_canvases import event_of, region_targets

@@ -52,8 +52,10 @@ from statistics import fmean
 from bench.sandbox import DEFAULT_MEMORY_BYTES, DEFAULT_TIME_LIMIT_S, SandboxResult, run_program
 from completion import fim
 from completion.settings import Settings as CompletionSettings
-from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_worker, stop_worker
-from engine.protocol import SETTING_MODES, Mode, ProtocolError
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.launch import spawn_local_worker, stop_worker
+from engine.client.protocol import SETTING_MODES, Mode, ProtocolError
+from engine.client.sync_client import WorkerClient
 from infill.paths import bundled_model_dir
 from infill.tokenizer import CodeTokenizer
 from infill.weights import WEIGHTS

@@ -25,8 +25,8 @@ from pathlib import Path
 import torch
 
 from bench.quality import edit_similarity, load_tasks, percentile, select_tasks
-from engine.prefix_cache import PrefixCache
-from engine.runner import ModelRunner
+from engine.worker.prefix_cache import PrefixCache
+from engine.worker.runner import ModelRunner
 from infill.job import Job
 from infill.paths import bundled_model_dir
 from infill.weights import DEFAULT_WEIGHTS, WEIGHTS

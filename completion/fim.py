@@ -38,7 +38,7 @@ from completion.settings import Settings
 from completion.sources import Sources, TextSources
 from completion.syntax import (GRAMMARS, LANGUAGE_IDS, ParsedDocument, byte_offset, in_empty_block,
                                language_for, literal_at)
-from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Mode, Result
+from engine.client.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Mode, Result
 
 logger = logging.getLogger(__name__)
 
@@ -220,7 +220,7 @@ def within(planned: Plan, budget_ms: int) -> Plan:
 
 
 class Backend(Protocol):
-    """What answers a plan's requests: the worker pool (`engine.pool.AsyncWorkerPool`), one
+    """What answers a plan's requests: the worker pool (`engine.client.pool.AsyncWorkerPool`), one
     worker's client, or any other backend with the same call."""
 
     async def complete(self, request: CompleteRequest) -> Result: ...

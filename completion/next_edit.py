@@ -31,9 +31,8 @@ from completion.edit_events import EditEvent, LineSpan
 from completion.edit_regions import Region, regions_after, renamed
 from completion.positions import LINE_BREAK
 from completion.syntax import ParsedDocument, error_count
-from engine.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest,
-                             Event, Item, Mode)
-from engine.protocol import Hole as EditHole
+from engine.client.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
+                                    CompleteRequest, Event, Hole as EditHole, Item, Mode)
 
 MODE = Mode.MULTI_LINE
 CHARS_PER_TOKEN = 3  # a rough count of code tokens: budgets only need the right size

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import uuid
 
-from engine.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
-                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Snippet)
+from engine.client.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+                                    MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Snippet)
 
 
 def new_request_id() -> str:

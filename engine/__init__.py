@@ -1,13 +1,10 @@
-"""The engine: the worker process that serves completions over ZeroMQ.
+"""The engine: both ends of the ZeroMQ socket between the front ends and the model, as two packages.
 
-`protocol` defines the wire messages, `worker` the process (IO thread, main loop), `client` the
-blocking and asyncio clients and the local worker launcher. Inside the main loop, `core` runs
-each engine step as three calls: `scheduler` (pure Python: admission, deadlines, cancel,
-supersession, overload) picks the batch, `runner` (the model; no sockets) advances it by one shared
-forward pass, and the scheduler lets the finished requests go.
+`engine.client` is what front ends import (the language server, the gateway, `infill complete`,
+the benchmarks): the wire protocol, the blocking and asyncio clients, the pool, health watches,
+CURVE keys and the one launcher of local worker processes. It imports neither `infill` nor torch.
 
-Around the worker: `transport` sets the socket options both ends share (ZMTP heartbeats), `keys`
-the CURVE keys and authentication, `supervisor` runs and restarts worker processes, `watch` tells
-a client whether a worker is up (health probes, connection events) and `pool` balances and
-retries requests over several workers.
+`engine.worker` is the worker process (`python -m engine`, `infill serve`): the IO thread and main
+loop, the engine core, the scheduler, the model runners and their prefix cache. It may import
+`engine.client`'s wire modules and `infill`; nothing in `engine.client` imports it.
 """

@@ -1,6 +1,6 @@
-"""`python -m engine`: run the worker process (see `engine.worker`)."""
+"""`python -m engine`: run the worker process (see `engine.worker.cli`)."""
 import sys
 
-from engine.worker import main
+from engine.worker.cli import main
 
 sys.exit(main(prog="python -m engine"))

@@ -7,7 +7,7 @@ and uvicorn. Every completion runs the rules the language server and `infill com
 (`completion`), so the same text gets the same answer through all three.
 
 `templates` splits FIM templates; `bodies` reads and checks each dialect's request body into an
-`Ask`; `completer` asks the workers (`engine.pool`) and shapes the texts; `settle` says how much of
+`Ask`; `completer` asks the workers (`engine.client.pool`) and shapes the texts; `settle` says how much of
 a streamed text is final; `shapes` writes each dialect's JSON and stream chunks; `edits` is the
 next-edit endpoint; `errors` the OpenAI error objects; `api_keys` the bearer keys; `metrics` the
 counters; `app` the routes; `main` the command line.

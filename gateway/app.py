@@ -26,9 +26,9 @@ from fastapi.responses import JSONResponse, PlainTextResponse, Response, Streami
 from starlette.exceptions import HTTPException
 from starlette.middleware.cors import CORSMiddleware
 
-from engine.client import WorkerError, WorkerTimeout
-from engine.pool import AsyncWorkerPool
-from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.pool import AsyncWorkerPool
+from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS
 from gateway import shapes
 from gateway.bodies import Ask, infill_ask, openai_ask
 from gateway.completer import Completer
@@ -202,7 +202,7 @@ class ClientGone(Exception):
 
 async def answer_unless_gone(request: Request, work: Awaitable[T]) -> T:
     """`work`'s value, or ClientGone once the client disconnects first: `work` is cancelled
-    then, which cancels its request at the worker (`engine.client`)."""
+    then, which cancels its request at the worker (`engine.client.async_client`)."""
     task, gone = asyncio.ensure_future(work), asyncio.ensure_future(_disconnected(request))
     try:
         await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)

@@ -20,8 +20,8 @@ from completion import fim
 from completion.fim import Plan
 from completion.requests import capped_snippets, new_request_id
 from completion.settings import Settings
-from engine.pool import AsyncWorkerPool
-from engine.protocol import CompleteRequest, Partial, Result
+from engine.client.pool import AsyncWorkerPool
+from engine.client.protocol import CompleteRequest, Partial, Result
 from gateway.bodies import Ask
 from gateway.settle import final_text, settled
 

@@ -20,7 +20,7 @@ from completion import next_edit
 from completion.edit_events import EditEvent, diff_span
 from completion.requests import new_request_id
 from completion.syntax import ParsedDocument, language_for
-from engine.client import WorkerError, WorkerTimeout
+from engine.client.calls import WorkerError, WorkerTimeout
 from gateway.errors import bad_value, worker_failure
 
 SECTIONS = ("recently_viewed_code_snippets", "current_file_content", "code_to_edit",

@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from fastapi.responses import JSONResponse
 
-from engine.client import WorkerError, WorkerTimeout
-from engine.pool import WorkerUnavailable
-from engine.protocol import ErrorCode
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.pool import WorkerUnavailable
+from engine.client.protocol import ErrorCode
 
 TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "invalid_request_error",
          413: "invalid_request_error", 422: "invalid_request_error", 429: "rate_limit_error",

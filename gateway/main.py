@@ -1,8 +1,8 @@
 """`infill gateway`: the HTTP gateway over workers it is given, or over a local one it starts.
 
-`--worker ADDR[,ADDR...]` balances over running workers (`engine.pool`, `--worker-keys` for
+`--worker ADDR[,ADDR...]` balances over running workers (`engine.client.pool`, `--worker-keys` for
 CURVE); without it a local worker on the bundled model (or `--model`) is started and restarted if
-it dies, as the language server does (`engine.supervisor`). It listens on `--bind HOST:PORT`
+it dies, as the language server does (`engine.client.launch`). It listens on `--bind HOST:PORT`
 (default 127.0.0.1:8012, llama.vscode's default endpoint); a bind off loopback refuses to start
 without `--api-keys FILE` (one bearer key a line, read again when it changes). Web pages are
 refused (`gateway.guard`) unless `--allow-origin` names theirs; a gateway without keys caps a
@@ -27,12 +27,12 @@ from pathlib import Path
 import uvicorn
 
 from completion.settings import DEFAULT_DEADLINE_MS, Settings
-from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
-                           check_local_worker_flags, local_worker_flags)
-from engine.keys import ClientKeys, load_client_keys
-from engine.pool import AsyncWorkerPool
-from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS
-from engine.supervisor import WorkerGroup, start_local_workers
+from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
+from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.client.keys import ClientKeys, load_client_keys
+from engine.client.launch import WorkerGroup, WorkerStartError, start_local_workers
+from engine.client.pool import AsyncWorkerPool
+from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS
 from gateway.api_keys import KeyFile
 from gateway.app import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, GatewayState, build_app
 from gateway.completer import Completer
@@ -43,7 +43,9 @@ from gateway.guard import Rules
 logger = logging.getLogger(__name__)
 
 DEFAULT_BIND = "127.0.0.1:8012"
-REPLY_SLACK_S = 1.0  # a reply may come this long after its deadline
+# A reply may come this long after its deadline: twice an editor's slack, since an HTTP caller
+# waits for its answer where an editor would rather show nothing than a late one.
+GATEWAY_REPLY_SLACK_S = 2 * REPLY_SLACK_S
 GREET_TIMEOUT_S = 5.0
 KEYLESS_MAX_DEADLINE_MS = 5_000  # an editor's completion needs under 2 s; with no keys anyone local
 #   could ask, so no request may hold the worker longer than this
@@ -148,7 +150,7 @@ def model_id(name: str) -> str:
 
 async def serve(args: argparse.Namespace, sock: socket.socket, addresses: list[str],
                 keys: ClientKeys | None, api_keys: KeyFile | None) -> None:
-    pool = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-gateway", keys=keys)
+    pool = AsyncWorkerPool(addresses, timeout_s=GATEWAY_REPLY_SLACK_S, client_name="infill-gateway", keys=keys)
     try:
         name = await model_name(pool)
         settings = Settings(deadline_ms=min(args.deadline_ms, args.max_deadline_ms))

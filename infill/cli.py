@@ -21,9 +21,9 @@ class Command:
 
 COMMANDS = {
     "run": Command("lsp_server.service", "start a worker and the language server on TCP, with a self-check"),
-    "serve": Command("engine.worker", "run an engine worker that serves completions over ZeroMQ",
+    "serve": Command("engine.worker.cli", "run an engine worker that serves completions over ZeroMQ",
                      prog="infill serve"),
-    "keys": Command("engine.keys", "create CURVE keys for a remote worker and its clients",
+    "keys": Command("engine.client.keys", "create CURVE keys for a remote worker and its clients",
                     prog="infill keys"),
     "lsp": Command("lsp_server.server", "run the language server for editors (stdio or TCP)"),
     "gateway": Command("gateway.main", "serve completions over HTTP: OpenAI, FIM and llama.cpp "

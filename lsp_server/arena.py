@@ -36,21 +36,20 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
 
 from completion import fim
-from engine.client import AsyncWorkerClient, WorkerError, WorkerTimeout
-from engine.protocol import Mode
+from engine.client.async_client import AsyncWorkerClient
+from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
+from engine.client.protocol import Mode
 from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
+from lsp_server.protocol import VOTE_COMMAND
 
 if TYPE_CHECKING:
-    from lsp_server.server import InfillLanguageServer
+    from lsp_server.session import Session  # which holds an ArenaState
 
 logger = logging.getLogger(__name__)
 
-VOTE_COMMAND = "infill.arenaVote"
 PENDING_BATTLES = 64  # battles shown and not yet voted on that are remembered
-REPLY_SLACK_S = 0.5
 BATTLE_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, the ids arena_items gives battles
 QUOTED_CHARS = 40  # the most of a client's argument that an error quotes
 
@@ -98,27 +97,27 @@ def valid_backends(value: Any) -> bool:
                     and set(b) <= {"name", "address", "decoder"} for b in value))
 
 
-async def client_for(ls: InfillLanguageServer, backend: dict, timeout_s: float) -> Any:
+async def client_for(session: Session, backend: dict, timeout_s: float) -> Any:
     """The worker client of a backend: its address's, else the server's own worker's."""
     address = backend.get("address")
     if not address:
-        return await ls.worker_client(timeout_s)
-    state: ArenaState = ls.arena
+        return await session.worker_client(timeout_s)
+    state: ArenaState = session.arena
     if address not in state.clients:
         state.clients[address] = AsyncWorkerClient(address, timeout_s=REPLY_SLACK_S, client_name="infill-arena")
     return state.clients[address]
 
 
-async def ask(ls: InfillLanguageServer, backend: dict, planned: fim.Plan, side: int,
+async def ask(session: Session, backend: dict, planned: fim.Plan, side: int,
               started: float) -> tuple[str, float]:
     """One side's text ("" when it failed) and its latency in ms from the request's start: the
     plan's request `side` (the backend's decoder) asked of the backend's worker."""
-    client = await client_for(ls, backend, ls.settings.arena_deadline_ms / 1000.0)
+    client = await client_for(session, backend, session.settings.arena_deadline_ms / 1000.0)
     text = ""
     if client is not None:
         try:
             result = await client.complete(planned.requests[side])
-            texts = fim.finish(planned, [result], ls.settings)
+            texts = fim.finish(planned, [result], session.settings)
             text = texts[0] if texts else ""
         except (WorkerError, WorkerTimeout) as exc:
             logger.warning("arena backend %s gave no answer: %s", backend["name"], exc)
@@ -129,22 +128,22 @@ def vote_command(battle_id: str, pick: str) -> types.Command:
     return types.Command(title=f"infill arena: take the {pick}", command=VOTE_COMMAND, arguments=[battle_id, pick])
 
 
-async def arena_items(ls: InfillLanguageServer, uri: str, position: types.Position,
+async def arena_items(session: Session, uri: str, position: types.Position,
                       hole: fim.Hole | None, invoked: bool) -> list[types.InlineCompletionItem]:
     """The inline items of an arena completion at `position` (see the module docstring)."""
     if hole is None:
         return []
-    state: ArenaState = ls.arena
-    top, bottom = state.rng.sample(ls.settings.arena_backends, 2)  # a random pair in a random order
-    planned = fim.plan(hole, ls.settings, ls.documents, uuid.uuid4().hex, invoked=invoked,
-                       languages=ls.settings.languages,
+    state: ArenaState = session.arena
+    top, bottom = state.rng.sample(session.settings.arena_backends, 2)  # a random pair in a random order
+    planned = fim.plan(hole, session.settings, session.documents, uuid.uuid4().hex, invoked=invoked,
+                       languages=session.settings.languages,
                        decoders=(dict(top.get("decoder", {})), dict(bottom.get("decoder", {}))))
     if planned.mode == Mode.NONE:
         return []
-    planned, window = fim.within(planned, ls.settings.arena_deadline_ms), planned.window
+    planned, window = fim.within(planned, session.settings.arena_deadline_ms), planned.window
     started = time.monotonic()
     (top_text, top_ms), (bottom_text, bottom_ms) = await asyncio.gather(
-        ask(ls, top, planned, 0, started), ask(ls, bottom, planned, 1, started))
+        ask(session, top, planned, 0, started), ask(session, bottom, planned, 1, started))
     here = types.Range(start=position, end=position)
     if not top_text.strip() or not bottom_text.strip() or top_text.strip() == bottom_text.strip():
         logger.info("arena: %s %r and %s %r are no battle", top["name"], top_text, bottom["name"], bottom_text)
@@ -172,7 +171,7 @@ def refused(why: str) -> JsonRpcInvalidParams:
     return JsonRpcInvalidParams(f"{VOTE_COMMAND} takes [battleId, \"top\" | \"bottom\" | \"neither\"]: {why}")
 
 
-def vote_of(ls: InfillLanguageServer, arguments: tuple) -> Vote:
+def vote_of(session: Session, arguments: tuple) -> Vote:
     """The vote the command's arguments `[battleId, pick]` cast; `refused` for bad ones, quoting
     no more than QUOTED_CHARS of any argument and never an id that is not a battle id."""
     if len(arguments) != 2:
@@ -184,31 +183,25 @@ def vote_of(ls: InfillLanguageServer, arguments: tuple) -> Vote:
                       "(32 hex digits, as the server's inline items carry)")
     if not isinstance(pick, str) or pick not in PICKS:
         raise refused(f"the pick is one of {', '.join(PICKS)}, got {quoted(pick)}")
-    shown = ls.arena.shown.get(battle_id)
+    shown = session.arena.shown.get(battle_id)
     if shown is None:
         raise refused(f"arena battle {battle_id} is unknown: it was voted on already or is too old")
     return Vote(battle_id, shown.top, shown.bottom, pick, shown.top_latency_ms, shown.bottom_latency_ms,
                 shown.context_chars, shown.language, shown.top_chars, shown.bottom_chars)
 
 
-async def on_vote(ls: LanguageServer, *arguments: Any) -> dict:
+async def on_vote(session: Session, *arguments: Any) -> dict:
     """`infill.arenaVote`: record the pick; the reply says where it went, or is an error with a
     short message and no traceback (pygls sends the traceback of any exception but its own
-    JsonRpcException; it reads a command's type hints at run time, so `ls` is typed with a class
-    it can import here)."""
-    vote = vote_of(ls, arguments)
-    store = VoteStore(ls.settings.arena_votes or DEFAULT_VOTES_PATH)
+    JsonRpcException)."""
+    vote = vote_of(session, arguments)
+    store = VoteStore(session.settings.arena_votes or DEFAULT_VOTES_PATH)
     try:
         await asyncio.to_thread(store.record, vote)
     except VoteStoreError as exc:
         logger.error("%s", exc)
-        ls.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=f"infill: {exc}"))
+        session.show_error(f"infill: {exc}")
         raise JsonRpcInternalError(f"infill: {exc}") from None
-    ls.arena.shown.pop(vote.battle_id, None)
+    session.arena.shown.pop(vote.battle_id, None)
     logger.info("arena vote for battle %s: %s", vote.battle_id, vote.pick)
     return {"battleId": vote.battle_id, "pick": vote.pick, "store": str(store.path)}
-
-
-def register(server: InfillLanguageServer) -> None:
-    """Add the vote command to `server`."""
-    server.command(VOTE_COMMAND)(on_vote)

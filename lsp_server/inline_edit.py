@@ -26,10 +26,7 @@ import logging
 import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import unquote
 
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
 from completion.edit_events import EditEvent, line_breaks
@@ -37,21 +34,19 @@ from completion.edit_regions import Region
 from completion.next_edit import Edit
 from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
-from engine.client import WorkerError, WorkerTimeout
+from engine.client.calls import WorkerError, WorkerTimeout
 from lsp_server import logs
-from lsp_server.completer import superseding
+from lsp_server.protocol import ACCEPT_INLINE_EDIT, INLINE_EDIT
+from lsp_server.session import Session
 from lsp_server.stats import ACCEPTED, SHOWN, Answer
+from lsp_server.supersede import superseding
 
 if TYPE_CHECKING:
-    from engine.pool import AsyncWorkerPool
-    from engine.protocol import CompleteRequest, Item
-    from lsp_server.server import InfillLanguageServer
+    from engine.client.pool import AsyncWorkerPool
+    from engine.client.protocol import CompleteRequest, Item
 
 logger = logging.getLogger(__name__)
 
-INLINE_EDIT = "textDocument/copilotInlineEdit"
-DID_SHOW_INLINE_EDIT = "textDocument/didShowInlineEdit"
-ACCEPT_INLINE_EDIT = "infill.acceptInlineEdit"
 MODE = "next_edit"  # the stats log's mode for these answers
 NO_EDITS: dict[str, list] = {"edits": []}
 
@@ -91,7 +86,7 @@ def _answer(uri: str, edits: list[Edit], started: float) -> Answer:
     return Answer(logs.request_id.get(), uri, MODE, tuple(e.new_text for e in edits), latency_ms, False)
 
 
-async def on_inline_edit(ls: InfillLanguageServer, params: Any) -> dict:
+async def on_inline_edit(session: Session, params: Any) -> dict:
     request = request_of(params)
     if request is None:
         logger.info("no next edit: malformed params %.200r", params)
@@ -99,10 +94,11 @@ async def on_inline_edit(ls: InfillLanguageServer, params: Any) -> dict:
     uri, version, line = request
     logs.request_id.set(new_request_id())
     started = time.monotonic()
-    answer, edits, text = await superseding(ls, INLINE_EDIT, uri, _suggest(ls, uri, version, line, started),
+    answer, edits, text = await superseding(session.in_flight, INLINE_EDIT, uri,
+                                            _suggest(session, uri, version, line, started),
                                             lambda: _nothing(uri, started), f"next edit in {uri}")
-    ls.stats.record(answer)
-    encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
+    session.stats.record(answer)
+    encoding = session.encoding()
     return {"edits": [{"text": edit.new_text, "textDocument": {"uri": uri, "version": version},
                        "range": edit_range(text, edit, encoding),
                        "command": {"title": "infill: accept the edit", "command": ACCEPT_INLINE_EDIT,
@@ -110,40 +106,40 @@ async def on_inline_edit(ls: InfillLanguageServer, params: Any) -> dict:
                       for index, edit in enumerate(edits)]}
 
 
-def _current(ls: InfillLanguageServer, uri: str, version: int) -> str | None:
+def _current(session: Session, uri: str, version: int) -> str | None:
     """The document's text while the editor has it open at `version`."""
-    document = ls.workspace.text_documents.get(unquote(uri))
-    return document.source if document is not None and document.version == version else None
+    document = session.open_document(uri)
+    return document.text if document is not None and document.version == version else None
 
 
-async def _suggest(ls: InfillLanguageServer, uri: str, version: int, line: int,
+async def _suggest(session: Session, uri: str, version: int, line: int,
                    started: float) -> tuple[Answer, list[Edit], str]:
     """The edits to propose at `line` of `uri` at `version`, with the answer and the text they
     apply to: the next-edit pipeline (`completion.next_edit`) on the document as the editor has it."""
-    text = _current(ls, uri, version)
-    document = ls.documents.syntax.get(uri)
+    text = _current(session, uri, version)
+    document = session.documents.syntax.get(uri)
     if text is None or document is None or document.text != text:
         logger.info("no next edit in %s: not open at version %d", uri, version)
         return _nothing(uri, started)
-    event = ls.documents.history.latest(uri)
-    planned = next_edit.plan(document, event, line, logs.request_id.get(), ls.settings.deadline_ms,
-                             uri, f"{ls.client_id}:{INLINE_EDIT}:{uri}",
-                             ls.documents.history.events(uri))
+    event = session.documents.history.latest(uri)
+    planned = next_edit.plan(document, event, line, logs.request_id.get(), session.settings.deadline_ms,
+                             uri, f"{session.client_id}:{INLINE_EDIT}:{uri}",
+                             session.documents.history.events(uri))
     if planned is None:
         logger.info("no next edit in %s: %s", uri, next_edit.gate(document, event))
         return _nothing(uri, started)
-    client = await ls.worker_client(ls.settings.deadline_ms / 1000.0)
+    client = await session.worker_client(session.settings.deadline_ms / 1000.0)
     if client is None:
         return _nothing(uri, started)
-    if ls.settings.joint_regions:
-        budget_ms = ls.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
+    if session.settings.joint_regions:
+        budget_ms = session.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
         items = await _ask(client, next_edit.within(planned, max(1, budget_ms)).request, budget_ms)
     else:
-        items = await one_by_one(ls, client, text, planned.regions, uri,
-                                 ls.documents.history.events(uri))
+        items = await one_by_one(session, client, text, planned.regions, uri,
+                                 session.documents.history.events(uri))
     if items is None:
         return _nothing(uri, started)
-    if _current(ls, uri, version) != text:
+    if _current(session, uri, version) != text:
         logger.info("no next edit: %s changed while the worker answered", uri)
         return _nothing(uri, started)
     edits = next_edit.finish(planned, items)
@@ -163,7 +159,7 @@ async def _ask(client: AsyncWorkerPool, request: CompleteRequest | None,
         return None
 
 
-async def one_by_one(ls: InfillLanguageServer, client: AsyncWorkerPool, text: str,
+async def one_by_one(session: Session, client: AsyncWorkerPool, text: str,
                      regions: Sequence[Region], uri: str, events: Sequence[EditEvent] = ()) -> list[Item]:
     """The items of one job per region (in the given order, nearest the cursor first), each hole
     numbered as in the joint job's file order; each job's text has the edits before it made, and
@@ -175,9 +171,9 @@ async def one_by_one(ls: InfillLanguageServer, client: AsyncWorkerPool, text: st
         shift = sum(added for below, added in moves if region.start_line >= below)
         moved = Region(region.start_line + shift, region.end_line + shift, region.reason)
         request = next_edit.edit_request(logs.request_id.get(), current, [moved],
-                                         ls.settings.deadline_ms, uri,
-                                         f"{ls.client_id}:{INLINE_EDIT}:{uri}", events)
-        answer = await _ask(client, request, ls.settings.deadline_ms)
+                                         session.settings.deadline_ms, uri,
+                                         f"{session.client_id}:{INLINE_EDIT}:{uri}", events)
+        answer = await _ask(client, request, session.settings.deadline_ms)
         if answer is None:
             continue
         hole = in_file_order.index(region)
@@ -194,18 +190,10 @@ def _command_arguments(params: Any) -> Any:
     return arguments[0] if isinstance(arguments, list) and arguments else None
 
 
-def on_did_show_inline_edit(ls: InfillLanguageServer, params: Any) -> None:
-    ls.stats.report(SHOWN, _command_arguments(params))
+def on_did_show_inline_edit(session: Session, params: Any) -> None:
+    session.stats.report(SHOWN, _command_arguments(params))
 
 
-def on_accept_inline_edit(ls: LanguageServer, *arguments: Any) -> None:
-    """The accept command (pygls reads a command's type hints at run time, so `ls` is typed with
-    a class it can import here)."""
-    ls.stats.report(ACCEPTED, arguments[0] if arguments else None)
-
-
-def register(server: InfillLanguageServer) -> None:
-    """Add the next-edit methods and the accept command to `server`."""
-    server.feature(INLINE_EDIT)(on_inline_edit)
-    server.feature(DID_SHOW_INLINE_EDIT)(on_did_show_inline_edit)
-    server.command(ACCEPT_INLINE_EDIT)(on_accept_inline_edit)
+def on_accept_inline_edit(session: Session, *arguments: Any) -> None:
+    """The accept command of an edit: its argument names the request."""
+    session.stats.report(ACCEPTED, arguments[0] if arguments else None)

@@ -5,7 +5,7 @@ on its own, with the pipeline they share (`completion.fim`'s `plan` and `finish`
 the cursor from the file's tree (for an automatic trigger, or with `--invoked` for the user's
 request), the windows and the definitions of the same file as snippets, one request per
 candidate, and the same post-processing and ranking. Where the decision is "no completion" no
-worker is asked. Otherwise the requests go through `engine.client.WorkerClient` to the worker
+worker is asked. Otherwise the requests go through `engine.client.sync_client.WorkerClient` to the worker
 given by `--worker`, or to a local worker on the bundled model that it starts and stops itself,
 and it prints the completion with its timings: a short human report, or with `--json` one JSON
 object. Exit codes: 0 answered (possibly with no completion), 1 the worker failed, 2 bad input
@@ -28,9 +28,10 @@ from completion import fim
 from completion.positions import split_at, split_lines
 from completion.requests import new_request_id
 from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, Settings
-from engine.client import (WorkerClient, WorkerError, WorkerStartError, WorkerTimeout,
-                           spawn_local_worker, stop_worker)
-from engine.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, CompleteRequest, Result
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.launch import WorkerStartError, spawn_local_worker, stop_worker
+from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, CompleteRequest, Result
+from engine.client.sync_client import WorkerClient
 from lsp_server import logs
 
 EXIT_WORKER_FAILED = 1

@@ -23,175 +23,106 @@ sends the launch token (`lsp_server.launch_token`); a reader that no input can s
 (`exposure_warning`). Completions are asked only for documents the editor opened; none in one
 over the size cap of `lsp_server.documents`.
 
-The workers are those named by the `workerAddress` setting (or `--worker`), a comma-separated
-list of addresses over which requests are balanced (`engine.pool`; `--worker-keys` for remote
-workers started with CURVE keys). Without one the server starts a local worker on the bundled
-model in the background at `initialize` (requests wait for it within their deadline), restarts it
-if it dies, and stops it at `shutdown`, `exit` or when the connection ends.
+The workers (`lsp_server.workers`) are those named by the `workerAddress` setting (or
+`--worker`), a comma-separated list of addresses over which requests are balanced
+(`engine.client.pool`; `--worker-keys` for remote workers started with CURVE keys). Without one
+the server starts a local worker on the bundled model in the background at `initialize`
+(requests wait for it within their deadline), restarts it if it dies, and stops it at
+`shutdown`, `exit` or when the connection ends. Every feature receives the editor's `Session`
+(`lsp_server.session`), never the server.
 """
 from __future__ import annotations
 
 import argparse
 import asyncio
 import functools
+import inspect
 import ipaddress
 import logging
 import os
 import signal
 import sys
-import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
 from urllib.parse import unquote
 
-import zmq
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from completion import fim
 from completion.positions import LINE_BREAK
-from engine.client import (WorkerError, WorkerStartError, WorkerTimeout, add_local_worker_flags,
-                           check_local_worker_flags, local_worker_flags, model_flags)
-from engine.keys import ClientKeys, load_client_keys
-from engine.pool import AsyncWorkerPool, WorkerUnavailable
-from engine.supervisor import WorkerGroup, start_local_workers
+from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.client.keys import ClientKeys, load_client_keys
 from lsp_server import arena, inline_edit, logs, transport
-from lsp_server.cache import CompletionCache
-from lsp_server.completer import complete_at, hole_for, superseding
-from lsp_server.documents import Documents
+from lsp_server.completer import complete_at, hole_for
 from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
 from lsp_server.launch_token import new_token, remove_token, token_path, write_token
+from lsp_server.protocol import (ACCEPT_COMMAND, ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT,
+                                 INLINE_EDIT, VOTE_COMMAND, WORKER_READY)
+from lsp_server.session import OpenDocument, Session
 from lsp_server.settings import ServerSettings
 from lsp_server.stats import ACCEPTED, EVENTS, StatsLog, default_stats_path
+from lsp_server.supersede import superseding
+from lsp_server.workers import Workers
 
 logger = logging.getLogger(__name__)
 
-REPLY_SLACK_S = 0.5  # a reply may come this long after its deadline (the last pass, the transfer)
-ACCEPT_COMMAND = "infill.acceptCompletion"  # editors that run it send `infill/acceptCompletion`
-WORKER_READY = "infill/workerReady"  # to the client: the worker answered, with its model's name
-
 
 class InfillLanguageServer(LanguageServer):
-    """The server's state: settings, documents, the typing-through cache, the stats log, the
-    requests in flight, the workers' client and the local worker, if any."""
+    """The pygls server of one editor; what its features work with is its `session`."""
 
     def __init__(self, worker_address: str | None = None, worker_keys: ClientKeys | None = None,
                  stats_log: str | None = None, worker_flags: Sequence[str] = (),
                  startup_timeout_s: float | None = None) -> None:
         super().__init__("infill-lsp", version("infill"))
-        self.worker_flags = list(worker_flags)  # for the local worker: --device, --dtype
-        self.startup_timeout_s = startup_timeout_s
         self.default_worker_address = worker_address
-        self.default_worker_keys = worker_keys
         self.default_stats_log = stats_log
-        self.settings = ServerSettings(worker_address=worker_address, stats_log=stats_log)
-        self.local_worker: WorkerGroup | None = None
         self.shutdown_requested = False
-        self.documents = Documents()
-        self.cache = CompletionCache()
-        self.stats = StatsLog(_stats_path(stats_log))
-        self.in_flight: dict[tuple[str, str], asyncio.Task] = {}  # (method, uri) -> newest
-        self.client_id = uuid.uuid4().hex  # opens our worker sessions: no other client's share them
         self.index_task: asyncio.Future[None] | None = None  # the workspace's indexing
-        self._client_task: asyncio.Task[AsyncWorkerPool | None] | None = None
-        self.arena = arena.ArenaState()  # the arena setting's worker clients and battles on screen
+        workers = Workers(worker_flags, worker_keys, startup_timeout_s, self._worker_ready,
+                          self._show_error)
+        self.session = Session(
+            settings=ServerSettings(worker_address=worker_address, stats_log=stats_log),
+            stats=StatsLog(_stats_path(stats_log)), workers=workers, editor=self._open_document,
+            encoding=lambda: self.workspace.position_encoding or types.PositionEncodingKind.Utf16,
+            show_error=self._show_error)
 
     def configure(self, options: Any, update: bool = False) -> None:
         """Take the settings from `initializationOptions`, or with `update` those a configuration
         change names (the others stay); bad values are logged and ignored."""
-        settings, problems = ServerSettings.from_options(options, self.settings if update else None)
+        session = self.session
+        settings, problems = ServerSettings.from_options(options, session.settings if update else None)
         for problem in problems:
             logger.warning("%s", problem)
         if settings.worker_address is None:
             settings.worker_address = self.default_worker_address
         if settings.stats_log is None:
             settings.stats_log = self.default_stats_log
-        self.settings = settings
-        self.stats.path = _stats_path(settings.stats_log)
-        self.documents.history.resize(settings.edit_history)
+        session.settings = settings
+        session.stats.path = _stats_path(settings.stats_log)
+        session.documents.history.resize(settings.edit_history)
         logger.info("settings: %s", settings)
 
     def connect_worker(self) -> None:
         """Start connecting to (or spawning) the worker in the background."""
-        self._client_task = asyncio.get_running_loop().create_task(self._connect())
-
-    async def _connect(self) -> AsyncWorkerPool | None:
-        address = self.settings.worker_address
-        try:
-            addresses = (await asyncio.to_thread(self._spawn) if address is None
-                         else [a.strip() for a in address.split(",") if a.strip()])
-            keys = None if address is None else self.worker_keys()  # our own local worker needs none
-            client = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-lsp", keys=keys)
-            model = await self._greet(client)
-        except (WorkerStartError, WorkerError, OSError, ValueError, zmq.ZMQError) as exc:
-            message = f"infill: no completions, the worker is unavailable: {exc}"
-            logger.error("%s", message)
-            self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
-            return None
-        if model is not None:
-            self.protocol.notify(WORKER_READY, {"model": model, "address": client.address})
-        return client
-
-    def open_text(self, uri: str) -> str | None:
-        """The editor's text of `uri`, or None when the editor never opened it: the server
-        completes what the editor shows it and never reads a path a request names."""
-        document = self.workspace.text_documents.get(unquote(uri))
-        return None if document is None else document.source
-
-    def worker_keys(self) -> ClientKeys | None:
-        """The CURVE keys for the workers: the `workerKeys` setting's folder, else the command
-        line's; a folder without valid keys raises ValueError saying what is wrong."""
-        folder = self.settings.worker_keys
-        return self.default_worker_keys if folder is None else load_client_keys(Path(folder).expanduser())
-
-    def _spawn(self) -> list[str]:
-        """Runs in a thread: start a local worker (restarted if it dies) and keep it before
-        anything can fail."""
-        logger.info("starting a local worker on the bundled model")
-        flags = [*self.worker_flags, *model_flags(self.settings.device, self.settings.dtype)]  # the last wins
-        self.local_worker = start_local_workers(flags=flags, startup_timeout_s=self.startup_timeout_s)
-        return self.local_worker.addresses
-
-    @staticmethod
-    async def _greet(client: AsyncWorkerPool) -> str | None:
-        """Check the worker's protocol version and return its model's name; one that does not
-        answer yet is used anyway (None)."""
-        try:
-            welcome = await client.hello()
-        except (WorkerTimeout, WorkerUnavailable):
-            logger.warning("the worker at %s does not answer yet; requests will try it anyway",
-                           client.address)
-            return None
-        logger.info("worker at %s serves model %s", client.address, welcome.model)
-        return welcome.model
-
-    async def worker_client(self, timeout_s: float) -> AsyncWorkerPool | None:
-        """The worker's client once it is ready, or None if it is not within `timeout_s`."""
-        if self._client_task is None:
-            return None
-        try:
-            return await asyncio.wait_for(asyncio.shield(self._client_task), timeout_s)
-        except TimeoutError:
-            logger.warning("the worker was not ready within %.1f s", timeout_s)
-            return None
+        self.session.workers.connect(self.session.settings)
 
     async def close_worker(self) -> None:
-        """Close the client and stop the local worker (waiting for one that is still starting)."""
-        task, self._client_task = self._client_task, None
-        self.arena.close()
-        if task is not None:
-            client = await task
-            if client is not None:
-                client.close()
-        await asyncio.to_thread(self.stop_worker_process)
+        """Close the workers' clients and stop the local worker."""
+        self.session.arena.close()
+        await self.session.workers.close()
 
-    def stop_worker_process(self) -> None:
-        """Stop the local worker, if this server started one; blocks up to a few seconds."""
-        group, self.local_worker = self.local_worker, None
-        if group is not None:
-            group.stop()
+    def _open_document(self, uri: str) -> OpenDocument | None:
+        document = self.workspace.text_documents.get(unquote(uri))
+        return None if document is None else OpenDocument(document.source, document.version)
+
+    def _worker_ready(self, model: str, address: str) -> None:
+        self.protocol.notify(WORKER_READY, {"model": model, "address": address})
+
+    def _show_error(self, message: str) -> None:
+        self.window_show_message(types.ShowMessageParams(type=types.MessageType.Error, message=message))
 
 
 def _stats_path(setting: str | None) -> Path | None:
@@ -234,7 +165,7 @@ async def on_initialize(ls: InfillLanguageServer, params: types.InitializeParams
 async def on_initialized(ls: InfillLanguageServer, params: types.InitializedParams) -> None:
     root = ls.workspace.root_path
     if root:
-        ls.index_task = asyncio.ensure_future(ls.documents.index_workspace(Path(root)))
+        ls.index_task = asyncio.ensure_future(ls.session.documents.index_workspace(Path(root)))
 
 
 async def on_shutdown(ls: InfillLanguageServer, params: None) -> None:
@@ -244,20 +175,19 @@ async def on_shutdown(ls: InfillLanguageServer, params: None) -> None:
 
 def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
-    ls.documents.open(document.uri, document.language_id, document.text)
+    ls.session.documents.open(document.uri, document.language_id, document.text)
 
 
 def on_did_change(ls: InfillLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri = params.text_document.uri
-    encoding = ls.workspace.position_encoding or types.PositionEncodingKind.Utf16
-    editor_text = ls.open_text(uri)
+    uri, session = params.text_document.uri, ls.session
+    editor_text = session.open_text(uri)
     if editor_text is not None:
-        ls.documents.change(uri, params.content_changes, encoding, editor_text)
+        session.documents.change(uri, params.content_changes, session.encoding(), editor_text)
 
 
 def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.documents.close(params.text_document.uri)
-    ls.cache.forget(params.text_document.uri)
+    ls.session.documents.close(params.text_document.uri)
+    ls.session.cache.forget(params.text_document.uri)
 
 
 async def on_did_change_configuration(ls: InfillLanguageServer,
@@ -268,32 +198,45 @@ async def on_did_change_configuration(ls: InfillLanguageServer,
     options = params.settings
     if isinstance(options, dict) and isinstance(options.get("infill"), dict):
         options = options["infill"]
-    worker = (ls.settings.worker_address, ls.settings.worker_keys, ls.settings.device, ls.settings.dtype)
+    worker = lambda s: (s.worker_address, s.worker_keys, s.device, s.dtype)  # noqa: E731
+    before = worker(ls.session.settings)
     ls.configure(options, update=True)
-    if (ls.settings.worker_address, ls.settings.worker_keys, ls.settings.device, ls.settings.dtype) != worker:
+    if worker(ls.session.settings) != before:
         await ls.close_worker()
         ls.connect_worker()
 
 
 def on_accept_command(ls: InfillLanguageServer, *arguments: Any) -> None:
     """The accept command of an inline item, run by editors that run item commands."""
-    ls.stats.report(ACCEPTED, arguments[0] if arguments else None)
+    ls.session.stats.report(ACCEPTED, arguments[0] if arguments else None)
 
 
 def on_completion_event(method: str):
     """A handler for one of the client's `infill/...Completion` notifications."""
     def handler(ls: InfillLanguageServer, params: Any) -> None:
-        ls.stats.report(method, params)
+        ls.session.stats.report(method, params)
+    return handler
+
+
+def with_session(feature: Callable) -> Callable:
+    """A pygls handler (its first parameter named `ls`, as pygls looks for) that hands `feature`
+    the server's session, as a coroutine when `feature` is one."""
+    if inspect.iscoroutinefunction(feature):
+        async def handler(ls: InfillLanguageServer, *arguments: Any) -> Any:
+            return await feature(ls.session, *arguments)
+    else:
+        def handler(ls: InfillLanguageServer, *arguments: Any) -> Any:
+            return feature(ls.session, *arguments)
     return handler
 
 
 async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCompletionParams,
                                ) -> list[types.InlineCompletionItem]:
     invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
-    if ls.settings.arena and ls.settings.arena_backends:
-        return await arena_completion(ls, params, invoked)
+    if ls.session.settings.arena and ls.session.settings.arena_backends:
+        return await arena_completion(ls.session, params, invoked)
     candidates = len(fim.INVOKED_DECODERS) if invoked else 1
-    answer = await complete_at(ls, types.TEXT_DOCUMENT_INLINE_COMPLETION, params.text_document.uri,
+    answer = await complete_at(ls.session, types.TEXT_DOCUMENT_INLINE_COMPLETION, params.text_document.uri,
                                params.position, invoked, candidates)
     here = types.Range(start=params.position, end=params.position)
     return [types.InlineCompletionItem(insert_text=text, range=here,
@@ -301,12 +244,12 @@ async def on_inline_completion(ls: InfillLanguageServer, params: types.InlineCom
             for index, text in enumerate(answer.texts)]
 
 
-async def arena_completion(ls: InfillLanguageServer, params: types.InlineCompletionParams,
+async def arena_completion(session: Session, params: types.InlineCompletionParams,
                            invoked: bool) -> list[types.InlineCompletionItem]:
     """An inline completion as an arena battle (`lsp_server.arena`); nothing when it fails."""
     uri, position = params.text_document.uri, params.position
-    return await superseding(ls, types.TEXT_DOCUMENT_INLINE_COMPLETION, uri,
-                             arena.arena_items(ls, uri, position, hole_for(ls, uri, position), invoked),
+    items = arena.arena_items(session, uri, position, hole_for(session, uri, position), invoked)
+    return await superseding(session.in_flight, types.TEXT_DOCUMENT_INLINE_COMPLETION, uri, items,
                              list, f"arena completion at {uri} {position.line}:{position.character}")
 
 
@@ -314,7 +257,7 @@ async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams
                         ) -> types.CompletionList:
     context = params.context
     invoked = context is None or context.trigger_kind == types.CompletionTriggerKind.Invoked
-    answer = await complete_at(ls, types.TEXT_DOCUMENT_COMPLETION, params.text_document.uri,
+    answer = await complete_at(ls.session, types.TEXT_DOCUMENT_COMPLETION, params.text_document.uri,
                                params.position, invoked)
     items = [completion_item(text, params.position, answer.request_id, index)
              for index, text in enumerate(answer.texts)]
@@ -339,8 +282,10 @@ def build_server(worker_address: str | None = None, worker_keys: ClientKeys | No
     server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
         on_inline_completion)
     server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(on_completion)
-    inline_edit.register(server)
-    arena.register(server)
+    server.feature(INLINE_EDIT)(with_session(inline_edit.on_inline_edit))
+    server.feature(DID_SHOW_INLINE_EDIT)(with_session(inline_edit.on_did_show_inline_edit))
+    server.command(ACCEPT_INLINE_EDIT)(with_session(inline_edit.on_accept_inline_edit))
+    server.command(VOTE_COMMAND)(with_session(arena.on_vote))
     return server
 
 
@@ -361,7 +306,7 @@ def _terminate(server: InfillLanguageServer, stdio: bool, signum: int, frame: ob
     """SIGTERM: stop the local worker, then leave. On stdio, leave at once: a normal exit would wait
     for pygls's stdin reader thread, which returns only when the client closes the pipe. On TCP,
     raise SystemExit so that the callers' `finally` blocks run too."""
-    server.stop_worker_process()
+    server.session.workers.stop_local()
     if stdio:
         logging.shutdown()
         os._exit(128 + signum)
@@ -454,5 +399,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-        server.stop_worker_process()
+        server.session.workers.stop_local()
     return 0 if server.shutdown_requested else 1

@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.client import add_local_worker_flags, check_local_worker_flags, local_worker_flags
-from engine.supervisor import start_local_workers
+from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.client.launch import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from lsp_server import oneshot, server
 from gateway.launch import start_gateway, stop_gateway

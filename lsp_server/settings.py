@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from completion.settings import Settings, int_in
-from engine.protocol import MAX_DEADLINE_MS
-from engine.client import DTYPES
+from engine.client.flags import DTYPES
+from engine.client.protocol import MAX_DEADLINE_MS
 from lsp_server.arena import valid_backends
 from lsp_server.edit_history import DEFAULT_EDIT_HISTORY, MAX_EDIT_HISTORY
 

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from lsp_server.protocol import ACCEPT_COMPLETION, DID_SHOW_COMPLETION, REJECT_COMPLETION
+
 logger = logging.getLogger(__name__)
 
 REMEMBERED_ANSWERS = 256
-SHOWN = "infill/didShowCompletion"
-ACCEPTED = "infill/acceptCompletion"
-REJECTED = "infill/rejectCompletion"
+SHOWN, ACCEPTED, REJECTED = DID_SHOW_COMPLETION, ACCEPT_COMPLETION, REJECT_COMPLETION
 EVENTS = {SHOWN: "show", ACCEPTED: "accept", REJECTED: "reject"}
 
 

@@ -4,7 +4,12 @@ ADDRESS [KEYS_DIR]`.
 Its completion is `PID:prefix` (for each hole of an edit). A prefix may act in the request's decoding step: "sleep:S" sleeps
 S seconds (the main loop does not tick meanwhile), "boom" raises, and "once:PATH:ACTION" runs ACTION ("die" is a SIGKILL of this
 process, "hang" a 30 s sleep) the first time any worker sees PATH, creating it, then answers
-normally: a request retried on a second worker is answered there.
+normally: a request retried on a second worker is answered there. "gate:PATH" (PATH is the rest of
+the prefix's first line, without the quotes of `gate:"PATH"`, a line of Python) holds the step
+until the file PATH exists, and at most `GATE_WAIT_S` (held past the watchdog's `LONGEST_STEP_S`,
+the worker reads as hung); a step it holds first makes the file `held_marker(PATH)`. So a test
+knows when a request is in flight at the worker, holds it there as long as it needs, then creates
+PATH to let it go (and removes both files to hold the next one).
 
 A prefix whose first line is "# fake-stream: N S" is decoded in N steps of S seconds each; its answer
 is N lines `    xI = PID`, and a streamed request gets the first I lines (and their line break) after
@@ -25,9 +30,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.keys import load_server_keys  # noqa: E402
-from engine.scheduler import SchedulerConfig  # noqa: E402
-from engine.worker import Worker, serve_until_signal  # noqa: E402
+from engine.client.keys import load_server_keys  # noqa: E402
+from engine.worker.scheduler import SchedulerConfig  # noqa: E402
+from engine.worker.worker import Worker, serve_until_signal  # noqa: E402
 
 
 @dataclass(slots=True)
@@ -53,8 +58,29 @@ class Decoding:
     steps_run: int = 0
 
 
+GATE_WAIT_S = 60.0  # far longer than any test holds a gate: only a test that never opens it waits this long
+GATE = "gate:"
+
+
+def held_marker(gate: Path) -> Path:
+    """The file a step makes when it finds `gate` closed (missing) and waits there."""
+    return gate.with_name(gate.name + ".held")
+
+
+def wait_at_gate(gate: Path) -> None:
+    """Return once the file `gate` exists, or after `GATE_WAIT_S`."""
+    if gate.exists():
+        return
+    held_marker(gate).touch()
+    deadline = time.monotonic() + GATE_WAIT_S
+    while not gate.exists() and time.monotonic() < deadline:
+        time.sleep(0.01)
+
+
 def act(prefix: str) -> None:
     """What a request's prefix asks its (one) decoding step to do."""
+    if prefix.startswith(GATE):
+        wait_at_gate(Path(prefix.partition("\n")[0][len(GATE):].strip('"')))
     if prefix == "boom":
         raise RuntimeError("the fake model exploded")
     if prefix.startswith("sleep:"):
@@ -93,7 +119,7 @@ def argv(address: str, keys_dir: Path | None = None) -> list[str]:
 
 
 class FakeRunner:
-    """The step-wise runner interface of `engine.core`; every request takes one step."""
+    """The step-wise runner interface of `engine.worker.core`; every request takes one step."""
 
     def info(self) -> dict:
         return {"model": "fake", "family": "fake", "vocab_size": 8, "max_context": 8}

@@ -1,5 +1,5 @@
 """One-hole (FIM) calls of the model runner, as the tests of the decoder make them."""
-from engine.runner import Completion, Decoding, ModelRunner
+from engine.worker.runner import Completion, Decoding, ModelRunner
 from infill.job import Job
 
 

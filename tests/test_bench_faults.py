@@ -5,9 +5,9 @@ import pytest
 
 import fake_worker
 from bench.faults import kill_and_time_recovery
-from engine.pool import AsyncWorkerPool
-from engine.protocol import CompleteRequest
-from engine.supervisor import WorkerGroup, worker_addresses
+from engine.client.launch import WorkerGroup, worker_addresses
+from engine.client.pool import AsyncWorkerPool
+from engine.client.protocol import CompleteRequest
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
 

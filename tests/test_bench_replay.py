@@ -2,7 +2,7 @@
 import torch
 
 from bench.replay import keystrokes, replay
-from engine.runner import ModelRunner
+from engine.worker.runner import ModelRunner
 
 TASKS = [
     {"prompt": "def area(width, height):\n    ", "canonical_solution": "return width * height\n",

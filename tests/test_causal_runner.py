@@ -9,9 +9,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.causal_runner import CausalRunner, is_causal
-from engine.client import WorkerClient, WorkerError, spawn_local_worker, stop_worker
-from engine.protocol import CompleteRequest, Hole, ProtocolError
+from engine.client.calls import WorkerError
+from engine.client.launch import spawn_local_worker, stop_worker
+from engine.client.protocol import CompleteRequest, Hole, ProtocolError
+from engine.client.sync_client import WorkerClient
+from engine.worker.causal_runner import CausalRunner, is_causal
 from infill.job import Job
 from infill.paths import bundled_model_dir
 

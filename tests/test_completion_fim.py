@@ -10,9 +10,9 @@ from completion.requests import build_request
 from completion.settings import Settings
 from completion.sources import TextSources
 from completion.syntax import ParsedDocument
-from engine.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
-                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, Item, Mode, Result,
-                             Snippet, Timings, encode)
+from engine.client.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+                                    MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, Item, Mode, Result, Snippet,
+                                    Timings, encode)
 
 URI = "file:///w/m.py"
 TEXT = 'def f(x):\n    return g(x\n\ndef h():\n    s = "ab"\n'

@@ -1,15 +1,26 @@
 """Imports point one way: the completion rules need no LSP session, no model and only the engine's
 wire types; infill (what serves the model) imports no engine, front end or training code; training
-(how models are made) builds on infill, the completion rules and the engine, never a front end."""
+(how models are made) builds on infill, the completion rules and the engine, never a front end.
+The engine is two packages, one per end of the socket: front ends reach workers only through
+`engine.client`, which imports neither the worker, nor the model package, nor torch; the worker
+depends on the client package's wire modules, never the reverse."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 from pathlib import Path
 
 import completion
 
-ALLOWED_ENGINE = {"engine.protocol"}
+ALLOWED_ENGINE = {"engine.client.protocol"}
 FORBIDDEN_ROOTS = {"lsp_server", "lsprotocol", "pygls", "infill", "torch", "zmq", "training"}
+# The client package's modules the worker builds on: the wire, the socket options, the keys, the
+# folders and bounded logs they use, and the vocabulary of the command line the launcher writes.
+WORKER_USES_OF_CLIENT = {f"engine.client.{name}" for name in
+                         ("protocol", "transport", "keys", "private", "ratelimit", "flags")}
+# Benchmarks that run the model runner in this process (no worker, no socket) to measure it alone.
+IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -57,3 +68,58 @@ def test_training_builds_on_infill_completion_and_engine_but_no_front_end():
         for module in imported_modules(path):
             forbidden = {"lsp_server", "gateway", "bench", "pygls", "lsprotocol"}
             assert module.split(".")[0] not in forbidden, f"{path} imports {module}"
+
+
+def submodules_imported(path: Path) -> set[str]:
+    """`imported_modules(path)`, with `from engine.client import transport` read as the module
+    `engine.client.transport` rather than the package."""
+    found = imported_modules(path)
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if not (isinstance(node, ast.ImportFrom) and node.level == 0 and is_package(node.module)):
+            continue
+        for alias in node.names:
+            if importlib.util.find_spec(f"{node.module}.{alias.name}") is not None:
+                found.discard(node.module)
+                found.add(f"{node.module}.{alias.name}")
+    return found
+
+
+def is_package(module: str | None) -> bool:
+    spec = importlib.util.find_spec(module) if module and module.split(".")[0] == "engine" else None
+    return spec is not None and spec.submodule_search_locations is not None
+
+
+def package_imports(name: str) -> list[tuple[Path, str]]:
+    """(file, module) for every import in every file of the package `name`."""
+    folder = Path(importlib.import_module(name).__file__).parent
+    files = sorted(folder.rglob("*.py"))
+    assert files, f"no files in {folder}"
+    return [(path, module) for path in files for module in submodules_imported(path)]
+
+
+def test_the_client_package_imports_no_worker_no_model_and_no_torch():
+    found = package_imports("engine.client")
+    assert len({path for path, _ in found}) >= 10
+    for path, module in found:
+        assert not module.startswith("engine.worker"), f"{path} imports {module}"
+        assert module.split(".")[0] not in {"infill", "torch", "numba", "safetensors", "tokenizers"}, \
+            f"{path} imports {module}"
+
+
+def test_the_worker_builds_on_the_client_packages_wire_modules_only():
+    """The worker may import infill and torch, and of the client package its wire modules; only
+    its command line takes the launcher too (`--workers N` supervises worker children)."""
+    for path, module in package_imports("engine.worker"):
+        if not module.startswith("engine.client"):
+            continue
+        allowed = WORKER_USES_OF_CLIENT | ({"engine.client.launch"} if path.name == "cli.py" else set())
+        assert module in allowed, f"{path} imports {module}"
+
+
+def test_front_ends_reach_workers_only_through_the_client_package():
+    """The language server and the gateway never import the worker side; a benchmark does only
+    when it runs the model runner in process (`IN_PROCESS_BENCHES`)."""
+    for package in ("lsp_server", "gateway", "bench"):
+        for path, module in package_imports(package):
+            if module.startswith("engine.worker"):
+                assert package == "bench" and path.name in IN_PROCESS_BENCHES, f"{path} imports {module}"

@@ -8,7 +8,7 @@ from completion.edit_regions import CURSOR, RENAME, Region
 from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Edit, applied, edit_request,
                                   edits_from, hole_tokens)
 from completion.syntax import ParsedDocument
-from engine.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
+from engine.client.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
 
 BEFORE = '''\
 def total(items):

@@ -4,7 +4,7 @@ import time
 import pytest
 import torch
 
-from engine.runner import ModelRunner
+from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim
 from infill.commit import DecoderConfig
 from infill.fim import first_banned, hole_text
@@ -102,7 +102,7 @@ def test_each_rule_fills_the_hole_within_its_pass_budget(tiny_model_dir):
 def test_unknown_decoder_setting_is_refused(tiny_model_dir):
     import pytest
 
-    from engine.protocol import ErrorCode, ProtocolError
+    from engine.client.protocol import ErrorCode, ProtocolError
 
     with pytest.raises(ProtocolError, match="unknown decoder settings.*temperature") as info:
         complete_fim(ModelRunner(tiny_model_dir), "x", "", "single_line", 4, None, {"temperature": 2})

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from engine.runner import ModelRunner
+from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim, start_fim
 from infill import decode
 from infill.batch import batch_window_pass

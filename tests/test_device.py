@@ -11,13 +11,14 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from engine import worker
-from engine.client import check_local_worker_flags, local_worker_flags, model_flags, worker_argv
-from engine.prefix_cache import PrefixCache, kv_bytes
+from engine.client.flags import check_local_worker_flags, local_worker_flags, model_flags
+from engine.client.launch import worker_argv
+from engine.worker import cli
+from engine.worker.prefix_cache import PrefixCache, kv_bytes
 from infill import checkpoint, decode
 from infill.checkpoint import load_model
 from infill.model import ModelConfig, Transformer
-from infill.weights import placement
+from engine.worker.placement import placement
 
 SHAPE = dict(vocab_size=64, hidden_size=32, num_layers=2, num_heads=4, num_kv_heads=2, head_dim=8,
              intermediate_size=48, max_position_embeddings=128)
@@ -60,14 +61,14 @@ def test_refused_combinations_say_what_to_change(device, dtype, weights, cuda_co
 ])
 def test_serve_refuses_bad_flags_as_usage_errors(argv, complaint, capsys):
     with pytest.raises(SystemExit) as stopped:
-        worker.main(argv, prog="infill serve")
+        cli.main(argv, prog="infill serve")
     assert stopped.value.code == 2 and complaint in capsys.readouterr().err
 
 
 def test_serve_passes_its_model_flags_to_the_workers_it_supervises():
-    args = worker.build_parser().parse_args(["--device", "cuda:1", "--dtype", "fp16", "--max-context", "512"])
-    assert worker.model_argv(args) == ["--device", "cuda:1", "--dtype", "fp16", "--max-context", "512"]
-    assert worker.model_argv(worker.build_parser().parse_args([])) == []
+    args = cli.build_parser().parse_args(["--device", "cuda:1", "--dtype", "fp16", "--max-context", "512"])
+    assert cli.model_argv(args) == ["--device", "cuda:1", "--dtype", "fp16", "--max-context", "512"]
+    assert cli.model_argv(cli.build_parser().parse_args([])) == []
 
 
 def test_lsp_and_run_pass_device_and_dtype_to_their_worker():
@@ -80,7 +81,8 @@ def test_lsp_and_run_pass_device_and_dtype_to_their_worker():
     argv = worker_argv("ipc:///tmp/w.sock", flags=model_flags(run.device, run.dtype))
     assert argv[-2:] == ["--device", "cpu"] and "--dtype" not in argv
     built = server.build_server(worker_flags=model_flags(lsp.device, lsp.dtype), startup_timeout_s=600)
-    assert built.worker_flags == ["--device", "cuda", "--dtype", "bf16"] and built.startup_timeout_s == 600
+    workers = built.session.workers
+    assert workers.flags == ["--device", "cuda", "--dtype", "bf16"] and workers.startup_timeout_s == 600
 
 
 def test_lsp_and_run_pass_context_and_cache_limits_to_their_worker(capsys):
@@ -207,14 +209,14 @@ def test_serve_shows_a_bad_model_folder_as_a_usage_error(tmp_path, capsys):
     write_sharded(tmp_path)
     _config(mask_token_id=None)(tmp_path)
     with pytest.raises(SystemExit) as stopped:
-        worker.main(["--model", str(tmp_path), "--device", "cpu"], prog="infill serve")
+        cli.main(["--model", str(tmp_path), "--device", "cpu"], prog="infill serve")
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert "names no mask token" in err and "Traceback" not in err
 
 
 def test_decoder_tensors_live_on_the_models_device(tiny_model_dir):
-    from engine.runner import ModelRunner
+    from engine.worker.runner import ModelRunner
     from infill.job import Job
 
     runner = ModelRunner(tiny_model_dir, device="cpu", dtype="bf16")
@@ -232,7 +234,7 @@ def test_decoder_tensors_live_on_the_models_device(tiny_model_dir):
 
 
 def test_max_context_lowers_the_context_and_refuses_more_than_trained(tiny_model_dir):
-    from engine.runner import ModelRunner
+    from engine.worker.runner import ModelRunner
 
     trained = load_model(tiny_model_dir).cfg.max_position_embeddings
     assert ModelRunner(tiny_model_dir, max_context=trained // 2).info()["max_context"] == trained // 2
@@ -260,7 +262,7 @@ def test_prefix_cache_is_bounded_in_bytes_oldest_first():
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
 def test_one_completion_on_cuda(tiny_model_dir):
-    from engine.runner import ModelRunner
+    from engine.worker.runner import ModelRunner
     from infill.job import Job
 
     runner = ModelRunner(tiny_model_dir, device="cuda:0", dtype="bf16")

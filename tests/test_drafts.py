@@ -1,7 +1,7 @@
 """Guesses for the `verify` rule: context lookup (pure) and exact checking in the decoder."""
 import torch
 
-from engine.runner import ModelRunner
+from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim, start_fim
 from infill.drafts import context_drafts, guesses
 

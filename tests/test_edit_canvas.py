@@ -10,8 +10,9 @@ import pytest
 from completion.edit_events import EditEvent, LineSpan
 from completion.edit_regions import Region
 from completion.next_edit import edit_request, wire_events
-from engine.protocol import MAX_EVENT_CHARS, CompleteRequest, Event, Hole, ProtocolError, decode, encode
-from engine.work import job_of
+from engine.client.protocol import (MAX_EVENT_CHARS, CompleteRequest, Event, Hole, ProtocolError, decode,
+                                    encode)
+from engine.worker.work import job_of
 from infill.canvas import edit_canvas, event_tokens, regions_canvas
 from infill.checkpoint import load_model
 from infill.fim import hole_text, job_canvas

@@ -6,10 +6,10 @@ import asyncio
 
 from hypothesis import given, settings, strategies as st
 
-from engine.client import AsyncWorkerClient
-from engine.protocol import CompleteRequest, Partial, Result
-from engine.runner import ModelRunner
-from engine.worker import Worker
+from engine.client.async_client import AsyncWorkerClient
+from engine.client.protocol import CompleteRequest, Partial, Result
+from engine.worker.runner import ModelRunner
+from engine.worker.worker import Worker
 from infill.job import Job
 from infill.repetition import LOOP_SPAN, cut_loop, settled_length
 

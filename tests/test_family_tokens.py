@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from engine.runner import ModelRunner
+from engine.worker.runner import ModelRunner
 from infill import decode
 from infill.canvas import fim_canvas
 from infill.fim import hole_rules, hole_text

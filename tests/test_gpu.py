@@ -1,7 +1,7 @@
 """On a CUDA device (tests/conftest.py skips these elsewhere): the real `@cuda.jit` kernels on CUDA
 tensors against torch references and the CPU path, at the vocabularies served (8k and Qwen's 152k,
 so rows run split over blocks); the decoder's `score` taking the CUDA kernel with no host copy; and
-one completion of the bundled model on CUDA through `engine.runner.ModelRunner`.
+one completion of the bundled model on CUDA through `engine.worker.runner.ModelRunner`.
 
 Imports only what the GPU machine has (torch, numba, msgpack, tokenizers, safetensors): no zmq,
 pygls, tree-sitter or hypothesis. Run there by `scripts/gpu_check.sh`.
@@ -93,7 +93,7 @@ def test_cuda_commit_matches_the_cpu():
 
 
 def test_bundled_model_completes_on_cuda():
-    from engine.runner import ModelRunner
+    from engine.worker.runner import ModelRunner
     from infill.job import Job
     from infill.paths import bundled_model_dir
     from infill.tokenizer import SPECIAL_TOKENS

@@ -4,7 +4,7 @@ from dataclasses import replace
 import pytest
 import torch
 
-from engine.runner import ModelRunner
+from engine.worker.runner import ModelRunner
 from runner_fim import start_fim
 from infill import decode
 from infill.commit import DecoderConfig

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import socket
 import sys
@@ -23,7 +24,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
 import fake_worker
-from engine.client import start_worker_process, stop_worker
+from engine.client.launch import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]
@@ -60,6 +61,15 @@ async def logged(log: Path, text: str) -> None:
     while text not in (log.read_text() if log.exists() else ""):
         assert time.monotonic() < deadline, f"the server never logged {text!r}"
         await asyncio.sleep(0.05)
+
+
+async def held_at(gate: Path) -> None:
+    """Returns once a job's step waits at the fake worker's closed `gate` (`tests/fake_worker.py`):
+    its request is in flight at the worker."""
+    deadline = time.monotonic() + ANSWER_WAIT_S
+    while not fake_worker.held_marker(gate).exists():
+        assert time.monotonic() < deadline, f"no job's step reached the gate {gate}"
+        await asyncio.sleep(0.02)
 
 
 def worker_pids(marker: str) -> list[int]:
@@ -277,16 +287,24 @@ async def automatic(session: Session, position: types.Position,
     return result
 
 
+NO_PLACE = re.compile(r"\] no completion at \d+:\d+$", re.MULTILINE)  # what the server logs when it
+#   decides there is no place to complete (the mode `none`)
+
+
+def no_place_count(log: str) -> int:
+    return len(NO_PLACE.findall(log))
+
+
 async def test_no_automatic_completion_inside_a_string_but_one_when_invoked(session):
     session.client.text_document_did_change(change_at(types.Position(line=1, character=0),
                                                       'NAME = "ab"\n', URI, 2))
     inside = types.Position(line=1, character=9)
     assert await automatic(session, inside) == []
-    assert session.log.read_text().count("not a place to complete") == 1
+    assert no_place_count(session.log.read_text()) == 1
     replies = session.log.read_text().count(" items; queue")
     await session.inline(inside)  # invoked: the worker is asked for two candidates (a small
     log = session.log.read_text()  # model may write nothing usable there)
-    assert log.count("not a place to complete") == 1 and log.count(" items; queue") == replies + 2
+    assert no_place_count(log) == 1 and log.count(" items; queue") == replies + 2
     go = "file:///tmp/infill-e2e/main.go"  # other languages go through their own grammar
     session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
         uri=go, language_id="go", version=1, text='package main\n\n// Say hello\nvar s = "hi"\n')))
@@ -296,7 +314,7 @@ async def test_no_automatic_completion_inside_a_string_but_one_when_invoked(sess
             types.InlineCompletionParams(context=context, text_document=types.TextDocumentIdentifier(go),
                                          position=types.Position(line=line, character=character)))
         assert result == []
-    assert session.log.read_text().count("not a place to complete") == 3
+    assert no_place_count(session.log.read_text()) == 3
 
 
 async def test_typing_through_a_shown_completion_needs_no_worker_call(session):
@@ -349,26 +367,30 @@ async def test_completion_events_reach_the_stats_log_and_settings_can_change(tmp
 
 
 async def test_a_cancelled_request_gets_the_cancelled_error_and_the_server_goes_on(tmp_path, short_tmp):
-    """The request waits on a fake worker that sleeps 3 s in its step (its prefix says so), so the
-    cancel always arrives first, however busy the machine."""
-    address = f"ipc://{short_tmp}/w.sock"
+    """The request's job waits at the fake worker's closed gate (its prefix says so) until the
+    cancel has come; then the gate opens and the next request is answered."""
+    address, gate = f"ipc://{short_tmp}/w.sock", short_tmp / "gate"
     worker = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
     try:
         session = await start_session(tmp_path, dict(os.environ), "--worker", address,
                                       options={"deadlineMs": 20000})
-        slow = "file:///tmp/infill-e2e/slow.py"
+        slow, text = "file:///tmp/infill-e2e/slow.py", f'gate:"{gate}"'
         session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-            uri=slow, language_id="python", version=1, text="sleep:3")))
+            uri=slow, language_id="python", version=1, text=text)))
         params = types.InlineCompletionParams(
             context=types.InlineCompletionContext(trigger_kind=types.InlineCompletionTriggerKind.Invoked),
-            text_document=types.TextDocumentIdentifier(slow), position=types.Position(line=0, character=7))
+            text_document=types.TextDocumentIdentifier(slow),
+            position=types.Position(line=0, character=len(text)))
         pending = session.client.protocol.send_request(types.TEXT_DOCUMENT_INLINE_COMPLETION, params,
                                                        msg_id="cancel-me")
+        await held_at(gate)
         session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
         with pytest.raises(JsonRpcRequestCancelled):
-            await asyncio.wait_for(asyncio.wrap_future(pending), 30)
+            await asyncio.wait_for(asyncio.wrap_future(pending), ANSWER_WAIT_S)
         assert "superseded" not in session.log.read_text()
+        gate.touch()
         assert isinstance(await session.inline(CURSOR), list)  # and the next request is answered
         assert await session.end() == 0
     finally:
+        gate.touch()  # a failed check: the held step ends, so that the worker stops at once
         stop_worker(worker)

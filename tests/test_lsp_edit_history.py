@@ -186,7 +186,7 @@ async def test_the_servers_did_open_and_did_change_feed_the_history(monkeypatch)
     monkeypatch.setattr(server_module.InfillLanguageServer, "connect_worker", lambda ls: None)
     ls = server_module.build_server()
     clock = Clock()
-    ls.documents.history.clock = clock
+    ls.session.documents.history.clock = clock
 
     def notify(message) -> None:
         ls.protocol.handle_message(message)
@@ -201,9 +201,9 @@ async def test_the_servers_did_open_and_did_change_feed_the_history(monkeypatch)
         notify(types.DidChangeTextDocumentNotification(params=types.DidChangeTextDocumentParams(
             types.VersionedTextDocumentIdentifier(uri=URI, version=version),
             [replace(line, 0, line, 0, typed)])))
-    events = ls.documents.history.events(URI)
+    events = ls.session.documents.history.events(URI)
     assert [(event.start_line, event.inserted) for event in events] == [(20, "cline20"), (30, "dline30")]
     assert events[-1].after == ls.workspace.get_text_document(URI).source
     notify(types.DidCloseTextDocumentNotification(params=types.DidCloseTextDocumentParams(
         types.TextDocumentIdentifier(uri=URI))))
-    assert ls.documents.history.events(URI) == []
+    assert ls.session.documents.history.events(URI) == []

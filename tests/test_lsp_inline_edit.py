@@ -8,15 +8,16 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+from pathlib import Path
 
 import pytest
 from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 import fake_worker
-from engine.client import start_worker_process, stop_worker
-from lsp_server.inline_edit import ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT
-from test_lsp_e2e import ANSWER_WAIT_S, logged, start_session
+from engine.client.launch import start_worker_process, stop_worker
+from lsp_server.protocol import ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT
+from test_lsp_e2e import ANSWER_WAIT_S, held_at, logged, start_session
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
@@ -120,14 +121,17 @@ async def test_a_rename_at_the_definition_is_proposed_at_the_other_uses(tmp_path
 
 
 SLOW_URI = "file:///tmp/infill-e2e/slow.py"
-# The edit job's prefix, "sleep:1\n", makes the fake worker sleep in its step: long enough for the
-# requests after it to come while it is in flight, and under the watchdog's 1.5 s (`engine.watch`),
-# which would call a longer sleep a hung worker, and the request after it would be answered at once
-SLOW_SOURCE = "sleep:1\na = 1\nb = 2\nc = 3\n"
+
+
+def slow_source(gate: Path) -> str:
+    """A document whose edit jobs' prefix, its first line `gate:"GATE"`, holds each job's step at
+    the fake worker until the file `gate` exists: the test decides how long a request is in flight."""
+    return f'gate:"{gate}"\na = 1\nb = 2\nc = 3\n'
 
 
 async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp_path, short_tmp):
     address = f"ipc://{short_tmp}/w.sock"
+    gate = short_tmp / "gate"
     worker = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
     session = None
     try:
@@ -142,28 +146,34 @@ async def test_bad_requests_get_no_edits_and_newer_or_cancelled_requests_win(tmp
             assert as_dict(result) == {"edits": []}, params
 
         session.client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
-            uri=SLOW_URI, language_id="python", version=1, text=SLOW_SOURCE)))
+            uri=SLOW_URI, language_id="python", version=1, text=slow_source(gate))))
         change = types.TextDocumentContentChangePartial(  # `c` renamed `d`: no other use, so the job's
-            range=types.Range(start=types.Position(line=3, character=0),  # prefix stays "sleep:1\n"
+            range=types.Range(start=types.Position(line=3, character=0),  # prefix stays the gate line
                               end=types.Position(line=3, character=1)), text="d")
         session.client.text_document_did_change(types.DidChangeTextDocumentParams(
             text_document=types.VersionedTextDocumentIdentifier(uri=SLOW_URI, version=2),
             content_changes=[change]))
         params = {"textDocument": {"uri": SLOW_URI, "version": 2}, "position": {"line": 3, "character": 1}}
         older = protocol.send_request(INLINE_EDIT, params)
-        # the older one is still in flight when the newer comes: its job sleeps 1 s at the worker
+        await held_at(gate)  # its job waits at the closed gate: in flight when the newer comes
         newer = protocol.send_request(INLINE_EDIT, params)
         assert as_dict(await asyncio.wait_for(asyncio.wrap_future(older), ANSWER_WAIT_S)) == {"edits": []}
         await logged(session.log, "superseded by a newer request")  # logged as the answer goes
+        assert not newer.done()  # its job waits behind the held step
+        gate.touch()
         answer = as_dict(await asyncio.wait_for(asyncio.wrap_future(newer), ANSWER_WAIT_S))
         assert isinstance(answer["edits"], list)
 
+        gate.unlink()  # closed again: the next job is held until the cancel has come
+        fake_worker.held_marker(gate).unlink()
         pending = protocol.send_request(INLINE_EDIT, params, msg_id="cancel-me")
+        await held_at(gate)
         protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="cancel-me"))
         with pytest.raises(JsonRpcRequestCancelled):
             await asyncio.wait_for(asyncio.wrap_future(pending), ANSWER_WAIT_S)
         assert await session.end() == 0
     finally:
+        gate.touch()  # the step held last ends, so that the worker stops at once
         if session is not None and session.process.returncode is None:  # a failed check: no stray server
             session.process.kill()
         stop_worker(worker)

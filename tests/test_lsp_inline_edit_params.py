@@ -8,7 +8,7 @@ from completion.edit_events import EditEvent, LineSpan
 from completion.edit_regions import RENAME, Region
 from completion.next_edit import Edit, edits_from
 from completion.syntax import ParsedDocument
-from engine.protocol import Item
+from engine.client.protocol import Item
 from lsp_server.inline_edit import edit_range, one_by_one, request_of
 from lsp_server.settings import ServerSettings
 

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from completion.settings import Settings
 from lsp_server import server as server_module
+from lsp_server import workers as workers_module
 from lsp_server.server import label_for
 from lsp_server.settings import ServerSettings
 
@@ -82,8 +83,8 @@ def test_the_settings_device_goes_after_the_command_lines(monkeypatch):
         started["flags"] = flags
         return Group()
 
-    monkeypatch.setattr(server_module, "start_local_workers", start_local_workers)
+    monkeypatch.setattr(workers_module, "start_local_workers", start_local_workers)
     ls = server_module.InfillLanguageServer(worker_flags=["--device", "cpu"])
     ls.configure({"device": "cuda", "dtype": "bf16"})
-    assert ls._spawn() == ["ipc:///nowhere"]
+    assert ls.session.workers._spawn(ls.session.settings) == ["ipc:///nowhere"]
     assert started["flags"] == ["--device", "cpu", "--device", "cuda", "--dtype", "bf16"]  # argparse: the last wins

@@ -2,8 +2,8 @@
 import pytest
 import torch
 
-from engine.prefix_cache import MIN_REUSE_TOKENS, PrefixCache, shared_end, shared_start
-from engine.runner import ModelRunner
+from engine.worker.prefix_cache import MIN_REUSE_TOKENS, PrefixCache, shared_end, shared_start
+from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim, start_fim
 from infill.decode import encode, full_pass
 from infill.fim import prepare

@@ -1,4 +1,4 @@
-"""Tests of engine.protocol: round trips, field validation, malformed frames, the size cap."""
+"""Tests of engine.client.protocol: round trips, field validation, malformed frames, the size cap."""
 from __future__ import annotations
 
 import math
@@ -8,11 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.protocol import (MAX_FRAME_BYTES, MAX_ITEM_CHARS, MAX_ITEMS, MAX_OVERRIDES, MAX_PREFIX_CHARS,
-                             MAX_SNIPPET_TEXT_CHARS, MAX_SNIPPETS, MAX_SNIPPETS_TOTAL_CHARS,
-                             MAX_SUFFIX_CHARS, PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
-                             HealthOk, Hello, Hole, Info, InfoRequest, Item, MsgType, Partial, ProtocolError,
-                             Result, Snippet, Timings, Welcome, decode, encode)
+from engine.client.protocol import (MAX_FRAME_BYTES, MAX_ITEM_CHARS, MAX_ITEMS, MAX_OVERRIDES,
+                                    MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS, MAX_SNIPPETS,
+                                    MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, PROTOCOL_VERSION, Cancel,
+                                    CompleteRequest, Error, ErrorCode, Health, HealthOk, Hello, Hole, Info,
+                                    InfoRequest, Item, MsgType, Partial, ProtocolError, Result, Snippet,
+                                    Timings, Welcome, decode, encode)
 
 REQUEST = CompleteRequest(
     id="req-1", kind="fim", prefix="def add(a, b):\n    ", suffix="\n", mode="single_line",

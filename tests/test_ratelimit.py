@@ -1,11 +1,11 @@
-"""`engine.ratelimit.RateLimitedLog` on a hand-driven clock: the cap, the summary, the reset."""
+"""`engine.client.ratelimit.RateLimitedLog` on a hand-driven clock: the cap, the summary, the reset."""
 from __future__ import annotations
 
 import logging
 
 import pytest
 
-from engine.ratelimit import RateLimitedLog
+from engine.client.ratelimit import RateLimitedLog
 
 LOGGER = logging.getLogger("test_ratelimit")
 

@@ -1,9 +1,9 @@
-"""Tests of engine.scheduler: admission, deadlines, cancel, supersession, overload (pure, no clock)."""
+"""Tests of engine.worker.scheduler: admission, deadlines, cancel, supersession, overload (pure, no clock)."""
 from __future__ import annotations
 
 import pytest
 
-from engine.scheduler import Outcome, Scheduler, SchedulerConfig, Sequence
+from engine.worker.scheduler import Outcome, Scheduler, SchedulerConfig, Sequence
 
 
 def seq(key: str, arrival: float = 0.0, deadline: float = 10.0, tokens: int = 10,

@@ -3,7 +3,7 @@ leftmost mask, the rest of the canvas from its kept keys/values."""
 import pytest
 import torch
 
-from engine.runner import ModelRunner
+from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim, start_fim
 from infill import decode
 from infill.commit import DecoderConfig

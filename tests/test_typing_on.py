@@ -5,13 +5,13 @@ import time
 import pytest
 import torch
 
-from engine.core import EngineCore
-from engine.protocol import CompleteRequest, Result
-from engine.runner import ModelRunner
+from engine.client.protocol import CompleteRequest, Result
+from engine.worker.core import EngineCore
+from engine.worker.runner import ModelRunner
 from infill import decode
 from runner_fim import complete_fim
-from engine.scheduler import SchedulerConfig
-from engine.worker import Job
+from engine.worker.scheduler import SchedulerConfig
+from engine.worker.worker import Job
 
 PREFIX = "def total(items):\n    return sum(item.price for item in "
 SUFFIX = "\n\n\nprint(total([]))\n"

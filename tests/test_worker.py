@@ -1,4 +1,4 @@
-"""Tests of engine.worker and engine.client over real ipc:// sockets, with a fake model runner."""
+"""Tests of the engine worker and its clients over real ipc:// sockets, with a fake model runner."""
 from __future__ import annotations
 
 import asyncio
@@ -16,12 +16,16 @@ import msgpack
 import pytest
 import zmq
 
-from engine.client import (AsyncWorkerClient, WorkerClient, WorkerError, WorkerStartError,
-                           WorkerTimeout, spawn_local_worker, start_worker_process, stop_worker)
-from engine.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
-                             HealthOk, Hello, Hole, MsgType, Result, decode, encode)
-from engine.scheduler import SchedulerConfig
-from engine.worker import Worker, check_bind_address, main
+from engine.client.async_client import AsyncWorkerClient
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.launch import WorkerStartError, spawn_local_worker, start_worker_process, stop_worker
+from engine.client.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
+                                    ErrorCode, Health, HealthOk, Hello, Hole, MsgType, Result, decode,
+                                    encode)
+from engine.client.sync_client import WorkerClient
+from engine.worker.cli import check_bind_address, main
+from engine.worker.scheduler import SchedulerConfig
+from engine.worker.worker import Worker
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -455,7 +459,7 @@ async def test_cancelling_an_async_call_cancels_the_request(served, client):
 
 FAKE_WORKER = """
 import sys
-from engine.worker import Worker, serve_until_signal
+from engine.worker.worker import Worker, serve_until_signal
 class Runner:
     def info(self):
         return {"model": "fake", "family": "fake", "vocab_size": 8, "max_context": 8}

@@ -8,9 +8,9 @@ import threading
 import pytest
 import zmq
 
-from engine.protocol import CompleteRequest, Error, ErrorCode, Health, Hole, Result, decode, encode
-from engine.scheduler import SchedulerConfig
-from engine.worker import Worker
+from engine.client.protocol import CompleteRequest, Error, ErrorCode, Health, Hole, Result, decode, encode
+from engine.worker.scheduler import SchedulerConfig
+from engine.worker.worker import Worker
 from infill.job import Hole as JobHole
 from infill.job import Job
 from infill.paths import bundled_model_dir
@@ -31,7 +31,7 @@ LONG = ("import os\n\n\ndef main():\n", "\n", "multi_line", 96)  # the bundled m
 def runner():
     import torch
 
-    from engine.runner import ModelRunner
+    from engine.worker.runner import ModelRunner
 
     torch.set_num_threads(1)
     return ModelRunner(bundled_model_dir())

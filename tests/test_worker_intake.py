@@ -10,11 +10,11 @@ import time
 import msgpack
 import pytest
 
-from engine.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
-                             MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
-                             CompleteRequest, Error, ErrorCode, Health, HealthOk, MsgType, Result, Snippet,
-                             encode)
-from engine.scheduler import SchedulerConfig
+from engine.client.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+                                    MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
+                                    CompleteRequest, Error, ErrorCode, Health, HealthOk, MsgType, Result,
+                                    Snippet, encode)
+from engine.worker.scheduler import SchedulerConfig
 from tests.test_worker import FakeDecoding, FakeRunner, RawPeer, request, serving
 
 pytestmark = pytest.mark.timeout(30)
@@ -160,7 +160,7 @@ def test_a_prefix_over_its_cap_is_too_large_and_the_worker_keeps_serving(ipc_add
 
 @pytest.fixture(scope="module")
 def model_worker(tiny_model_dir, tmp_path_factory):
-    from engine.runner import ModelRunner
+    from engine.worker.runner import ModelRunner
 
     address = f"ipc://{tmp_path_factory.mktemp('mw')}/w.sock"
     with serving(ModelRunner(tiny_model_dir), address) as bound:
@@ -210,11 +210,11 @@ def test_a_flood_of_bad_frames_logs_a_bounded_number_of_lines(ipc_address, caplo
 
 
 def wait_for_logged_rejections(caplog, frames: int, within_s: float = 10.0) -> tuple[int, int, int]:
-    """(lines, frames logged one by one, frames counted in summaries) from engine.worker, once
+    """(lines, frames logged one by one, frames counted in summaries) from engine.worker.worker, once
     they account for `frames` (the summary of the last period comes when the period is over)."""
     give_up = time.monotonic() + within_s
     while True:
-        records = [r.getMessage() for r in caplog.records if r.name == "engine.worker"]
+        records = [r.getMessage() for r in caplog.records if r.name == "engine.worker.worker"]
         one_by_one = sum(message.startswith("rejected a frame") for message in records)
         summaries = sum(int(m.group(1)) for message in records
                         if (m := re.match(r"(\d+) more rejected frames were not logged", message)))

@@ -4,8 +4,10 @@ from __future__ import annotations
 import pytest
 import zmq
 
-from engine.client import WorkerClient, WorkerError, spawn_local_worker, stop_worker
-from engine.protocol import CompleteRequest, Error, ErrorCode, Hole, decode
+from engine.client.calls import WorkerError
+from engine.client.launch import spawn_local_worker, stop_worker
+from engine.client.protocol import CompleteRequest, Error, ErrorCode, Hole, decode
+from engine.client.sync_client import WorkerClient
 from infill.paths import bundled_model_dir
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]

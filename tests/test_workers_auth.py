@@ -5,19 +5,20 @@ from __future__ import annotations
 import asyncio
 import logging
 import shutil
+import socket
 import stat
 import time
 
 import pytest
-import zmq
 
 import fake_worker
-from engine import keys
-from engine.client import WorkerClient, WorkerTimeout, start_worker_process, stop_worker
-from engine.pool import AsyncWorkerPool
-from engine.protocol import CompleteRequest
-from engine.supervisor import WorkerGroup, connect_address, worker_addresses
-from engine.worker import check_bind_address, main
+from engine.client import keys
+from engine.client.calls import WorkerTimeout
+from engine.client.launch import WorkerGroup, connect_address, start_worker_process, stop_worker
+from engine.client.pool import AsyncWorkerPool
+from engine.client.protocol import CompleteRequest
+from engine.client.sync_client import WorkerClient
+from engine.worker.cli import check_bind_address, main
 from lsp_server.server import InfillLanguageServer
 from lsp_server.server import main as lsp_main
 
@@ -36,7 +37,7 @@ def key_dir(tmp_path):
 @pytest.fixture
 def remote_worker(key_dir):
     """A fake worker process with CURVE keys on every interface (tcp://*), reached over loopback."""
-    port = free_port()
+    [port] = free_ports(1)
     proc = start_worker_process(fake_worker.argv(f"tcp://*:{port}", key_dir),
                                 f"tcp://127.0.0.1:{port}", timeout_s=20,
                                 keys=keys.load_client_keys(key_dir))
@@ -44,13 +45,17 @@ def remote_worker(key_dir):
     stop_worker(proc, timeout_s=2)
 
 
-def free_port() -> int:
-    ctx = zmq.Context()
-    sock = ctx.socket(zmq.ROUTER)
-    port = sock.bind_to_random_port("tcp://127.0.0.1")
-    sock.close(linger=0)
-    ctx.term()
-    return port
+def free_ports(count: int) -> list[int]:
+    """`count` different TCP ports the OS picks as free on every interface (each bound to port 0
+    while the others are held), for workers to bind."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
 
 
 def test_keys_writes_two_pairs_and_an_allow_list(key_dir, capsys):
@@ -133,16 +138,15 @@ def test_a_malformed_key_file_is_reported(key_dir):
 
 @pytest.mark.slow
 async def test_a_group_of_keyed_workers_on_every_interface(key_dir):
-    port = free_port()
-    first = f"tcp://*:{port}"
+    ports = free_ports(2)
     group = WorkerGroup(lambda address: fake_worker.argv(address, key_dir),
-                        worker_addresses(first, 2), keys.load_client_keys(key_dir), startup_timeout_s=20)
+                        [f"tcp://*:{port}" for port in ports], keys.load_client_keys(key_dir),
+                        startup_timeout_s=20)
     group.start()
     pool = AsyncWorkerPool([connect_address(a) for a in group.addresses], timeout_s=ANSWER_WAIT_S,
                            keys=keys.load_client_keys(key_dir))
     try:
-        assert [connect_address(a) for a in group.addresses] == [
-            f"tcp://127.0.0.1:{port}", f"tcp://127.0.0.1:{port + 1}"]
+        assert [connect_address(a) for a in group.addresses] == [f"tcp://127.0.0.1:{port}" for port in ports]
         results = await asyncio.gather(*(pool.complete(CompleteRequest(f"r{i}", "fim", "x", ""))
                                          for i in range(6)))
         assert len({r.items[0].text for r in results}) == 2  # both workers answered
@@ -159,13 +163,15 @@ def test_the_language_server_needs_readable_worker_keys(capsys, tmp_path):
 
 async def test_the_worker_keys_setting_gives_the_language_server_its_keys(remote_worker, key_dir, tmp_path):
     server = InfillLanguageServer()
-    assert server.worker_keys() is None  # no setting, no --worker-keys
+    session = server.session
+    assert session.workers.keys_for(session.settings) is None  # no setting, no --worker-keys
     server.configure({"workerAddress": remote_worker, "workerKeys": str(key_dir)})
-    pool = AsyncWorkerPool([remote_worker], timeout_s=ANSWER_WAIT_S, keys=server.worker_keys())
+    keys = session.workers.keys_for(session.settings)
+    pool = AsyncWorkerPool([remote_worker], timeout_s=ANSWER_WAIT_S, keys=keys)
     try:
         assert (await pool.complete(CompleteRequest("r", "fim", "x", ""))).items
     finally:
         pool.close()
     server.configure({"workerKeys": str(tmp_path / "missing")})
     with pytest.raises(ValueError, match="infill keys --dir"):
-        server.worker_keys()
+        session.workers.keys_for(session.settings)

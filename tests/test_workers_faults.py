@@ -10,21 +10,31 @@ import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import zmq
 
 import fake_worker
-from engine.client import WorkerClient, start_worker_process, stop_worker
-from engine.pool import AsyncWorkerPool, WorkerUnavailable
-from engine.protocol import CompleteRequest, ErrorCode, Result, decode, encode
-from engine.supervisor import WorkerGroup, start_local_workers, worker_addresses
-from engine.worker import main as serve_main
+from engine.client.launch import (WorkerGroup, start_local_workers, start_worker_process, stop_worker,
+                                  worker_addresses)
+from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
+from engine.client.protocol import CompleteRequest, ErrorCode, Result, decode, encode
+from engine.client.sync_client import WorkerClient
+from engine.worker.cli import main as serve_main
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
 
 FAILURE_WAIT_S = 30  # how long a test waits for what must happen: only a broken system needs it
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    """Returns once `condition()` holds; fails saying `what` did not happen after FAILURE_WAIT_S."""
+    deadline = time.monotonic() + FAILURE_WAIT_S
+    while not condition():
+        assert time.monotonic() < deadline, f"{what} within {FAILURE_WAIT_S} s"
+        await asyncio.sleep(0.05)
 
 
 def children_of(pid: int) -> list[int]:
@@ -49,9 +59,10 @@ def test_sigterm_answers_every_request_in_flight(short_tmp):
     ids = [f"r{i}" for i in range(6)]
     for rid in ids:
         peer.send(encode(CompleteRequest(rid, "fim", "sleep:0.2", "", deadline_ms=10_000)))
+    deadline = time.monotonic() + FAILURE_WAIT_S
     with WorkerClient(address, timeout_s=FAILURE_WAIT_S) as probe:
         while probe.health().live_requests < len(ids):  # all in before the signal
-            continue
+            assert time.monotonic() < deadline, "the worker never held every request"
     proc.send_signal(signal.SIGTERM)
     replies = []
     while len(replies) < len(ids) and peer.poll(FAILURE_WAIT_S * 1000):
@@ -168,22 +179,59 @@ def test_workers_exit_when_their_supervisor_is_killed(short_tmp, tiny_model_dir)
 
 
 async def test_a_group_restarts_a_hung_worker(short_tmp):
+    """A step of 30 s is a hang to a group that allows a loop 1 s still and to a pool that allows a
+    step 2 s: the call fails as unavailable, and the group kills and restarts the worker."""
     address = f"ipc://{short_tmp}/w.sock"
     group = WorkerGroup(fake_worker.argv, [address], startup_timeout_s=20, hung_kill_s=1.0)
     group.start()
     hung = group.process(address)
-    pool = AsyncWorkerPool([address], timeout_s=2.0)
+    pool = AsyncWorkerPool([address], timeout_s=2.0, longest_step_s=2.0)
     try:
         with pytest.raises(WorkerUnavailable):  # answered as failed once the pool sees the hang
             await pool.complete(CompleteRequest("stuck", "fim", "sleep:30", "", deadline_ms=10_000))
         assert await asyncio.to_thread(hung.wait, 10) == -signal.SIGKILL
-        while not pool.healthy():  # until its restart answers a probe
-            await asyncio.sleep(0.05)
+        await until(pool.healthy, "the restarted worker answered no probe")
         assert (await pool.complete(CompleteRequest("next", "fim", "x", ""))).id == "next"
         assert group.process(address).pid != hung.pid
     finally:
         pool.close()
         group.stop()
+
+
+def steps_run(address: str) -> int:
+    """How many decoding steps the worker at `address` has run."""
+    with WorkerClient(address, timeout_s=FAILURE_WAIT_S) as probe:
+        return probe.health().steps
+
+
+async def test_a_long_step_is_work_not_a_hang(short_tmp):
+    """With the default thresholds a decoding step of 3 s (twice what a loop still between steps
+    may take) is answered by the worker that took it: the pool reports both workers healthy
+    while the call is in flight, the other worker runs no step, and the group restarts none."""
+    group = WorkerGroup(fake_worker.argv, worker_addresses(f"ipc://{short_tmp}/w.sock", 2),
+                        startup_timeout_s=20)
+    group.start()
+    pool = AsyncWorkerPool(group.addresses)
+    pids = [group.process(a).pid for a in group.addresses]
+    try:
+        await pool.hello()
+        call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:3", "",
+                                                                   deadline_ms=20_000)))
+        healthy = []  # what the pool says, sampled while the call is in flight
+        deadline = time.monotonic() + FAILURE_WAIT_S
+        while not call.done():
+            assert time.monotonic() < deadline, f"no answer within {FAILURE_WAIT_S} s"
+            healthy.append(pool.healthy())
+            await asyncio.sleep(0.05)
+        answered_by = int(call.result().items[0].text.split(":")[0])
+        assert answered_by in pids and all(up == group.addresses for up in healthy)
+        steps = [await asyncio.to_thread(steps_run, a) for a in group.addresses]
+        assert steps[pids.index(answered_by)] == 1 and sum(steps) == 1  # never sent elsewhere
+        assert group.restarts == 0 and [group.process(a).pid for a in group.addresses] == pids
+    finally:
+        pool.close()
+        group.stop()
+    assert children_of(os.getpid()) == []
 
 
 async def wait_for_pid(proc: subprocess.Popen, timeout_s: float = 20.0) -> int:
@@ -211,10 +259,12 @@ async def test_a_frozen_worker_is_replaced_and_its_request_retried(short_tmp):
     group.start()
     pool = AsyncWorkerPool(group.addresses, timeout_s=2.0)
     frozen: subprocess.Popen | None = None
+    started = short_tmp / "started"  # made by the first step: it then sleeps 30 s; a retry answers
     try:
         await pool.hello()
-        call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:1", "",
-                                                                   deadline_ms=8000)))
+        call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", f"once:{started}:hang", "",
+                                                                   deadline_ms=20_000)))
+        await until(started.exists, "no worker started the request's step")
         frozen_at = await asyncio.wait_for(holder_of_a_request(group.addresses), FAILURE_WAIT_S)
         frozen = group.process(group.addresses[frozen_at])
         other = group.process(group.addresses[1 - frozen_at])
@@ -222,8 +272,7 @@ async def test_a_frozen_worker_is_replaced_and_its_request_retried(short_tmp):
         result = await asyncio.wait_for(call, FAILURE_WAIT_S)
         assert int(result.items[0].text.split(":")[0]) == other.pid  # retried there
         assert await wait_for_pid(frozen) == -signal.SIGKILL  # SIGTERM would not reach it
-        while len(pool.healthy()) < 2:  # until its replacement answers a probe
-            await asyncio.sleep(0.05)
+        await until(lambda: len(pool.healthy()) == 2, "the replacement answered no probe")
         results = await asyncio.gather(*(pool.complete(CompleteRequest(f"n{i}", "fim", "x", ""))
                                          for i in range(8)))
         replacement = group.process(group.addresses[frozen_at])
@@ -244,18 +293,18 @@ async def test_a_frozen_lone_worker_fails_its_call_then_completions_resume(short
     group.start()
     pool = AsyncWorkerPool([address], timeout_s=2.0)
     frozen = group.process(address)
+    started = short_tmp / "started"  # made by the step, which then sleeps 30 s
     try:
         assert stat.S_IMODE(folder.stat().st_mode) == 0o700
-        call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", "sleep:1", "",
-                                                                   deadline_ms=6000)))
-        await asyncio.wait_for(holder_of_a_request([address]), FAILURE_WAIT_S)
+        call = asyncio.ensure_future(pool.complete(CompleteRequest("r", "fim", f"once:{started}:hang", "",
+                                                                   deadline_ms=60_000)))
+        await until(started.exists, "the worker did not start the request's step")
         frozen.send_signal(signal.SIGSTOP)
-        # its connection drops: the call fails as unavailable, not as a WorkerTimeout at its deadline
+        # its connection drops: the call fails as unavailable, long before its deadline
         with pytest.raises(WorkerUnavailable):
             await asyncio.wait_for(call, FAILURE_WAIT_S)
         assert await wait_for_pid(frozen) == -signal.SIGKILL
-        while not pool.healthy():
-            await asyncio.sleep(0.05)
+        await until(pool.healthy, "the restarted worker answered no probe")
         result = await pool.complete(CompleteRequest("next", "fim", "x", ""))
         assert result.items[0].text == f"{group.process(address).pid}:x"
     finally:
@@ -267,7 +316,7 @@ async def test_a_frozen_lone_worker_fails_its_call_then_completions_resume(short
 
 LANGUAGE_SERVER = """
 import sys, time
-from engine.supervisor import start_local_workers
+from engine.client.launch import start_local_workers
 group = start_local_workers(sys.argv[1], threads=1)
 print(group.process(group.addresses[0]).pid, group.addresses[0], flush=True)
 time.sleep(120)

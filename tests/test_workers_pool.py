@@ -13,12 +13,14 @@ import pytest
 import zmq
 
 import fake_worker
-from engine import transport
-from engine.client import WorkerClient, WorkerError, start_worker_process, stop_worker
-from engine.pool import AsyncWorkerPool, WorkerUnavailable
-from engine.protocol import CompleteRequest, HealthOk
-from engine.watch import (HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S,
-                          WorkerWatch, hung_verdict)
+from engine.client import transport
+from engine.client.calls import WorkerError
+from engine.client.launch import start_worker_process, stop_worker
+from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
+from engine.client.protocol import CompleteRequest, HealthOk
+from engine.client.sync_client import WorkerClient
+from engine.client.watch import (HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S,
+                                 WorkerWatch, hung_verdict)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
 

@@ -21,8 +21,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from bench.arena.config import BackendSpec
-from engine.client import WorkerClient, WorkerError, WorkerTimeout, spawn_local_worker, stop_worker
-from engine.protocol import CompleteRequest, ProtocolError
+from engine.client.calls import WorkerError, WorkerTimeout
+from engine.client.launch import spawn_local_worker, stop_worker
+from engine.client.protocol import CompleteRequest, ProtocolError
+from engine.client.sync_client import WorkerClient
 
 HTTP_ERROR_CHARS = 200  # how much of a failing server's body an error keeps
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.protocol import MODES
+from engine.client.protocol import MODES
 
 KINDS = ("worker", "causal", "openai")
 LATENCY_MODES = ("equal_budget", "wait_for_both")

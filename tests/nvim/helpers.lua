@@ -25,9 +25,12 @@ return function(wait_ms)
     end
   end
 
+  -- Feed `keys` as typed and return once Neovim has read them all. The main loop runs typeahead,
+  -- and the autocommands it triggers, before any timer resumes this coroutine: what the keys do at
+  -- once is done on return; what comes later (a server's answer) needs wait_until.
   function h.type_keys(keys)
     vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, true, true), "t", false)
-    h.sleep(50)
+    h.wait_until(function() return vim.fn.getchar(1) == 0 end, "Neovim did not read the keys " .. keys)
   end
 
   return h

@@ -14,7 +14,18 @@ local report = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":
 local WAIT_MS = 60000
 
 local helpers = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/helpers.lua")(WAIT_MS)
-local check, sleep, wait_until, type_keys = helpers.check, helpers.sleep, helpers.wait_until, helpers.type_keys
+local check, wait_until, type_keys = helpers.check, helpers.wait_until, helpers.type_keys
+
+-- How many votes for `pick` the server's log says it recorded (it logs each one once it is stored).
+local function votes_recorded(pick)
+  local count = 0
+  for _, line in ipairs(vim.fn.filereadable(env.INFILL_LOG) == 1 and vim.fn.readfile(env.INFILL_LOG) or {}) do
+    if line:find("arena vote for battle", 1, true) and vim.endswith(line, ": " .. pick) then
+      count = count + 1
+    end
+  end
+  return count
+end
 
 local function check_layout()
   local arena = require("infill.arena")
@@ -71,7 +82,7 @@ local function main()
   type_keys("y")
   wait_until(function() return session.shown(bufnr) ~= nil end, "no second arena pair was shown")
   type_keys("z") -- typing on: neither
-  sleep(500)
+  wait_until(function() return votes_recorded("neither") >= 1 end, "the server recorded no vote for neither")
   type_keys("<Esc>")
   client.stop()
   wait_until(function() return client.is_stopped() end, "the server did not stop")

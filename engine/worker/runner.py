@@ -16,8 +16,8 @@ from pathlib import Path
 
 import torch
 
-from engine.prefix_cache import DEFAULT_MAX_BYTES, PrefixCache
-from engine.protocol import ErrorCode, ProtocolError
+from engine.client.protocol import ErrorCode, ProtocolError
+from engine.worker.prefix_cache import DEFAULT_MAX_BYTES, PrefixCache
 from infill import decode
 from infill.checkpoint import DTYPES, load_model
 from infill.commit import DecoderConfig

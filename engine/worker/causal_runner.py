@@ -1,6 +1,6 @@
 """The model runner of an autoregressive checkpoint: left to right, one token per pass, cached.
 
-It meets `engine.work.Runner` as `engine.runner.ModelRunner` does, so that the worker, its
+It meets `engine.worker.work.Runner` as `engine.worker.runner.ModelRunner` does, so that the worker, its
 scheduler and every client serve a causal checkpoint (the bundled model's autoregressive twin,
 `infill serve --model models/infill-py-16m-ar`) as they serve a diffusion one. It serves
 fill-in-the-middle jobs from the prefix alone (`infill.causal`: the checkpoint was trained on
@@ -17,8 +17,8 @@ from pathlib import Path
 
 import torch
 
-from engine.protocol import ErrorCode, ProtocolError
-from engine.runner import Completion, limit_context
+from engine.client.protocol import ErrorCode, ProtocolError
+from engine.worker.runner import Completion, limit_context
 from infill import causal
 from infill.checkpoint import DTYPES, load_model
 from infill.family_tokens import load_tokenizer

@@ -13,7 +13,7 @@ step first lays out the waiting requests in arrival order, PREPARE_CHARS_PER_STE
 context at most (at least one request): a burst of large requests delays each step by about one
 request's layout, never by the whole burst's.
 
-The runner meets `engine.work.Runner`: it starts a job (`engine.work.job_of` of the request) as a
+The runner meets `engine.worker.work.Runner`: it starts a job (`engine.worker.work.job_of` of the request) as a
 decoding with `done` and `step_tokens`, or raises ProtocolError for a field it refuses (answered
 with that error's code), steps batches, finishes late ones, and answers one text per hole; the
 scheduler carries each request as a `Work`. A Result holds one item per hole (`Item.hole`), its
@@ -34,10 +34,10 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from engine.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode, Item,
-                             Message, Partial, ProtocolError, Result, Timings)
-from engine.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
-from engine.work import Runner, Work, job_of
+from engine.client.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode,
+                                    Item, Message, Partial, ProtocolError, Result, Timings)
+from engine.worker.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
+from engine.worker.work import Runner, Work, job_of
 
 logger = logging.getLogger(__name__)
 

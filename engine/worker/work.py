@@ -5,7 +5,7 @@ prefix and suffix, or an edit's regions between its pieces with the user's edits
 them; snippets least important first (a full
 canvas keeps the last ones), decoder overrides as sent. `Work` is what the scheduler carries for
 each request: the worker's record of it and, once laid out, its decoding. `Runner` is what the
-engine core asks of a model runner (`engine.runner.ModelRunner` is the real one; tests use fakes).
+engine core asks of a model runner (`engine.worker.runner.ModelRunner` is the real one; tests use fakes).
 A runner may also have `partial(decoding) -> str | None`, a one-hole decoding's settled text (what
 its answer will start with), for streamed requests; one without it sends no Partial replies.
 """
@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from engine.protocol import CompleteRequest, ErrorCode, ProtocolError
+from engine.client.protocol import CompleteRequest, ErrorCode, ProtocolError
 from infill.job import Hole, Job
 
 

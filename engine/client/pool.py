@@ -2,7 +2,7 @@
 
 `AsyncWorkerPool` has the methods of `AsyncWorkerClient` (hello, info, health, complete, close)
 over a list of worker addresses. Each call goes to the healthy worker with the fewest calls in
-flight; a `WorkerWatch` per worker (`engine.watch`) says which are healthy. A worker that seems
+flight; a `WorkerWatch` per worker (`engine.client.watch`) says which are healthy. A worker that seems
 hung (or does not answer its health checks) gets calls only when no healthy one is left, since
 it may merely be slow. A call in flight leaves its worker, to be retried on another with what is
 left of its deadline, when the worker's connection drops (the request went with it) or when the
@@ -21,10 +21,11 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
-from engine.client import DEFAULT_TIMEOUT_S, AsyncWorkerClient, WorkerError
-from engine.keys import ClientKeys
-from engine.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Partial, Result, Welcome
-from engine.watch import HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
+from engine.client.async_client import AsyncWorkerClient
+from engine.client.calls import DEFAULT_TIMEOUT_S, WorkerError
+from engine.client.keys import ClientKeys
+from engine.client.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Partial, Result, Welcome
+from engine.client.watch import HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
 
 UNAVAILABLE = "unavailable"
 _RETRIED_CODES = (ErrorCode.SHUTTING_DOWN, ErrorCode.OVERLOADED)  # another worker may answer

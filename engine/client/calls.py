@@ -1,0 +1,100 @@
+"""One call to a worker, as both clients make it: its errors, its reply, its time, its socket.
+
+A call takes a DEALER socket, sends its request and reads until the reply that matches it (by
+request id and reply type; anything else is dropped). A call that times out or is cancelled sends
+`Cancel` for its completion request and closes its socket (`abandon`), so no late reply can reach
+a later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
+Sockets carry ZMTP heartbeats (`engine.client.transport`) and, given `ClientKeys`, CURVE
+encryption and authentication (`engine.client.keys`). The blocking client
+(`engine.client.sync_client`) and the asyncio one (`engine.client.async_client`) build on this.
+"""
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import zmq
+
+from engine.client import transport
+from engine.client.keys import ClientKeys, make_curve_client
+from engine.client.protocol import (Cancel, CompleteRequest, Error, Health, HealthOk, Hello, Info,
+                                    InfoRequest, Message, Partial, ProtocolError, Result, Welcome, decode,
+                                    encode)
+
+logger = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 5.0  # for handshakes; a completion waits its deadline plus this much
+REPLY_SLACK_S = 0.5  # a reply may come this long after its deadline (the last pass, the transfer)
+MAX_IDLE_SOCKETS = 8  # kept for reuse after a burst; the rest are closed (each costs fds at both
+#   ends and its ZMTP heartbeats cost CPU while idle)
+_CANCEL_LINGER_MS = 100  # time for a Cancel to leave a socket that is being closed
+_REPLY_TYPES: dict[type, type] = {Hello: Welcome, InfoRequest: Info, Health: HealthOk,
+                                  CompleteRequest: Result}
+
+
+class WorkerError(Exception):
+    """The worker answered with an Error reply."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+class WorkerTimeout(TimeoutError):
+    """No reply from the worker in time."""
+
+
+def is_reply_to(request: Message, reply: Message) -> bool:
+    request_id = getattr(request, "id", None)
+    if isinstance(reply, Error):
+        return reply.id is None or reply.id == request_id
+    if isinstance(reply, Partial):
+        return isinstance(request, CompleteRequest) and request.stream and reply.id == request_id
+    return isinstance(reply, _REPLY_TYPES[type(request)]) and getattr(reply, "id", None) == request_id
+
+
+def read_reply(frame: bytes, request: Message) -> Message | None:
+    """The decoded reply if it answers `request`, else None (logged and dropped)."""
+    try:
+        reply = decode(frame)
+    except ProtocolError as exc:
+        logger.warning("dropped an unreadable reply: %s: %s", exc.code, exc.message)
+        return None
+    if not is_reply_to(request, reply):
+        logger.debug("dropped a stray %s", type(reply).__name__)
+        return None
+    return reply
+
+
+def unwrap(reply: Message) -> Any:
+    if isinstance(reply, Error):
+        raise WorkerError(reply.code, reply.message)
+    return reply
+
+
+def timeout_for(request: Message, timeout_s: float) -> float:
+    if isinstance(request, CompleteRequest):
+        return request.deadline_ms / 1000.0 + timeout_s
+    return timeout_s
+
+
+def connect_socket(sock: zmq.Socket, address: str, keys: ClientKeys | None) -> None:
+    transport.configure(sock)
+    if keys is not None:
+        make_curve_client(sock, keys)
+    sock.connect(address)
+
+
+def abandon(sock: zmq.Socket, request: Message) -> None:
+    """Close a socket whose call did not finish, cancelling its completion request first."""
+    if sock.closed:
+        return
+    linger = 0
+    if isinstance(request, CompleteRequest):
+        try:
+            zmq.Socket.shadow(sock.underlying).send(encode(Cancel(request.id)), zmq.NOBLOCK)
+            linger = _CANCEL_LINGER_MS
+        except zmq.ZMQError as exc:
+            logger.debug("could not cancel request %s: %s", request.id, exc)
+    sock.close(linger=linger)

@@ -1,0 +1,68 @@
+"""The worker's model flags as a launcher writes them, and a front end's flags for its own worker.
+
+The vocabulary of `--device` and `--dtype` lives here, torch-free and model-free, because both
+ends of the command line need it: a front end that starts its own worker (`infill lsp`, `infill
+run`, `infill gateway`) refuses a bad value as a usage error before it starts one, and the
+worker's own parser (`engine.worker.cli`) takes its choices from here. How the flags combine on a
+machine (`engine.worker.placement`) is the worker's business.
+"""
+from __future__ import annotations
+
+import argparse
+import re
+
+from engine.client.launch import DEFAULT_STARTUP_TIMEOUT_S, STARTUP_S_PER_GB
+
+DTYPES = ("auto", "bf16", "fp16", "fp32")
+DEVICE_HELP = "auto, cpu, cuda or cuda:N"
+_DEVICE = re.compile(r"auto|cpu|cuda(?::(\d{1,3}))?")
+
+
+def check_device(device: str) -> str:
+    """`device` if it is one of auto, cpu, cuda, cuda:N; else a ValueError saying what is."""
+    if _DEVICE.fullmatch(device) is None:
+        raise ValueError(f"--device {device!r} is not a device: use {DEVICE_HELP}")
+    return device
+
+
+def model_flags(device: str | None = None, dtype: str | None = None) -> list[str]:
+    """The worker flags for a device and dtype (None: the worker's default, auto)."""
+    return [*(["--device", device] if device else []), *(["--dtype", dtype] if dtype else [])]
+
+
+def add_local_worker_flags(parser: argparse.ArgumentParser) -> None:
+    """The flags of a command that starts its own worker (`infill lsp`, `infill run`), passed on to it."""
+    parser.add_argument("--device", default=None, metavar="DEVICE",
+                        help=f"where the worker it starts runs the model: {DEVICE_HELP} (default auto)")
+    parser.add_argument("--dtype", default=None, choices=DTYPES,
+                        help="that worker's model dtype (default auto: bf16 on CUDA, fp32 on the CPU)")
+    parser.add_argument("--startup-timeout", type=float, default=None, metavar="SECONDS",
+                        help=f"how long that worker may take to load its model (default "
+                             f"{DEFAULT_STARTUP_TIMEOUT_S:.0f} s plus {STARTUP_S_PER_GB:.0f} s per GB of weights)")
+    parser.add_argument("--max-context", type=int, default=None, metavar="TOKENS",
+                        help="that worker's canvas length at most (default: the model's trained context)")
+    parser.add_argument("--prefix-cache-mb", type=int, default=None, metavar="MB",
+                        help="that worker's cross-keystroke key/value cache in MiB (default: the worker's)")
+
+
+def local_worker_flags(args: argparse.Namespace) -> list[str]:
+    """The worker flags of `add_local_worker_flags`'s options (those left unset are the worker's defaults)."""
+    limits = [(flag, value) for flag, value in (("--max-context", args.max_context),
+                                                ("--prefix-cache-mb", args.prefix_cache_mb)) if value is not None]
+    return model_flags(args.device, args.dtype) + [item for flag, value in limits for item in (flag, str(value))]
+
+
+def check_local_worker_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """A usage error for a device that is no device, a start-up timeout that is not positive, or a
+    context or cache size out of range."""
+    try:
+        if args.device is not None:
+            check_device(args.device)
+    except ValueError as exc:
+        parser.error(str(exc))
+    if args.startup_timeout is not None and args.startup_timeout <= 0:
+        parser.error(f"--startup-timeout must be positive, got {args.startup_timeout}")
+    if args.max_context is not None and args.max_context < 1:
+        parser.error(f"--max-context must be at least 1 token, got {args.max_context}")
+    if args.prefix_cache_mb is not None and args.prefix_cache_mb < 0:
+        parser.error(f"--prefix-cache-mb must be 0 or more, got {args.prefix_cache_mb}")

@@ -1,0 +1,59 @@
+"""One editor's session: what the server's features (completions, next edits, the arena) work with.
+
+A feature receives the `Session`, never the server: its settings, its open documents with their
+trees and edit histories (`lsp_server.documents`), the typing-through cache, the stats log, the
+requests in flight (`lsp_server.supersede`), the workers (`lsp_server.workers`) and the arena's
+state. The editor's documents and position encoding are read through `editor` and `encoding`,
+which the server points at pygls's workspace, so that a feature can be driven without a server.
+"""
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+from lsprotocol import types
+
+from engine.client.pool import AsyncWorkerPool
+from lsp_server.arena import ArenaState
+from lsp_server.cache import CompletionCache
+from lsp_server.documents import Documents
+from lsp_server.settings import ServerSettings
+from lsp_server.stats import StatsLog
+from lsp_server.supersede import InFlight
+from lsp_server.workers import Workers
+
+
+class OpenDocument(NamedTuple):
+    """A document as the editor has it open."""
+
+    text: str
+    version: int | None
+
+
+@dataclass(eq=False)
+class Session:
+    settings: ServerSettings = field(default_factory=ServerSettings)
+    documents: Documents = field(default_factory=Documents)
+    cache: CompletionCache = field(default_factory=CompletionCache)
+    stats: StatsLog = field(default_factory=lambda: StatsLog(None))
+    workers: Workers = field(default_factory=Workers)
+    arena: ArenaState = field(default_factory=ArenaState)
+    in_flight: InFlight = field(default_factory=dict)
+    client_id: str = field(default_factory=lambda: uuid.uuid4().hex)  # opens our worker sessions
+    editor: Callable[[str], OpenDocument | None] = lambda uri: None  # a document the editor opened
+    encoding: Callable[[], str] = lambda: types.PositionEncodingKind.Utf16
+    show_error: Callable[[str], None] = lambda message: None  # a message the user should see
+
+    def open_document(self, uri: str) -> OpenDocument | None:
+        """`uri` as the editor has it, or None when the editor never opened it: the server
+        completes what the editor shows it and never reads a path a request names."""
+        return self.editor(uri)
+
+    def open_text(self, uri: str) -> str | None:
+        document = self.editor(uri)
+        return None if document is None else document.text
+
+    async def worker_client(self, timeout_s: float) -> AsyncWorkerPool | None:
+        return await self.workers.client(timeout_s)

@@ -1,0 +1,117 @@
+"""The language server's workers: connected (or started) in the background, awaited by requests.
+
+`Workers.connect(settings)` starts, as a task, the connection to the workers the `workerAddress`
+setting names (a comma-separated list balanced by `engine.client.pool`, with the `workerKeys`
+folder's CURVE keys, else the command line's), or, without one, to a local worker on the bundled model
+that it starts (and that is restarted if it dies). Requests wait for it with `client(timeout_s)`,
+within their deadline. Once a worker answers, `on_ready(model, address)` runs; a failure to
+connect is logged and shown to the user through `on_error(message)`, and the server answers
+with nothing until the settings change. `close()` closes the client and stops the local worker.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import zmq
+
+from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
+from engine.client.flags import model_flags
+from engine.client.keys import ClientKeys, load_client_keys
+from engine.client.launch import WorkerGroup, WorkerStartError, start_local_workers
+from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
+from lsp_server.settings import ServerSettings
+
+logger = logging.getLogger(__name__)
+
+
+class Workers:
+    """The workers' client of one server; `flags`, `keys` and `startup_timeout_s` are the command
+    line's, for the local worker and for remote ones when no setting names keys."""
+
+    def __init__(self, flags: Sequence[str] = (), keys: ClientKeys | None = None,
+                 startup_timeout_s: float | None = None,
+                 on_ready: Callable[[str, str], None] = lambda model, address: None,
+                 on_error: Callable[[str], None] = lambda message: None) -> None:
+        self.flags = list(flags)  # for the local worker: --device, --dtype
+        self.keys, self.startup_timeout_s = keys, startup_timeout_s
+        self.on_ready, self.on_error = on_ready, on_error
+        self.local: WorkerGroup | None = None
+        self._task: asyncio.Task[AsyncWorkerPool | None] | None = None
+
+    def connect(self, settings: ServerSettings) -> None:
+        """Start connecting to (or spawning) the workers in the background."""
+        self._task = asyncio.get_running_loop().create_task(self._connect(settings))
+
+    async def client(self, timeout_s: float) -> AsyncWorkerPool | None:
+        """The workers' client once it is ready, or None if it is not within `timeout_s`."""
+        if self._task is None:
+            return None
+        try:  # not wait_for: on Python 3.11 it swallows a cancel that comes as the task finishes
+            async with asyncio.timeout(timeout_s):
+                return await asyncio.shield(self._task)
+        except TimeoutError:
+            logger.warning("the worker was not ready within %.1f s", timeout_s)
+            return None
+
+    async def close(self) -> None:
+        """Close the client and stop the local worker (waiting for one that is still starting)."""
+        task, self._task = self._task, None
+        if task is not None:
+            client = await task
+            if client is not None:
+                client.close()
+        await asyncio.to_thread(self.stop_local)
+
+    def stop_local(self) -> None:
+        """Stop the local worker, if this server started one; blocks up to a few seconds."""
+        group, self.local = self.local, None
+        if group is not None:
+            group.stop()
+
+    def keys_for(self, settings: ServerSettings) -> ClientKeys | None:
+        """The CURVE keys for the workers: the `workerKeys` setting's folder, else the command
+        line's; a folder without valid keys raises ValueError saying what is wrong."""
+        folder = settings.worker_keys
+        return self.keys if folder is None else load_client_keys(Path(folder).expanduser())
+
+    async def _connect(self, settings: ServerSettings) -> AsyncWorkerPool | None:
+        address = settings.worker_address
+        try:
+            addresses = (await asyncio.to_thread(self._spawn, settings) if address is None
+                         else [a.strip() for a in address.split(",") if a.strip()])
+            keys = None if address is None else self.keys_for(settings)  # our local one needs none
+            client = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-lsp",
+                                     keys=keys)
+            model = await _greet(client)
+        except (WorkerStartError, WorkerError, OSError, ValueError, zmq.ZMQError) as exc:
+            message = f"infill: no completions, the worker is unavailable: {exc}"
+            logger.error("%s", message)
+            self.on_error(message)
+            return None
+        if model is not None:
+            self.on_ready(model, client.address)
+        return client
+
+    def _spawn(self, settings: ServerSettings) -> list[str]:
+        """Runs in a thread: start a local worker (restarted if it dies) and keep it before
+        anything can fail."""
+        logger.info("starting a local worker on the bundled model")
+        flags = [*self.flags, *model_flags(settings.device, settings.dtype)]  # the last wins
+        self.local = start_local_workers(flags=flags, startup_timeout_s=self.startup_timeout_s)
+        return self.local.addresses
+
+
+async def _greet(client: AsyncWorkerPool) -> str | None:
+    """Check the worker's protocol version and return its model's name; one that does not answer
+    yet is used anyway (None)."""
+    try:
+        welcome = await client.hello()
+    except (WorkerTimeout, WorkerUnavailable):
+        logger.warning("the worker at %s does not answer yet; requests will try it anyway",
+                       client.address)
+        return None
+    logger.info("worker at %s serves model %s", client.address, welcome.model)
+    return welcome.model
