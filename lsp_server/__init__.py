@@ -1,11 +1,16 @@
-"""The language server: editors talk LSP to it, it talks to an engine worker.
+"""The language server: editors talk LSP to it, it talks to the workers.
 
-`server` holds the pygls server and its handlers and `settings` an editor's settings; `completer`
-runs one completion request through `completion.fim` (the pipeline every front end
-shares: the decision, the context, the requests, the post-processing) around the worker call.
-`trees` keeps the tree-sitter trees of the open documents, `workspace` reads the workspace's files
-for the definitions index, `documents` holds the trees, the index and the recent edits together,
-`cache` the typing-through LRU, `stats` the log of shown and accepted completions. `oneshot` is
-the `infill complete` command, `service` is `infill run`, `logs` the logging setup (stderr or a
-file, never stdout, with request ids).
+`server` holds the pygls server and its handlers, `session` what one editor's features work with
+(`Session`), `settings` an editor's settings, `protocol` every custom method and command. The
+features receive the session: `completer` runs one completion request through `completion.fim`
+(the pipeline every front end shares), `inline_edit` one next edit through
+`completion.next_edit`, `arena` a battle of two backends (`arena_votes` keeps the picks);
+`supersede` lets a newer request win, `workers` connects to (or starts) the workers. `documents`
+holds the open documents' trees (`trees`), the workspace's definitions (`workspace`) and edit
+histories (`edit_history`); `cache` is the typing-through LRU, `stats` the log of shown and
+accepted completions; `transport` and `framing` read the editor's messages (stdio or TCP with a
+launch token, `launch_token`); `bridge` relays stdio to a TCP server; `logs` is the logging setup
+(stderr or a file, never stdout, with request ids).
+May import `completion`, `engine.client`, pygls and lsprotocol; never `engine.worker`, `gateway`
+or `cli`.
 """

@@ -123,3 +123,14 @@ def test_front_ends_reach_workers_only_through_the_client_package():
         for path, module in package_imports(package):
             if module.startswith("engine.worker"):
                 assert package == "bench" and path.name in IN_PROCESS_BENCHES, f"{path} imports {module}"
+
+
+def test_nothing_imports_the_command_line_package():
+    """`cli` sits above every front end: it composes them, none of them reaches up to it."""
+    import cli
+
+    root = Path(cli.__file__).parent.parent
+    for package in ("infill", "engine", "completion", "lsp_server", "gateway", "bench", "training"):
+        for path in sorted((root / package).rglob("*.py")):
+            for module in imported_modules(path):
+                assert module.split(".")[0] != "cli", f"{path} imports {module}"

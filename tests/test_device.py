@@ -72,7 +72,8 @@ def test_serve_passes_its_model_flags_to_the_workers_it_supervises():
 
 
 def test_lsp_and_run_pass_device_and_dtype_to_their_worker():
-    from lsp_server import server, service
+    from cli import run as service
+    from lsp_server import server
 
     lsp = server.build_parser().parse_args(["--device", "cuda", "--dtype", "bf16", "--startup-timeout", "600"])
     run = service.build_parser().parse_args(["--device", "cpu"])
@@ -86,7 +87,8 @@ def test_lsp_and_run_pass_device_and_dtype_to_their_worker():
 
 
 def test_lsp_and_run_pass_context_and_cache_limits_to_their_worker(capsys):
-    from lsp_server import server, service
+    from cli import run as service
+    from lsp_server import server
 
     lsp = server.build_parser().parse_args(["--device", "cuda", "--max-context", "4096", "--prefix-cache-mb", "0"])
     assert local_worker_flags(lsp) == ["--device", "cuda", "--max-context", "4096", "--prefix-cache-mb", "0"]

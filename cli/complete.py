@@ -5,9 +5,9 @@ on its own, with the pipeline they share (`completion.fim`'s `plan` and `finish`
 the cursor from the file's tree (for an automatic trigger, or with `--invoked` for the user's
 request), the windows and the definitions of the same file as snippets, one request per
 candidate, and the same post-processing and ranking. Where the decision is "no completion" no
-worker is asked. Otherwise the requests go through `engine.client.sync_client.WorkerClient` to the worker
-given by `--worker`, or to a local worker on the bundled model that it starts and stops itself,
-and it prints the completion with its timings: a short human report, or with `--json` one JSON
+worker is asked. Otherwise the requests go through `engine.client.sync_client.WorkerClient` to
+the worker given by `--worker`, or to a local worker on the bundled model that it starts and
+stops itself, and it prints the completion with its timings: a short human report, or with `--json` one JSON
 object. Exit codes: 0 answered (possibly with no completion), 1 the worker failed, 2 bad input
 (a file that is not UTF-8, a position outside it, bad flags).
 """

@@ -16,7 +16,8 @@ from pathlib import Path
 from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
 from engine.client.launch import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
-from lsp_server import oneshot, server
+from cli import complete
+from lsp_server import server
 from gateway.launch import start_gateway, stop_gateway
 from lsp_server.launch_token import token_path
 
@@ -39,7 +40,7 @@ def build_parser() -> argparse.ArgumentParser:
 def self_check(address: str) -> int:
     line, col = EXAMPLE_CURSOR
     print(f"self-check: completing {EXAMPLE.relative_to(REPO_ROOT)} at line {line}, column {col}", flush=True)
-    return oneshot.main([str(EXAMPLE), "--line", str(line), "--col", str(col), "--worker", address,
+    return complete.main([str(EXAMPLE), "--line", str(line), "--col", str(col), "--worker", address,
                          "--deadline-ms", str(SELF_CHECK_DEADLINE_MS)])
 
 

@@ -20,7 +20,7 @@ class Command:
 
 
 COMMANDS = {
-    "run": Command("lsp_server.service", "start a worker and the language server on TCP, with a self-check"),
+    "run": Command("cli.run", "start a worker and the language server on TCP, with a self-check"),
     "serve": Command("engine.worker.cli", "run an engine worker that serves completions over ZeroMQ",
                      prog="infill serve"),
     "keys": Command("engine.client.keys", "create CURVE keys for a remote worker and its clients",
@@ -28,7 +28,7 @@ COMMANDS = {
     "lsp": Command("lsp_server.server", "run the language server for editors (stdio or TCP)"),
     "gateway": Command("gateway.main", "serve completions over HTTP: OpenAI, FIM and llama.cpp "
                                        "dialects, with streaming and API keys"),
-    "complete": Command("lsp_server.oneshot", "complete one file at one position and print the "
+    "complete": Command("cli.complete", "complete one file at one position and print the "
                                               "completion with its timings"),
     "corpus": Command("training.corpus", "corpus build: fetch Python code, train the tokenizer, "
                                        "write token shards"),
