@@ -25,14 +25,12 @@ import torch
 
 from bench.quality import edit_similarity, exact_match, has_tests, judging_program, load_tasks, percentile, select_tasks
 from bench.sandbox import run_program
-from infill.checkpoint import load_model
 from infill.commit import NEVER, DecoderConfig
 from infill.decode import encode, full_pass, window_pass
 from infill.decoder_defaults import decoder_config, model_decoder_defaults
-from infill.family_tokens import load_tokenizer
 from infill.fim import fill
 from infill.paths import bundled_model_dir
-from infill.quantize import for_inference
+from infill.serving import open_model, open_tokenizer
 from infill.weights import WEIGHTS
 
 BASELINE = ("baseline", DecoderConfig(rule="left_to_right"))
@@ -192,8 +190,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     torch.set_num_threads(args.threads)
     model_dir = args.model or bundled_model_dir()
-    model = for_inference(load_model(model_dir), args.weights)
-    tok = load_tokenizer(model_dir, json.loads((model_dir / "config.json").read_text()))
+    model, tok = open_model(model_dir, weights=args.weights), open_tokenizer(model_dir)
     tasks = select_tasks(load_tasks(args.tasks), args.limit, args.sample, args.seed)
     tested = any(has_tests(t) for t in tasks)
     names = [n.strip() for n in args.configs.split(",") if n.strip()]

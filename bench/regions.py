@@ -27,14 +27,12 @@ from statistics import fmean
 import torch
 
 from bench.quality import edit_similarity, exact_match, parse_override, percentile
-from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import decoder_config, model_decoder_defaults
-from infill.family_tokens import load_tokenizer
 from infill.fim import run_job
 from infill.job import Hole, Job
 from infill.paths import bundled_model_dir
-from infill.quantize import for_inference
+from infill.serving import open_model, open_tokenizer
 from infill.weights import DEFAULT_WEIGHTS, WEIGHTS
 
 MIN_LINE_CHARS = 8  # a line worth predicting has at least this many characters after its indent
@@ -174,8 +172,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--holes and --count must be at least 1")
     torch.set_num_threads(args.threads)
     model_dir = args.model or bundled_model_dir()
-    model = for_inference(load_model(model_dir), args.weights)
-    tok = load_tokenizer(model_dir, json.loads((model_dir / "config.json").read_text()))
+    model, tok = open_model(model_dir, weights=args.weights), open_tokenizer(model_dir)
     try:
         cfg = decoder_config(model_decoder_defaults(model_dir), dict(args.decoder), "single_line")
     except ValueError as exc:

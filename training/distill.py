@@ -28,13 +28,12 @@ import numpy as np
 import torch
 
 from infill import decode
-from infill.checkpoint import load_model
 from infill.commit import NEVER, DecoderConfig
 from infill.fim import HOLE_TOKENS, start_request
 from infill.model import Transformer
 from infill.paths import bundled_model_dir, work_dir
-from infill.quantize import for_inference
 from infill.repetition import cut_loop
+from infill.serving import open_model
 from infill.tokenizer import CodeTokenizer
 from infill.weights import WEIGHTS
 from training.heldout import cut_hole
@@ -111,7 +110,7 @@ def main(argv: list[str] | None = None) -> None:
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
     tok = CodeTokenizer(args.model / "tokenizer.json")
-    model = for_inference(load_model(args.model), args.weights)
+    model = open_model(args.model, weights=args.weights)
     rng = random.Random(args.seed)
     texts = training_texts(args.corpus / "train.bin", tok, np.random.default_rng(args.seed))
     started, written = time.monotonic(), 0

@@ -20,10 +20,8 @@ import torch
 from engine.client.protocol import ErrorCode, ProtocolError
 from engine.worker.runner import Completion, limit_context
 from infill import causal
-from infill.checkpoint import DTYPES, load_model
-from infill.family_tokens import load_tokenizer
 from infill.job import Job
-from infill.quantize import for_inference
+from infill.serving import open_model, open_tokenizer
 
 
 @dataclass(slots=True, eq=False)
@@ -59,9 +57,9 @@ class CausalRunner:
     def __init__(self, model_dir: str | Path, device: str = "cpu", weights: str = "fp32", dtype: str = "fp32",
                  max_context: int | None = None):
         self.model_dir = Path(model_dir)
-        self.model = for_inference(load_model(self.model_dir, device=device, dtype=DTYPES[dtype]), weights)
+        self.model = open_model(self.model_dir, device, dtype, weights)
         limit_context(self.model, max_context)
-        self.tok = load_tokenizer(self.model_dir, json.loads((self.model_dir / "config.json").read_text()))
+        self.tok = open_tokenizer(self.model_dir)
         self.complete(Job.fim("def f(x):\n    return x", "\n", "single_line", 4), None)  # warm-up
 
     def info(self) -> dict:

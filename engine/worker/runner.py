@@ -9,7 +9,6 @@ when the user typed what it had already committed. `complete` runs one job to th
 """
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,14 +18,12 @@ import torch
 from engine.client.protocol import ErrorCode, ProtocolError
 from engine.worker.prefix_cache import DEFAULT_MAX_BYTES, PrefixCache
 from infill import decode
-from infill.checkpoint import DTYPES, load_model
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import PER_MODE, decoder_config, model_decoder_defaults
-from infill.family_tokens import load_tokenizer
 from infill.fim import JobDecoding, hole_length, hole_text, job_answers, start_job
 from infill.job import Job
-from infill.quantize import for_inference
 from infill.repetition import settled_length
+from infill.serving import open_model, open_tokenizer
 
 
 @dataclass(slots=True)
@@ -81,9 +78,9 @@ class ModelRunner:
     def __init__(self, model_dir: str | Path, device: str = "cpu", weights: str = "fp32", dtype: str = "fp32",
                  max_context: int | None = None, prefix_cache_bytes: int = DEFAULT_MAX_BYTES):
         self.model_dir = Path(model_dir)
-        self.model = for_inference(load_model(self.model_dir, device=device, dtype=DTYPES[dtype]), weights)
+        self.model = open_model(self.model_dir, device, dtype, weights)
         limit_context(self.model, max_context)
-        self.tok = load_tokenizer(self.model_dir, json.loads((self.model_dir / "config.json").read_text()))
+        self.tok = open_tokenizer(self.model_dir)
         self.decoder_defaults = model_decoder_defaults(self.model_dir, self.model.cfg.family)
         self.prefixes = PrefixCache(max_bytes=prefix_cache_bytes)
         for mode in (None, *self.decoder_defaults.get(PER_MODE, {})):  # a bad decoder.json fails at start, not per request
