@@ -226,9 +226,3 @@ def _llada_name(name: str) -> str:
         raise ValueError(f"LLaDA tensor {name!r} has no counterpart in our model")
     layer, leaf, kind = match.groups()
     return f"model.layers.{layer}.{_LLADA_BLOCK[leaf]}.{kind}"
-
-
-if __name__ == "__main__":
-    from infill.tiny import main
-
-    main()

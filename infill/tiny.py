@@ -1,6 +1,6 @@
 """Tiny random checkpoints in each public layout, for tests and for checking an install.
 
-    python -m infill.families tiny FAMILY DIR      # FAMILY: dream, open-dcoder, coda, llada
+    python -m infill.tiny FAMILY DIR      # FAMILY: dream, open-dcoder, coda, llada
 
 A folder as the family publishes it: `config.json` in its format, bf16 weights in two shards
 (`model-0000N-of-00002.safetensors`) with `model.safetensors.index.json`, `tokenizer.json`,
@@ -192,11 +192,13 @@ def _write_json(path: Path, value: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m infill.families", description=__doc__.split("\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    tiny = commands.add_parser("tiny", help="write a tiny random checkpoint in a public family's layout")
-    tiny.add_argument("family", choices=sorted(ADDED), help="the family whose layout and tokenizer to copy")
-    tiny.add_argument("dir", type=Path, help="the folder to write (created if missing)")
-    tiny.add_argument("--seed", type=int, default=0, help="seed of the random weights")
+    parser = argparse.ArgumentParser(prog="python -m infill.tiny", description=__doc__.split("\n")[0])
+    parser.add_argument("family", choices=sorted(ADDED), help="the family whose layout and tokenizer to copy")
+    parser.add_argument("dir", type=Path, help="the folder to write (created if missing)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the random weights")
     args = parser.parse_args(argv)
     print(write_tiny(args.family, args.dir, args.seed))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,5 +1,5 @@
 """Public families' tokenizers, hole rules and canvases, on tiny checkpoints in each real layout
-(`python -m infill.families tiny FAMILY DIR`), through the model runner."""
+(`python -m infill.tiny FAMILY DIR`), through the model runner."""
 from __future__ import annotations
 
 import json
