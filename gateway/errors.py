@@ -1,8 +1,10 @@
 """Errors in OpenAI's shape, `{"error": {"message", "type", "param", "code"}}`, with their statuses.
 
 Every failure a route meets is an `ApiError`, answered by `error_response`: 400 bad values or
-malformed JSON, 422 wrong types, 401 a missing or wrong key, 404 an unknown model or route, 413 a
-body too large, 429 overloaded workers or too many streams, 501 what is not served, 503 no worker.
+malformed JSON, 422 wrong types, 401 a missing or wrong key, 403 a browser origin not allowed, 404
+an unknown model or route, 408 a body that came too slowly, 413 a body too large, 415 a body not
+sent as JSON, 421 a host this gateway is not, 429 overloaded workers or too many streams, 501 what
+is not served, 503 no worker.
 Messages say what to change.
 """
 from __future__ import annotations
@@ -13,9 +15,11 @@ from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.pool import WorkerUnavailable
 from engine.client.protocol import ErrorCode
 
-TYPES = {400: "invalid_request_error", 401: "authentication_error", 404: "invalid_request_error",
-         413: "invalid_request_error", 422: "invalid_request_error", 429: "rate_limit_error",
-         501: "not_implemented_error", 503: "service_unavailable_error", 500: "server_error"}
+TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+         404: "invalid_request_error", 408: "invalid_request_error", 413: "invalid_request_error",
+         415: "invalid_request_error", 421: "invalid_request_error", 422: "invalid_request_error",
+         429: "rate_limit_error", 501: "not_implemented_error", 503: "service_unavailable_error",
+         500: "server_error"}
 
 
 class ApiError(Exception):
