@@ -16,7 +16,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import ipaddress
 import logging
 import re
 import socket
@@ -29,6 +28,7 @@ import uvicorn
 from completion.settings import DEFAULT_DEADLINE_MS, Settings
 from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
 from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.client.hosts import is_loopback
 from engine.client.keys import ClientKeys, load_client_keys
 from engine.client.launch import WorkerGroup, WorkerStartError, start_local_workers
 from engine.client.pool import AsyncWorkerPool
@@ -98,15 +98,6 @@ def parse_bind(bind: str) -> tuple[str, int]:
     if not sep or not host or not port.isdigit() or int(port) > 65535:
         raise ValueError(f"--bind must be HOST:PORT, got {bind!r}")
     return host, int(port)
-
-
-def is_loopback(host: str) -> bool:
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[str, int]:

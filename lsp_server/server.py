@@ -37,7 +37,6 @@ import argparse
 import asyncio
 import functools
 import inspect
-import ipaddress
 import logging
 import os
 import signal
@@ -54,6 +53,7 @@ from pygls.lsp.server import LanguageServer
 from completion import fim
 from completion.positions import LINE_BREAK
 from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.client.hosts import is_loopback
 from engine.client.keys import ClientKeys, load_client_keys
 from lsp_server import arena, inline_edit, logs, transport
 from lsp_server.completer import complete_at, hole_for
@@ -291,11 +291,7 @@ def build_server(worker_address: str | None = None, worker_keys: ClientKeys | No
 
 def exposure_warning(host: str) -> str | None:
     """The warning for listening on `host`, or None for a loopback address (or `localhost`)."""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:  # a host name: it may resolve to any interface
-        loopback = False
-    if loopback:
+    if is_loopback(host):
         return None
     return (f"--host {host} is not a loopback address: the language server's port can be reached "
             "from other machines (only the launch token keeps them out); 127.0.0.1, the default, "
