@@ -17,8 +17,13 @@
    read, beside a device copy's GB/s (read + write) as the bandwidth within reach; `faster` names
    the one to choose for `infill.kernels.CUDA_ROW_STATS`.
 
+4. Commit: `infill.kernels.commit` (the fused commit rule) on the device for 1 and 32 requests of
+   a 32-position hole, against the same commit on the CPU.
+
 `--tiny` shrinks every size so that the CPU runs it in seconds (the test). A human table goes to
-stdout; with `--json` its last line is one JSON object of every figure.
+stdout; with `--json` each section's figures are printed as one JSON line (`{"section": NAME,
+NAME: ...}`) the moment it is done, so a run cut short keeps every finished section, and the last
+line is one JSON object of every figure.
 """
 from __future__ import annotations
 
@@ -204,6 +209,26 @@ def row_stats_bandwidth(device: torch.device, sizes: dict) -> list[dict]:
     return rows
 
 
+def commit_latency(device: torch.device, repeats: int) -> list[dict]:
+    """ms of one fused commit step on the device and on the CPU, for 1 and 32 requests of 32 positions."""
+    rows = []
+    for requests in (1, 32):
+        positions = 32 * requests
+        on_cpu = {"holes": torch.zeros(positions, dtype=torch.int64), "masked": torch.ones(positions, dtype=torch.bool),
+                  "offsets": torch.arange(0, positions + 1, 32), "top1_id": torch.arange(positions),
+                  "confidence": torch.rand(positions, generator=torch.Generator().manual_seed(requests)),
+                  "remaining": torch.full((requests,), 32)}
+        timed = {}
+        for name, where in (("device", device), ("cpu", torch.device("cpu"))):
+            fresh = {k: v.to(where) for k, v in on_cpu.items()}
+            step = lambda fresh=fresh: kernels.commit(**{k: v.clone() for k, v in fresh.items()},  # noqa: E731
+                                                      threshold=0.9, min_commit=1)
+            timed[name] = median_ms(step, where, repeats)
+        rows.append({"requests": requests, "positions": positions, "device_ms": round(timed["device"], 4),
+                     "cpu_ms": round(timed["cpu"], 4)})
+    return rows
+
+
 def print_tables(report: dict) -> None:
     print(f"device {report['device']} ({report['device_name']}), {report['dtype']}, torch {report['torch']}")
     print("forward latency: one cached step, ms (median)")
@@ -228,6 +253,10 @@ def print_tables(report: dict) -> None:
     for row in report["row_stats"]:
         print(f"{row['vocab']:>8}{row['rows']:>6}{row['kernel_ms']:>11.4f}{row['torch_ms']:>10.4f}"
               f"{row['kernel_gb_s']:>13.1f}{row['torch_gb_s']:>12.1f}  {row['faster']}")
+    print("commit (the fused commit rule), ms of one step (median; the clones of its inputs included)")
+    print(f"{'requests':>9}{'positions':>10}{'device ms':>11}{'cpu ms':>9}")
+    for row in report.get("commit", []):
+        print(f"{row['requests']:>9}{row['positions']:>10}{row['device_ms']:>11.4f}{row['cpu_ms']:>9.4f}")
 
 
 def pick_device(name: str) -> torch.device:
@@ -259,17 +288,26 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = args.model or bundled_model_dir()
     tasks = cut_tasks(args.tasks or sizes["tasks"])
     shape_name = "open-dcoder-0.5b" + ("-tiny" if args.tiny else "")
-    models = {model_dir.name: load_model(model_dir, device=str(device), dtype=dtype),
-              shape_name: random_model(TINY_SHAPE if args.tiny else OPEN_DCODER_05B, device, dtype)}
-    forward = [row for name, model in models.items() for row in forward_latency(name, model, sizes)]
-    decoders = decoder_rates(model_dir, device, dtype, tasks)
     report = {"device": str(device), "dtype": str(dtype).removeprefix("torch."), "torch": torch.__version__,
               "device_name": torch.cuda.get_device_name(device) if device.type == "cuda" else "cpu",
-              "tiny": args.tiny, "cuda_row_stats_default": kernels.CUDA_ROW_STATS, "forward": forward,
-              "decoders": decoders, "implied_context": sizes["contexts"][0],
-              "implied": implied_rates(forward, decoders, sizes["contexts"][0]),
-              "copy_gb_s": copy_gb_s(device, sizes["copy_mb"], sizes["repeats"]),
-              "row_stats": row_stats_bandwidth(device, sizes)}
+              "tiny": args.tiny, "cuda_row_stats_default": kernels.CUDA_ROW_STATS}
+
+    def section(name: str, value) -> None:  # each section's figures out the moment they exist
+        report[name] = value
+        if args.json:
+            print(json.dumps({"section": name, name: value}), flush=True)
+
+    section("setup", {k: report[k] for k in ("device", "dtype", "torch", "device_name", "tiny")})
+    report.pop("setup")
+    models = {model_dir.name: load_model(model_dir, device=str(device), dtype=dtype),
+              shape_name: random_model(TINY_SHAPE if args.tiny else OPEN_DCODER_05B, device, dtype)}
+    section("forward", [row for name, model in models.items() for row in forward_latency(name, model, sizes)])
+    section("decoders", decoder_rates(model_dir, device, dtype, tasks))
+    report["implied_context"] = sizes["contexts"][0]
+    section("implied", implied_rates(report["forward"], report["decoders"], sizes["contexts"][0]))
+    section("copy_gb_s", copy_gb_s(device, sizes["copy_mb"], sizes["repeats"]))
+    section("row_stats", row_stats_bandwidth(device, sizes))
+    section("commit", commit_latency(device, sizes["repeats"]))
     print_tables(report)
     if args.json:
         print(json.dumps(report))

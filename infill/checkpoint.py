@@ -111,6 +111,23 @@ def check_mask_token(folder: Path, raw: dict) -> None:
                      "checkpoint (Dream, DiffuCoder, Open-dCoder, CoDA, LLaDA)")
 
 
+def check_dtype(device: str, dtype: str) -> str:
+    """One matmul in `dtype` on `device`, or a ValueError saying which dtype to pass instead."""
+    if device.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ValueError(f"device {device}: this torch ({torch.__version__}) sees no CUDA device; "
+                             "pass --device cpu, or install a CUDA build of torch")
+        if dtype == "bf16" and not torch.cuda.is_bf16_supported():
+            raise ValueError(f"{torch.cuda.get_device_name(device)} has no bf16: pass --dtype fp16 or --dtype fp32")
+    try:
+        a = torch.ones(8, 8, dtype=DTYPES[dtype], device=device)
+        (a @ a).sum().item()
+    except (RuntimeError, TypeError) as exc:
+        reason = " ".join(str(exc).split())[:120]
+        raise ValueError(f"{device} cannot compute in {dtype} ({reason}): pass --dtype fp32") from None
+    return f"a matmul in {dtype} on {device} runs"
+
+
 def load_model(folder: Path, device: str | torch.device = "cpu", dtype: torch.dtype = torch.float32) -> Transformer:
     """Load any supported model folder into our Transformer on `device` in `dtype`, in eval mode."""
     folder = Path(folder)

@@ -131,6 +131,18 @@ def detect_family(raw: dict) -> Family:
     )
 
 
+def family_and_why(raw: dict) -> tuple[str, str]:
+    """(family name, the config field that decided it)."""
+    if "model_type" not in raw:  # infill.checkpoint.is_own_config
+        return raw.get("family", "infill"), "config.json is this project's own (no model_type)"
+    family = detect_family(raw)
+    model_type = str(raw.get("model_type", ""))
+    if model_type.lower() in _BY_MODEL_TYPE:
+        return family.name, f"model_type {model_type!r}, {family.layout} layout"
+    named = next(a for a in raw.get("architectures") or [] if a in _BY_ARCHITECTURE)
+    return family.name, f"architectures {named!r}, {family.layout} layout"
+
+
 def _config_for(raw: dict, family: Family, has_lm_head: bool) -> ModelConfig:
     if family.layout == "llada":
         return _llada_config(raw, family, has_lm_head)
@@ -156,6 +168,7 @@ def _qwen_config(raw: dict, family: Family, has_lm_head: bool) -> ModelConfig:
         tie_word_embeddings=raw.get("tie_word_embeddings", not has_lm_head),
         qkv_bias=not is_qwen3,
         qk_norm=is_qwen3,
+        rope_in_model_dtype=True,  # transformers' Qwen2/Qwen3 rotary returns cos/sin in the model dtype
         **_family_fields(raw, family),
     )
 

@@ -1,12 +1,17 @@
 """Tokenizers of public diffusion checkpoints (Qwen2-style and LLaDA-style byte-level BPE).
 
 `load_tokenizer(model_dir, config)` returns the tokenizer a model folder needs: the bundled
-`CodeTokenizer` for our own checkpoints, else a `FamilyTokenizer` read from `tokenizer.json` (or
-`vocab.json` + `merges.txt`). Both answer `infill.tokenizer.ModelTokenizer`.
+`CodeTokenizer` for our own checkpoints, else a `FamilyTokenizer` read from the files the family
+publishes: `tokenizer.json`, or `vocab.json` + `merges.txt` (Dream's and DiffuCoder's folders,
+whose tokenizer_config.json names `DreamTokenizer`) with the pre-tokenizer split of the family's
+layout (Qwen2's for the Qwen2 and Qwen3 layouts, whatever the class name), or both, which must
+then encode alike. Both answer `infill.tokenizer.ModelTokenizer`.
 
 A family tokenizer takes its special ids from the folder, never from an assumption: config.json
-first, then generation_config.json, then tokenizer_config.json's token strings, then the family
-table (`infill.families`). Every added token other than an end is banned from holes; special
+first, then generation_config.json, then the token names of tokenizer_config.json /
+special_tokens_map.json, then the family's token names (`ROLE_NAMES`); a role none fills is an
+error naming the files. The begin token is laid only where the family's tokenizer adds it
+(`add_bos_token`, else tokenizer.json's post-processor). Every added token other than an end is banned from holes; special
 ones are dropped when decoding and never produced by encoding; embedding rows beyond the
 tokenizer (Dream pads 151,667 tokens to 152,064 rows) are never committed. Healing and the end of
 a line follow the model's own pre-tokenizer: the piece that a typed character would join is
@@ -45,8 +50,8 @@ class FamilyTokens:
 
 
 # Qwen-derived families start with no begin token (Open-dCoder's FIM is prefix + masks + suffix);
-# LLaDA's tokenizer adds `<|startoftext|>` (id 126080) to every text (unverified: names from its
-# chat template).
+# LLaDA's `<|startoftext|>` (id 126080) is laid where its tokenizer says it adds it (`adds_begin`),
+# and taken as added only when neither tokenizer_config.json nor tokenizer.json says (unverified).
 FAMILY_TOKENS = {
     "dream": FamilyTokens(("<|im_end|>",), None),
     "open-dcoder": FamilyTokens(("<|im_end|>",), None),
@@ -69,68 +74,159 @@ def load_tokenizer(model_dir: Path, config: dict) -> ModelTokenizer:
     if is_own_config(config):
         return CodeTokenizer(model_dir / "tokenizer.json")
     family = detect_family(config)
-    tok = read_vocabulary(model_dir)
+    tok = read_vocabulary(model_dir, family)
     rows = config.get("embedding_size") or config["vocab_size"]
     return FamilyTokenizer(tok, special_ids(model_dir, config, tok, family), rows)
 
 
-def read_vocabulary(model_dir: Path) -> Tokenizer:
-    """`tokenizer.json`, else a byte-level BPE from `vocab.json` + `merges.txt` with the added
-    tokens of `tokenizer_config.json`."""
-    if (model_dir / "tokenizer.json").exists():
-        return Tokenizer.from_file(str(model_dir / "tokenizer.json"))
-    vocab, merges = model_dir / "vocab.json", model_dir / "merges.txt"
-    if not (vocab.exists() and merges.exists()):
-        raise FileNotFoundError(f"{model_dir} has no tokenizer.json and no vocab.json + merges.txt: "
-                                "copy the checkpoint's tokenizer files beside its weights")
-    settings = _read_json(model_dir / "tokenizer_config.json")
-    tok = Tokenizer(models.BPE.from_file(str(vocab), str(merges)))
-    if settings.get("tokenizer_class") == "Qwen2Tokenizer":
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
+def family_split(layout: str) -> pre_tokenizers.PreTokenizer:
+    """The pre-tokenizer of a family's byte-level BPE, from its layout: Qwen2's split for the Qwen2
+    and Qwen3 layouts (Dream, DiffuCoder, Open-dCoder, CoDA; whatever class name their
+    tokenizer_config.json gives), GPT-2's for LLaDA's (unverified: LLaDA ships a tokenizer.json,
+    whose own pre-tokenizer is used)."""
+    if layout in ("qwen2", "qwen3"):
+        return pre_tokenizers.Sequence([
             pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="isolated"),
             pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
         ])
-    else:  # GPT-2's byte-level BPE, whose regex the ByteLevel pre-tokenizer carries
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    tok.decoder = decoders.ByteLevel()
-    for token_id, entry in sorted(settings.get("added_tokens_decoder", {}).items(), key=lambda kv: int(kv[0])):
-        added = AddedToken(entry["content"], special=entry.get("special", True), normalized=False)
-        tok.add_special_tokens([added]) if entry.get("special", True) else tok.add_tokens([added])
-        if tok.token_to_id(entry["content"]) != int(token_id):
-            raise ValueError(f"tokenizer_config.json gives {entry['content']!r} id {token_id}, but vocab.json "
-                             f"puts it at {tok.token_to_id(entry['content'])}: the tokenizer files disagree")
+    return pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
+
+
+def read_vocabulary(model_dir: Path, family: Family) -> Tokenizer:
+    """The folder's tokenizer: `tokenizer.json`, or a byte-level BPE from `vocab.json` +
+    `merges.txt` with the family's split and the added tokens of tokenizer_config.json and
+    added_tokens.json. A folder with both must encode alike through both, or a ValueError names
+    the files."""
+    model_dir = Path(model_dir)
+    fast, vocab, merges = model_dir / "tokenizer.json", model_dir / "vocab.json", model_dir / "merges.txt"
+    has_fast, has_slow = fast.is_file(), vocab.is_file() and merges.is_file()
+    if not (has_fast or has_slow):
+        raise ValueError(f"{model_dir} has no tokenizer.json and no vocab.json + merges.txt: "
+                                "copy the checkpoint's tokenizer files beside its weights")
+    slow = _from_vocab_and_merges(model_dir, family) if has_slow else None
+    if not has_fast:
+        return slow
+    try:
+        tok = Tokenizer.from_file(str(fast))
+    except Exception as exc:  # the tokenizers library raises its own exception types
+        raise ValueError(f"{fast} cannot be read ({exc}): download it again") from None
+    if slow is not None:
+        _check_agreement(model_dir, tok, slow)
     return tok
 
 
-def special_ids(model_dir: Path, config: dict, tok: Tokenizer, family: Family) -> SpecialIds:
-    """Mask, pad, ends and begin from the folder's files, the family table where they are silent."""
-    generation = _read_json(model_dir / "generation_config.json")
-    settings = _read_json(model_dir / "tokenizer_config.json")
+# The classes whose slow tokenizer is a byte-level BPE over vocab.json + merges.txt. Another class
+# may split or normalise otherwise: a folder without tokenizer.json that names one is refused.
+BYTE_LEVEL_CLASSES = {"Qwen2Tokenizer", "Qwen2TokenizerFast", "DreamTokenizer", "GPT2Tokenizer",
+                      "GPT2TokenizerFast", "PreTrainedTokenizerFast", "CodeGenTokenizer", "LLaDATokenizer"}
+# Snippets that both readings of a folder with tokenizer.json and vocab.json + merges.txt must encode alike.
+AGREEMENT_PROBES = ("def f(x):\n    return x + 12345\n", "  self.value = {'a': [1, 2]}  # café\r\n\tpass\n",
+                    "class A(B):\n\n    async def run(self) -> None:\n        await self.go()\n")
 
-    def ids_of(key: str, fallback: int | None) -> list[int]:
+
+def tokenizer_class(model_dir: Path) -> str | None:
+    return _read_json(Path(model_dir) / "tokenizer_config.json").get("tokenizer_class")
+
+
+def _from_vocab_and_merges(model_dir: Path, family: Family) -> Tokenizer:
+    settings = _read_json(model_dir / "tokenizer_config.json")
+    name = settings.get("tokenizer_class")
+    if name is not None and name not in BYTE_LEVEL_CLASSES and not (model_dir / "tokenizer.json").is_file():
+        raise ValueError(f"{model_dir / 'tokenizer_config.json'} names tokenizer_class {name!r}, not a byte-level "
+                         f"BPE this loader reads from vocab.json + merges.txt (it reads {sorted(BYTE_LEVEL_CLASSES)}): "
+                         "add the checkpoint's tokenizer.json, or fix tokenizer_class")
+    tok = Tokenizer(models.BPE.from_file(str(model_dir / "vocab.json"), str(model_dir / "merges.txt")))
+    tok.pre_tokenizer = family_split(family.layout)
+    tok.decoder = decoders.ByteLevel()
+    added = {int(i): (e["content"], e.get("special", True)) for i, e in settings.get("added_tokens_decoder", {}).items()}
+    for text, token_id in _read_json(model_dir / "added_tokens.json").items():
+        added.setdefault(int(token_id), (text, True))
+    for token_id, (text, special) in sorted(added.items()):
+        token = AddedToken(text, special=special, normalized=False)
+        tok.add_special_tokens([token]) if special else tok.add_tokens([token])
+        if tok.token_to_id(text) != token_id:
+            raise ValueError(f"{model_dir}: tokenizer_config.json / added_tokens.json give {text!r} id {token_id}, "
+                             f"but vocab.json puts it at {tok.token_to_id(text)}: the tokenizer files disagree; "
+                             "download them again")
+    return tok
+
+
+def _check_agreement(model_dir: Path, fast: Tokenizer, slow: Tokenizer) -> None:
+    """tokenizer.json against vocab.json + merges.txt: the same size and the same ids for the probes."""
+    differ = fast.get_vocab_size(with_added_tokens=True) != slow.get_vocab_size(with_added_tokens=True)
+    probe = next((p for p in AGREEMENT_PROBES if fast.encode(p, add_special_tokens=False).ids
+                  != slow.encode(p, add_special_tokens=False).ids), None)
+    if differ or probe is not None:
+        what = (f"{fast.get_vocab_size(with_added_tokens=True)} tokens against "
+                f"{slow.get_vocab_size(with_added_tokens=True)}") if differ else f"they encode {probe!r} differently"
+        raise ValueError(f"{model_dir}: tokenizer.json and vocab.json + merges.txt disagree ({what}): "
+                         "delete the stale pair, or download the checkpoint's tokenizer files again")
+
+
+# Token texts by role, per family, looked up by name where the config files give no id.
+ROLE_NAMES = {
+    "mask": {"dream": ("<|mask|>",), "open-dcoder": ("<|mask|>",), "coda": ("<|mask|>",),
+             "llada": ("<|mdm_mask|>",)},
+    "eos": {"dream": ("<|endoftext|>",), "open-dcoder": ("<|endoftext|>",), "coda": ("<|im_end|>",),
+            "llada": ("<|endoftext|>", "<|eot_id|>")},
+}
+
+
+def special_ids(model_dir: Path, config: dict, tok: Tokenizer, family: Family) -> SpecialIds:
+    """Mask, pad, ends and begin from the folder's files: config.json, generation_config.json,
+    then the token names of tokenizer_config.json / special_tokens_map.json, then the family's
+    token names; a role none of them fills is a ValueError that names the files."""
+    generation = _read_json(model_dir / "generation_config.json")
+    settings = {**_read_json(model_dir / "special_tokens_map.json"), **_read_json(model_dir / "tokenizer_config.json")}
+
+    def ids_of(key: str, names: tuple[str, ...] = ()) -> list[int]:
         for source in (config, generation):
             if source.get(key) is not None:
                 value = source[key]
                 return [int(v) for v in value] if isinstance(value, list) else [int(value)]
-        text = _token_text(settings.get(key.removesuffix("_id")))
-        if text is not None and tok.token_to_id(text) is not None:
-            return [tok.token_to_id(text)]
-        return [] if fallback is None else [fallback]
+        for text in (_token_text(settings.get(key.removesuffix("_id"))), *names):
+            if text is not None and tok.token_to_id(text) is not None:
+                return [tok.token_to_id(text)]
+        return []
 
-    mask = ids_of("mask_token_id", family.mask_token_id)[0]  # the family table always has one
-    eos = ids_of("eos_token_id", family.eos_token_id)
-    pad = (ids_of("pad_token_id", None) or eos)[0]
+    masks = ids_of("mask_token_id", ROLE_NAMES["mask"][family.name])
+    eos = ids_of("eos_token_id", ROLE_NAMES["eos"][family.name])
+    for role, found in (("mask", masks), ("eos", eos)):
+        if not found:
+            raise ValueError(f"{model_dir}: no {role} token: config.json and generation_config.json give no "
+                             f"{role}_token_id, and tokenizer_config.json names no {role}_token that the tokenizer "
+                             f"has (nor {' or '.join(ROLE_NAMES[role][family.name])}); copy the checkpoint's "
+                             "tokenizer_config.json, or set the id in config.json")
+    mask = masks[0]
+    pad = (ids_of("pad_token_id") or eos)[0]
     names = FAMILY_TOKENS[family.name]
     turns = [tok.token_to_id(t) for t in names.end_of_turn if tok.token_to_id(t) is not None]
     begin = None
-    if settings.get("add_bos_token") or names.begin is not None:
-        begin = (ids_of("bos_token_id", None) or [tok.token_to_id(names.begin or "")])[0]
+    if adds_begin(model_dir, tok, settings, names):
+        begin = (ids_of("bos_token_id") or [tok.token_to_id(names.begin or "")])[0]
+        if begin is None:
+            raise ValueError(f"{model_dir}: the tokenizer adds a begin token, but none is named "
+                             "(no bos_token_id, no bos_token): copy the checkpoint's tokenizer_config.json")
     stated = [("mask_token_id", mask), ("pad_token_id", pad), ("bos_token_id", begin)]
     for name, token_id in stated + [("eos_token_id", i) for i in eos]:
         if token_id is not None and tok.id_to_token(token_id) is None:
             raise ValueError(f"{model_dir}: {name} {token_id} is not a token of its tokenizer "
                              f"({tok.get_vocab_size()} tokens); the config and tokenizer files disagree")
     return SpecialIds(mask=mask, pad=pad, ends=tuple(dict.fromkeys([pad, *eos, *turns])), begin=begin)
+
+
+def adds_begin(model_dir: Path, tok: Tokenizer, settings: dict, names: FamilyTokens) -> bool:
+    """Whether the family's own tokenizer starts every text with a begin token: tokenizer_config.json's
+    `add_bos_token` where it is stated, else whether tokenizer.json's post-processor adds a special
+    token before a text, else the family's habit (LLaDA's `<|startoftext|>`, unverified)."""
+    if "add_bos_token" in settings:
+        return bool(settings["add_bos_token"])
+    if (model_dir / "tokenizer.json").is_file():
+        if tok.post_processor is None:
+            return False
+        encoding = tok.encode("x", add_special_tokens=True)
+        return bool(encoding.special_tokens_mask) and encoding.special_tokens_mask[0] == 1
+    return names.begin is not None
 
 
 def _token_text(entry) -> str | None:

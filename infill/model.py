@@ -37,6 +37,7 @@ class ModelConfig:
     tie_word_embeddings: bool = True
     qkv_bias: bool = False  # Qwen2 has biases on q/k/v projections
     qk_norm: bool = False  # Qwen3 normalises each head's q and k before rotary
+    rope_in_model_dtype: bool = False  # cos/sin cast to the weights' dtype (Qwen2/Qwen3 references); else fp32
     causal: bool = False  # False: bidirectional (diffusion); True: autoregressive
     logits_shift: bool = True  # position i is predicted from the hidden state at i-1 (Dream)
     mask_token_id: int = 0
@@ -212,7 +213,7 @@ class Transformer(nn.Module):
         if positions is None:
             start = 0 if cache is None else cache[0][0].shape[2]
             positions = torch.arange(start, start + T, device=input_ids.device).expand(B, T)
-        cos, sin = rotary(positions, self.cfg.head_dim, self.cfg.rope_theta)
+        cos, sin = self._rotary(positions)
         x = self.model.embed_tokens(input_ids)
         new_cache = []
         last = len(self.model.layers) - 1
@@ -235,8 +236,19 @@ class Transformer(nn.Module):
         keys turn by delta's angles (rotations compose); values carry no position."""
         if delta == 0:
             return kv
-        cos, sin = rotary(torch.tensor([[delta]], device=kv[0][0].device), self.cfg.head_dim, self.cfg.rope_theta)
+        cos, sin = self._rotary(torch.tensor([[delta]], device=kv[0][0].device))
         return [(apply_rotary(k, cos, sin), v) for k, v in kv]
+
+    def _rotary(self, positions: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """cos, sin for `positions`: fp32, or in the weights' dtype where the family's reference
+        casts them (transformers' Qwen2 and Qwen3 rotary embeddings return `cos.to(x.dtype)`;
+        LLaDA's keeps them in full precision, `rope_full_precision`)."""
+        cos, sin = rotary(positions, self.cfg.head_dim, self.cfg.rope_theta)
+        if self.cfg.rope_in_model_dtype:
+            dtype = self.model.embed_tokens.weight.dtype
+            if dtype.is_floating_point:  # an int8 store keeps its own float compute dtype elsewhere
+                cos, sin = cos.to(dtype), sin.to(dtype)
+        return cos, sin
 
     def token_logits(self, logits: torch.Tensor) -> torch.Tensor:
         """Logits that predict each position's own token (B, T, V), undoing the shift if any."""

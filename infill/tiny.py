@@ -1,10 +1,20 @@
 """Tiny random checkpoints in each public layout, for tests and for checking an install.
 
-    python -m infill.tiny FAMILY DIR      # FAMILY: dream, open-dcoder, coda, llada
+    python -m infill.tiny FAMILY DIR      # FAMILY: dream, diffucoder, open-dcoder, coda, llada
 
-A folder as the family publishes it: `config.json` in its format, bf16 weights in two shards
-(`model-0000N-of-00002.safetensors`) with `model.safetensors.index.json`, `tokenizer.json`,
-`tokenizer_config.json` and `generation_config.json` (LLaDA's also as `vocab.json` + `merges.txt`).
+A folder with the files the family publishes (`PUBLISHED`): `config.json` in its format, bf16
+weights in two shards (`model-0000N-of-00002.safetensors`) with `model.safetensors.index.json`,
+`generation_config.json`, and the tokenizer files as the family ships them:
+
+- Dream (Dream-org) and DiffuCoder (Apple): `vocab.json` + `merges.txt`, `tokenizer_config.json`
+  naming `DreamTokenizer` (its own tokenization_dream.py), `special_tokens_map.json`, no
+  tokenizer.json;
+- Open-dCoder and CoDA (Qwen2.5 / Qwen3 style): `tokenizer.json` and `vocab.json` + `merges.txt`,
+  `tokenizer_config.json` naming `Qwen2Tokenizer`; CoDA adds `added_tokens.json` and
+  `special_tokens_map.json`;
+- LLaDA: `tokenizer.json` (whose post-processor adds `<|startoftext|>`, unverified) and
+  `tokenizer_config.json` naming `PreTrainedTokenizerFast`, `special_tokens_map.json`.
+
 The tokenizer is the family's kind (the same pre-tokenizer, the same added tokens in the same
 order) with a small vocabulary trained here on a few standard-library modules, so the family's special
 ids move down to just past the trained tokens; the config, the tokenizer and the generation config
@@ -20,10 +30,10 @@ from pathlib import Path
 
 import torch
 from safetensors.torch import save_file
-from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_tokenizers, trainers
+from tokenizers import AddedToken, Tokenizer, decoders, models, pre_tokenizers, processors, trainers
 
 from infill.families import _LLADA_BLOCK, _LLADA_TOP, model_config
-from infill.family_tokens import QWEN2_PATTERN
+from infill.family_tokens import family_split
 from infill.model import Transformer
 
 MERGES = 400  # trained merges on top of the 256 byte tokens
@@ -39,6 +49,7 @@ QWEN_ADDED = [
 NOT_SPECIAL = {"<tool_call>", "</tool_call>", "<tool_response>", "</tool_response>", "<think>", "</think>"}
 ADDED = {  # per family: its added tokens in id order (LLaDA's ids 126080.. closed up, unverified names)
     "dream": QWEN_ADDED + ["<|beginoftext|>", "<|mask|>"],
+    "diffucoder": QWEN_ADDED + ["<|beginoftext|>", "<|mask|>"],
     "open-dcoder": QWEN_ADDED + ["<|mask|>"],
     "coda": QWEN_ADDED + ["<tool_response>", "</tool_response>", "<think>", "</think>", "<|mask|>"],
     "llada": ["<|startoftext|>", "<|endoftext|>", "<|mdm_mask|>", "<|start_header_id|>", "<|end_header_id|>",
@@ -47,10 +58,24 @@ ADDED = {  # per family: its added tokens in id order (LLaDA's ids 126080.. clos
 # per family: (mask, pad, eos, bos) token texts; bos None where the family has none
 ROLES = {
     "dream": ("<|mask|>", "<|endoftext|>", "<|endoftext|>", None),
+    "diffucoder": ("<|mask|>", "<|endoftext|>", "<|endoftext|>", None),
     "open-dcoder": ("<|mask|>", "<|endoftext|>", "<|endoftext|>", None),
     "coda": ("<|mask|>", "<|endoftext|>", "<|im_end|>", None),
     "llada": ("<|mdm_mask|>", "<|endoftext|>", "<|endoftext|>", "<|startoftext|>"),
 }
+# per family: the tokenizer files its published folders hold (besides config.json, the weights and
+# generation_config.json)
+PUBLISHED = {
+    "dream": ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"),
+    "diffucoder": ("vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"),
+    "open-dcoder": ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json"),
+    "coda": ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "added_tokens.json",
+             "special_tokens_map.json"),
+    "llada": ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"),
+}
+TOKENIZER_CLASS = {"dream": "DreamTokenizer", "diffucoder": "DreamTokenizer", "open-dcoder": "Qwen2Tokenizer",
+                   "coda": "Qwen2Tokenizer", "llada": "PreTrainedTokenizerFast"}
+LAYOUT = {"dream": "qwen2", "diffucoder": "qwen2", "open-dcoder": "qwen2", "coda": "qwen3", "llada": "llada"}
 SHAPE = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
              intermediate_size=128, max_position_embeddings=512, rope_theta=10000.0, rms_norm_eps=1e-6,
              hidden_act="silu", use_sliding_window=False, torch_dtype="bfloat16")
@@ -69,13 +94,7 @@ def training_text() -> list[str]:
 def train_vocabulary(family: str) -> Tokenizer:
     """A byte-level BPE of the family's kind: MERGES merges, then the family's added tokens."""
     tok = Tokenizer(models.BPE())
-    if family == "llada":  # GPT-2-style byte level (unverified for LLaDA's own vocabulary)
-        tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=True)
-    else:
-        tok.pre_tokenizer = pre_tokenizers.Sequence([
-            pre_tokenizers.Split(Regex(QWEN2_PATTERN), behavior="isolated"),
-            pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False),
-        ])
+    tok.pre_tokenizer = family_split(LAYOUT[family])  # LLaDA: GPT-2-style byte level (unverified)
     tok.decoder = decoders.ByteLevel()
     alphabet = pre_tokenizers.ByteLevel.alphabet()
     trainer = trainers.BpeTrainer(vocab_size=len(alphabet) + MERGES, initial_alphabet=alphabet,
@@ -107,21 +126,53 @@ def family_config(family: str, ids: dict[str, int], rows: int) -> dict:
                 "head_dim": 32, **SHAPE, "vocab_size": rows, "mask_token_id": ids["mask_token_id"],
                 "pad_token_id": ids["pad_token_id"]}
     architecture, model_type, tied = {"dream": ("DreamModel", "Dream", False),
+                                      "diffucoder": ("DreamModel", "Dream", False),
                                       "open-dcoder": ("Qwen2ForCausalLM", "qwen2", True)}[family]
     return {"architectures": [architecture], "model_type": model_type, **SHAPE, "vocab_size": rows,
             "tie_word_embeddings": tied, **stated}
 
 
 def tokenizer_settings(family: str, tok: Tokenizer) -> dict:
-    """tokenizer_config.json: the added tokens by id and the named roles."""
+    """tokenizer_config.json: the added tokens by id, the named roles and the family's class."""
     mask, pad, eos, bos = ROLES[family]
     decoder = {str(i): {"content": t.content, "lstrip": False, "normalized": False, "rstrip": False,
                         "single_word": False, "special": t.special}
                for i, t in sorted(tok.get_added_tokens_decoder().items())}
-    return {"add_bos_token": bos is not None, "add_prefix_space": False, "added_tokens_decoder": decoder,
-            "bos_token": bos, "eos_token": eos, "pad_token": pad, "mask_token": mask, "errors": "replace",
-            "model_max_length": SHAPE["max_position_embeddings"],
-            "tokenizer_class": "PreTrainedTokenizerFast" if family == "llada" else "Qwen2Tokenizer"}
+    settings = {"add_prefix_space": False, "added_tokens_decoder": decoder, "bos_token": bos, "eos_token": eos,
+                "pad_token": pad, "mask_token": mask, "errors": "replace",
+                "model_max_length": SHAPE["max_position_embeddings"], "tokenizer_class": TOKENIZER_CLASS[family]}
+    if family != "llada":  # LLaDA's tokenizer.json says whether it adds its start token
+        settings["add_bos_token"] = False
+    if TOKENIZER_CLASS[family] == "DreamTokenizer":  # the class is the folder's own Python file
+        settings["auto_map"] = {"AutoTokenizer": ["tokenization_dream.DreamTokenizer", None]}
+    return settings
+
+
+def special_tokens_map(family: str) -> dict:
+    mask, pad, eos, bos = ROLES[family]
+    return {k: v for k, v in {"bos_token": bos, "eos_token": eos, "pad_token": pad, "mask_token": mask}.items()
+            if v is not None}
+
+
+def write_tokenizer(family: str, tok: Tokenizer, folder: Path) -> None:
+    """The family's tokenizer files (`PUBLISHED`), written from `tok`."""
+    files = PUBLISHED[family]
+    if "tokenizer.json" in files:
+        if family == "llada":  # its start token, added to every text by the post-processor
+            bos = ROLES[family][3]
+            saved = Tokenizer.from_str(tok.to_str())
+            saved.post_processor = processors.TemplateProcessing(
+                single=f"{bos} $A", pair=f"{bos} $A $B", special_tokens=[(bos, tok.token_to_id(bos))])
+            saved.save(str(folder / "tokenizer.json"))
+        else:
+            tok.save(str(folder / "tokenizer.json"))
+    if "vocab.json" in files:
+        tok.model.save(str(folder))  # vocab.json + merges.txt
+    _write_json(folder / "tokenizer_config.json", tokenizer_settings(family, tok))
+    if "special_tokens_map.json" in files:
+        _write_json(folder / "special_tokens_map.json", special_tokens_map(family))
+    if "added_tokens.json" in files:
+        _write_json(folder / "added_tokens.json", {t.content: i for i, t in tok.get_added_tokens_decoder().items()})
 
 
 def write_tiny(family: str, folder: Path, seed: int = 0) -> Path:
@@ -136,11 +187,8 @@ def write_tiny(family: str, folder: Path, seed: int = 0) -> Path:
     mask, pad, eos, bos = (tok.token_to_id(t) if t else None for t in ROLES[family])
     ids = {"mask_token_id": mask, "pad_token_id": pad, "eos_token_id": eos, "bos_token_id": bos}
     config = family_config(family, ids, rows)
-    tok.save(str(folder / "tokenizer.json"))
-    if family == "llada":
-        tok.model.save(str(folder))  # vocab.json + merges.txt, as older LLaDA-style folders ship them
+    write_tokenizer(family, tok, folder)
     _write_json(folder / "config.json", config)
-    _write_json(folder / "tokenizer_config.json", tokenizer_settings(family, tok))
     _write_json(folder / "generation_config.json", {k: v for k, v in ids.items() if v is not None and
                                                     (family != "coda" or k == "mask_token_id")})
     write_shards(folder, random_state(family, config, seed))

@@ -34,6 +34,7 @@ PY
 fi
 
 mkdir -p "$out"
+export PYTHONUNBUFFERED=1  # a cut run keeps every line printed so far
 missing() {  # the modules of "$@" that do not import
   for module in "$@"; do "$python" -c "import $module" 2>/dev/null || echo "$module"; done
 }
@@ -64,16 +65,35 @@ tiny=()
 [ -n "${GPU_CHECK_TINY:-}" ] && tiny=(--tiny)
 tests_rc=skipped
 if [ -z "$(missing pytest)" ]; then
-  timeout "${TESTS_TIMEOUT:-180}" "$python" -m pytest -m gpu tests/test_gpu.py -q -rs -p no:cacheprovider \
-    > "$out/pytest.txt" 2>&1
-  tests_rc=$?
+  # tee: the session's log (what comes back first) holds each line as it is printed
+  timeout --signal=INT --kill-after=15 "${TESTS_TIMEOUT:-180}" "$python" -m pytest -m gpu tests/test_gpu.py -q -rs \
+    -p no:cacheprovider 2>&1 | tee "$out/pytest.txt"
+  tests_rc=${PIPESTATUS[0]}
 else
   echo "pytest is missing: run scripts/gpu_check.sh --vendor here and carry $pylib" > "$out/pytest.txt"
 fi
-timeout "${BENCH_TIMEOUT:-270}" "$python" -m bench.gpu --json "${tiny[@]}" > "$out/bench.txt" 2>&1
-bench_rc=$?
-tail -n 1 "$out/bench.txt" > "$out/bench.json"
-"$python" -c 'import json, sys; json.load(open(sys.argv[1]))' "$out/bench.json" 2>/dev/null || : > "$out/bench.json"
+timeout --signal=INT --kill-after=15 "${BENCH_TIMEOUT:-270}" "$python" -m bench.gpu --json "${tiny[@]}" 2>&1 \
+  | tee "$out/bench.txt"
+bench_rc=${PIPESTATUS[0]}
+# bench.json: the final object, or (a run cut short) the sections that finished, marked partial
+"$python" - "$out/bench.txt" "$out/bench.json" <<'PY'
+import json, sys
+report, sections = None, {}
+for line in open(sys.argv[1], errors="replace"):
+    try:
+        value = json.loads(line)
+    except ValueError:
+        continue
+    if isinstance(value, dict) and "section" in value:
+        name = value.pop("section")
+        sections.update(value.get("setup", {}) if name == "setup" else value)
+    elif isinstance(value, dict):
+        report = value
+if report is None and sections:
+    report = {**sections, "partial": True}
+with open(sys.argv[2], "w") as out:
+    out.write(json.dumps(report) + "\n" if report else "")
+PY
 
 { echo "gpu tests: rc $tests_rc ($(tail -n 1 "$out/pytest.txt"))"
   echo "bench.gpu: rc $bench_rc ($( [ -s "$out/bench.json" ] && echo "bench.json written" || echo "no JSON: see bench.txt"))"

@@ -53,8 +53,18 @@
 # the same exact matches, and under the worker's int8 compute (which quantizes the stored weights
 # again, per tensor) 2 of 200 held-out lines were lost and 4 of 1,033 HumanEval passes gained.
 #
+# Safety (issue 31): a preflight first (scripts/gpu_preflight.py, ~5-15 s: the imports in one
+# Python call, CUDA asserted, one row-statistics and one commit on CUDA tensors) written to
+# $OUT/preflight.txt line by line, the session stopping there when CUDA or an import is missing;
+# the training minutes derived from the time left (SESSION_SECONDS less RESERVE_SECONDS for packing
+# and the check, AR_SHARE_OF_TIME to the AR phase) unless AR_MINUTES / DIFFUSION_MINUTES are set;
+# PYTHONUNBUFFERED=1 and `timeout --signal=INT` so a cut run keeps its output; the diffusion model
+# saved at 90% of its minutes (training.train) and packed even when the phase is cut; a pyzmq
+# wheel for the GPU's Python carried when --prepare could fetch one (the worker's socket).
+#
 # Knobs (environment): NAME=infill-py-25m HIDDEN=512 LAYERS=8 HEADS=8 KV_HEADS=2 FFN=1280 SEQ_LEN=1024
-# BATCH=64 AR_MINUTES=3.2 DIFFUSION_MINUTES=2.8 AR_LR=1.5e-3 DIFFUSION_LR=7.5e-4 FIM_RATE=0.5
+# BATCH=64 AR_MINUTES, DIFFUSION_MINUTES (default: from the time left) RESERVE_SECONDS=120
+# AR_SHARE_OF_TIME=0.53 AR_LR=1.5e-3 DIFFUSION_LR=7.5e-4 FIM_RATE=0.5
 # FIM_SPM=0.5 AR_SNIPPET_SHARE=0.25 SNIPPET_SHARE=0.3 CANVAS_SHARE=0.15 AR_SHARE=0.25 SESSION_SECONDS=540
 # VAL_TOKENS=262144 (--prepare: validation tokens sent)
 # THREADS=8 DEVICE=(cuda when present) IN=work/gpu-session OUT=work/gpu-session-out
@@ -66,6 +76,7 @@ in=${IN:-work/gpu-session}
 out=${OUT:-work/gpu-session-out}
 back=${BACK:-work/gpu-session-back}
 piece_bytes=$((16 * 1024 * 1024 - 65536))
+export PYTHONUNBUFFERED=1  # a cut run keeps every line it printed
 if [ -n "${GPU_SESSION_TINY:-}" ]; then  # the CPU test: every step, at sizes that take seconds
   : "${NAME:=tiny}" "${HIDDEN:=32}" "${LAYERS:=2}" "${HEADS:=4}" "${KV_HEADS:=2}" "${FFN:=64}" "${SEQ_LEN:=64}"
   : "${BATCH:=4}" "${AR_MINUTES:=0.03}" "${DIFFUSION_MINUTES:=0.03}" "${THREADS:=1}" "${DEVICE:=cpu}"
@@ -77,7 +88,22 @@ seq_len=${SEQ_LEN:-1024}
 
 prepare() {  # prepare CORPUS: the session's inputs in $in, and pytest for the GPU machine
   local corpus=${1:-work/corpus}
+  case "$seq_len" in
+    ''|*[!0-9]*) echo "SEQ_LEN=$seq_len is not a whole number of tokens"; exit 1 ;;
+  esac
+  if [ "$seq_len" -lt 64 ] || [ "$seq_len" -gt 4096 ] || [ $((seq_len % 64)) -ne 0 ]; then
+    echo "SEQ_LEN=$seq_len: use a multiple of 64 between 64 and 4096"; exit 1
+  fi
+  local present
+  present=$(git ls-files models/ 2>/dev/null | while read -r f; do [ -e "$f" ] && echo "$f"; done | head -n 1)
+  if [ -z "${GPU_SESSION_TINY:-}" ] && [ -n "$present" ]; then  # tracked files travel: ~63 MB, no room left
+    echo "models/ is still tracked and present ($present): it would travel and leave no room; move the" \
+         "model folders aside (mkdir -p work/models-away && mv models/infill-py-16m* work/models-away/," \
+         "as README's GPU section says), then --prepare again"
+    exit 1
+  fi
   mkdir -p "$in"
+  echo "$seq_len" > "$in/seq_len.txt"  # the session trains at the length the snippets were cut for
   cp "$corpus/tokenizer.json" "$in/"
   # validation draws 64 windows: the first VAL_TOKENS of val.bin are plenty, and leave room for canvases
   head -c $((2 * ${VAL_TOKENS:-262144})) "$corpus/val.bin" > "$in/val.bin"
@@ -93,8 +119,14 @@ prepare() {  # prepare CORPUS: the session's inputs in $in, and pytest for the G
       "$CANVASES" "$in/canvases.jsonl.xz"
   fi
   local decoder=models/${BASE_MODEL:-infill-py-16m}/decoder.json
+  [ -f "$decoder" ] || decoder=work/models-away/${BASE_MODEL:-infill-py-16m}/decoder.json  # moved aside for the trip
   [ -f "$decoder" ] && cp "$decoder" "$in/decoder.json"
   [ -n "${GPU_SESSION_TINY:-}" ] || scripts/gpu_check.sh --vendor  # pytest's files, for a GPU machine without pytest
+  if [ -z "${GPU_SESSION_TINY:-}" ] && ! ls "$in"/pyzmq-*.whl >/dev/null 2>&1; then  # the worker's socket there
+    "$python" -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+      --platform manylinux_2_28_x86_64 --dest "$in" "pyzmq==${PYZMQ_VERSION:-27.3.0}" \
+      || echo "no pyzmq wheel fetched: the worker will not be tried on the GPU"
+  fi
   local tree
   tree=$(git ls-files -z | grep -zv '^models/' | xargs -0 cat 2>/dev/null | wc -c)
   du -cb "$in" $( [ -f work/gpu-pylib.zip ] && echo work/gpu-pylib.zip ) | tail -n 1 | awk -v tree="$tree" '{ total = $1 + tree;
@@ -106,11 +138,15 @@ unpack() {  # unpack RESULTS [MODELS]: the models into MODELS (default models/),
   local results=$1 models=${2:-models}
   mkdir -p "$back" "$models"
   for pieces in "$results"/*.tar.part-aa; do
-    cat "${pieces%aa}"* | tar -xf - -C "$back"
+    [ -f "$pieces" ] || continue
+    cat "${pieces%aa}"* | tar -xf - -C "$back" || echo "$pieces: incomplete pieces, skipped"
   done
-  [ -f "$results/check.tar" ] && tar -xf "$results/check.tar" -C "$back"
-  cp "$results/session.log" "$results/summary.txt" "$back/"
+  if [ -f "$results/check.tar" ]; then tar -xf "$results/check.tar" -C "$back" || echo "check.tar: damaged"; fi
+  for file in session.log summary.txt preflight.txt; do
+    if [ -f "$results/$file" ]; then cp "$results/$file" "$back/"; else echo "$file: not in $results (the run was cut)"; fi
+  done
   for model in "$back"/*/config.json; do
+    [ -f "$model" ] || continue
     local folder
     folder=$(dirname "$model")
     [ -e "$models/$(basename "$folder")" ] && { echo "$models/$(basename "$folder") exists: move it away first"; exit 1; }
@@ -131,6 +167,25 @@ deadline=$((session_started + ${SESSION_SECONDS:-540}))
 runs=${RUNS:-work/runs/gpu-session}
 mkdir -p "$out" "$runs/bundled"
 exec > >(tee -a "$out/session.log") 2>&1
+preflight_flags=()
+[ -n "${GPU_SESSION_TINY:-}" ] && preflight_flags=(--cpu)
+if ! "$python" scripts/gpu_preflight.py "$out/preflight.txt" "${preflight_flags[@]}"; then
+  cat "$out/preflight.txt"
+  echo "preflight failed at $((SECONDS - session_started)) s: nothing trained (see preflight.txt)" | tee "$out/summary.txt"
+  exit 1
+fi
+echo "preflight passed at $((SECONDS - session_started)) s"
+row_choice=$(sed -n 's/.*row_stats=\(numba\|torch\)$/\1/p' "$out/preflight.txt" | tail -n 1)
+export INFILL_CUDA_ROW_STATS=${INFILL_CUDA_ROW_STATS:-${row_choice:-numba}}
+if [ -f "$in/seq_len.txt" ] && [ "$(cat "$in/seq_len.txt")" != "$seq_len" ]; then
+  echo "SEQ_LEN=$seq_len but the inputs were prepared at $(cat "$in/seq_len.txt"): set SEQ_LEN=$(cat "$in/seq_len.txt")"
+  exit 1
+fi
+for wheel in "$in"/pyzmq-*.whl; do  # the worker's socket, unpacked where Python finds it
+  [ -f "$wheel" ] || continue
+  "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$runs/pylib"
+  export PYTHONPATH="$PWD/$runs/pylib${PYTHONPATH:+:$PYTHONPATH}"
+done
 device_flag=()
 [ -n "${DEVICE:-}" ] && device_flag=(--device "$DEVICE")
 shape=(--hidden "${HIDDEN:-512}" --layers "${LAYERS:-8}" --heads "${HEADS:-8}" --kv-heads "${KV_HEADS:-2}"
@@ -152,10 +207,18 @@ canvas_flags() {  # the diffusion phase's edit canvases (`training.edit_canvases
 
 pack() {  # pack MODEL RUN: the run's model stored int8, with its training log, in pieces for the trip
   local model=$1 run=$2
+  [ -f "$run/model/config.json" ] || { echo "pack $model: no model saved in $run (cut before its first save)"; return; }
+  rm -rf "${runs:?}/bundled/$model"  # packed again after the early pack of its 90% save
   "$python" -m training.bundle "$run/model" "$model" --models "$runs/bundled" --int8
   [ -f "$in/decoder.json" ] && [ "$model" = "$name" ] && cp "$in/decoder.json" "$runs/bundled/$model/"
   cp "$run/log.jsonl" "$runs/bundled/$model.log.jsonl"
-  tar -cf - -C "$runs/bundled" "$model" "$model.log.jsonl" | split -b "$piece_bytes" - "$out/$model.tar.part-"
+  # the pieces are written aside and renamed into place: a session cut while packing leaves whole pieces
+  rm -rf "$out/.packing"
+  mkdir -p "$out/.packing"
+  tar -cf - -C "$runs/bundled" "$model" "$model.log.jsonl" | split -b "$piece_bytes" - "$out/.packing/$model.tar.part-"
+  rm -f "$out/$model".tar.part-*
+  mv "$out/.packing/$model".tar.part-* "$out/"
+  rmdir "$out/.packing"
   echo "packed $model at $((SECONDS - session_started)) s: $(du -cb "$out/$model".tar.part-* | tail -n 1 | cut -f1) bytes"
 }
 
@@ -182,17 +245,41 @@ summary() {  # what comes back, checked against the limits
   } | tee "$out/summary.txt"
 }
 
+minutes_left() {  # minutes_left SHARE: that share of the training time left before the reserve, in minutes
+  awk -v left=$((deadline - SECONDS - ${RESERVE_SECONDS:-120})) -v share="$1" \
+    'BEGIN { m = left * share / 60; printf "%.2f", (m < 0.05 ? 0.05 : m) }'
+}
+until_deadline() {  # until_deadline CMD...: CMD, interrupted (SIGINT: it saves and prints) at the deadline
+  local left=$((deadline - SECONDS - 5))
+  [ "$left" -gt 1 ] || left=1
+  timeout --signal=INT --kill-after=20 "$left" "$@"
+}
+
 echo "gpu session: $name, $(date -u +%FT%TZ)"
 unxz "$in/train.bin.xz"
-"$python" -m training.train --phase ar --out "$runs/ar" "${shape[@]}" "${common[@]}" \
+ar_minutes=${AR_MINUTES:-$(minutes_left "${AR_SHARE_OF_TIME:-0.53}")}
+echo "AR phase: $ar_minutes minutes"
+until_deadline "$python" -m training.train --phase ar --out "$runs/ar" "${shape[@]}" "${common[@]}" \
   --fim-rate "${FIM_RATE:-0.5}" --fim-spm "${FIM_SPM:-0.5}" --snippet-share "${AR_SNIPPET_SHARE:-0.25}" \
-  --lr "${AR_LR:-1.5e-3}" --warmup 100 --minutes "${AR_MINUTES:-3.2}"
+  --lr "${AR_LR:-1.5e-3}" --warmup 100 --minutes "$ar_minutes" || echo "AR phase: rc $?"
 pack "$name-ar" "$runs/ar"
 read -r -a canvases <<< "$(canvas_flags)"
-"$python" -m training.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
+diffusion_minutes=${DIFFUSION_MINUTES:-$(minutes_left 1)}
+echo "diffusion phase: $diffusion_minutes minutes"
+rm -f "$runs/diffusion.done"
+(  # the model saved at 90% of the minutes goes into $out at once: a session cut after it keeps it
+  while [ ! -f "$runs/diffusion.done" ]; do
+    if [ -f "$runs/diffusion/model/tokenizer.json" ]; then pack "$name" "$runs/diffusion"; exit; fi
+    sleep 1
+  done
+) &
+early_pack=$!
+until_deadline "$python" -m training.train --phase diffusion --init "$runs/ar/model" --out "$runs/diffusion" \
   --seq-len "$seq_len" --batch "${BATCH:-64}" "${common[@]}" --snippet-share "${SNIPPET_SHARE:-0.3}" \
   "${canvases[@]}" --ar-share "${AR_SHARE:-0.25}" --lr "${DIFFUSION_LR:-7.5e-4}" --warmup 50 \
-  --minutes "${DIFFUSION_MINUTES:-2.8}"
+  --minutes "$diffusion_minutes" || echo "diffusion phase: rc $? (its model as last saved is packed)"
+touch "$runs/diffusion.done"
+wait "$early_pack" || true
 pack "$name" "$runs/diffusion"
 check
 summary

@@ -6,6 +6,7 @@ import subprocess
 import sys
 
 import pytest
+import torch
 
 from bench import gpu
 
@@ -13,7 +14,13 @@ from bench import gpu
 def test_tiny_gpu_bench_runs_on_the_cpu(capsys):
     assert gpu.main(["--tiny", "--device", "cpu", "--json"]) == 0
     out = capsys.readouterr().out
-    report = json.loads(out.strip().splitlines()[-1])
+    lines = [json.loads(line) for line in out.splitlines() if line.startswith("{")]
+    report = lines[-1]
+    sections = [line["section"] for line in lines[:-1]]  # printed as each finished, before the whole
+    assert sections == ["setup", "forward", "decoders", "implied", "copy_gb_s", "row_stats", "commit"]
+    assert all(lines[sections.index(name)][name] == report[name] for name in sections[1:])
+    assert [(r["requests"], r["positions"]) for r in report["commit"]] == [(1, 32), (32, 1024)]
+    assert all(r["device_ms"] > 0 and r["cpu_ms"] > 0 for r in report["commit"])
     assert report["device"] == "cpu" and report["tiny"] and "forward latency" in out
     steps = {(r["model"], r["batch"], r["context"]) for r in report["forward"] if r["ms"] > 0}
     assert len(steps) == 2 * len(gpu.TINY["batches"]) * len(gpu.TINY["contexts"])  # both models, every size
@@ -48,5 +55,34 @@ def test_gpu_check_script_runs_tiny_on_the_cpu(tmp_path):
     assert {p.name for p in tmp_path.iterdir()} == {"imports.txt", "env.txt", "pytest.txt", "bench.txt",
                                                    "bench.json", "summary.txt"}
     assert "missing (needed): none" in (tmp_path / "imports.txt").read_text()
-    assert "skipped" in (tmp_path / "pytest.txt").read_text()  # no CUDA here: every gpu test skips itself
+    tests = (tmp_path / "pytest.txt").read_text()
+    if torch.cuda.is_available():  # a GPU machine: the gpu tests run, and none may skip
+        assert " passed" in tests and "skipped" not in tests and "failed" not in tests
+    else:  # no CUDA here: every gpu test skips itself
+        assert "skipped" in tests and " passed" not in tests
     assert json.loads((tmp_path / "bench.json").read_text())["tiny"] is True
+
+
+@pytest.mark.slow
+def test_a_cut_benchmark_leaves_its_finished_sections(tmp_path):
+    """bench.gpu interrupted (SIGINT, as `timeout --signal=INT` sends) after some sections: the
+    check's bench.json holds those, marked partial."""
+    root = gpu.Path(__file__).parents[1]
+    env = os.environ | {"GPU_CHECK_TINY": "1", "OUT": str(tmp_path), "PYTHON": sys.executable, "BENCH_TIMEOUT": "1",
+                        "TESTS_TIMEOUT": "1"}
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "bench_stub.py").write_text(
+        "import json, sys, time\n"
+        "print(json.dumps({'section': 'setup', 'setup': {'device': 'cpu', 'tiny': True}}), flush=True)\n"
+        "print(json.dumps({'section': 'forward', 'forward': [{'ms': 1.0}]}), flush=True)\n"
+        "time.sleep(30)\n")
+    stub = tmp_path / "python"
+    stub.write_text(f"#!/bin/sh\nif [ \"$1 $2\" = '-m bench.gpu' ]; then exec {sys.executable} {fake / 'bench_stub.py'}; fi\n"
+                    f"exec {sys.executable} \"$@\"\n")
+    stub.chmod(0o755)
+    result = subprocess.run([str(root / "scripts" / "gpu_check.sh")], env=env | {"PYTHON": str(stub)},
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0  # the benchmark was cut
+    report = json.loads((tmp_path / "bench.json").read_text())
+    assert report["partial"] is True and report["forward"] == [{"ms": 1.0}] and report["tiny"] is True

@@ -274,3 +274,33 @@ def test_own_checkpoint_round_trip(tmp_path, tie):
     ids = random_ids()
     with torch.no_grad():
         torch.testing.assert_close(loaded(ids)[0], model(ids)[0], atol=0, rtol=0)
+
+
+@pytest.mark.parametrize("layout", ["qwen2-untied", "qwen3"])
+def test_bf16_rotary_is_cast_to_the_model_dtype_as_transformers_does(tmp_path, layout):
+    """In bf16 transformers' Qwen2/Qwen3 rotary embeddings return cos/sin in bf16: ours are the same
+    numbers for these layouts (kept in fp32 they would not be), and the logits stay close."""
+    written = WRITERS[layout](tmp_path)  # its rotary buffer in fp32, as from_pretrained in bf16 keeps it
+    model = load_model(tmp_path, dtype=torch.bfloat16)
+    assert model.cfg.rope_in_model_dtype
+    positions = torch.arange(300)[None]
+    probe = torch.zeros(1, 300, 64, dtype=torch.bfloat16)
+    want_cos, want_sin = written.model.rotary_emb(probe, positions)
+    cos, sin = model._rotary(positions)
+    assert cos.dtype == sin.dtype == torch.bfloat16
+    assert torch.equal(cos[:, 0], want_cos) and torch.equal(sin[:, 0], want_sin)
+    model.cfg.rope_in_model_dtype = False
+    assert model._rotary(positions)[0].dtype == torch.float32
+    model.cfg.rope_in_model_dtype = True
+    reference = type(written).from_pretrained(tmp_path, dtype=torch.bfloat16).eval()
+    ids = random_ids(length=48)
+    see_everything = torch.zeros(ids.shape[0], 1, ids.shape[1], ids.shape[1], dtype=torch.bfloat16)
+    with torch.no_grad():
+        expected = reference(ids, attention_mask=see_everything).logits.float()
+        ours, _ = model(ids)
+    torch.testing.assert_close(ours.float(), expected, atol=0.1, rtol=0.05)
+
+
+def test_llada_keeps_rotary_in_full_precision(tmp_path):
+    write_llada(tmp_path)
+    assert not load_model(tmp_path).cfg.rope_in_model_dtype  # its reference: rope_full_precision

@@ -18,7 +18,7 @@ from infill.job import Job
 from infill.tiny import write_tiny
 from tests.conftest import SAMPLE_CODE
 
-FAMILIES = ["dream", "open-dcoder", "coda", "llada"]
+FAMILIES = ["dream", "diffucoder", "open-dcoder", "coda", "llada"]
 CODE = SAMPLE_CODE + Path(__file__).read_text() + "s = 'café → ü'\r\n\tx = 1\n\n\n"
 PREFIX, SUFFIX = "def read(path):\n    with open(path) as f:\n        return f.re", "\n\nprint(read('a'))\n"
 
@@ -63,7 +63,7 @@ def test_code_round_trips_byte_identical(tiny_dirs, family):
 
 
 def test_vocab_and_merges_without_tokenizer_json_encode_the_same(tiny_dirs, tmp_path):
-    folder = tiny_dirs["llada"]
+    folder = tiny_dirs["open-dcoder"]  # ships both
     for name in ("config.json", "tokenizer_config.json", "generation_config.json", "vocab.json", "merges.txt"):
         shutil.copy(folder / name, tmp_path / name)
     from_files, from_json = tokenizer(tmp_path), tokenizer(folder)
@@ -83,6 +83,8 @@ def test_special_ids_come_from_the_folder_and_agree_with_the_tokenizer(tiny_dirs
     turn = tok.tok.token_to_id("<|eot_id|>" if family == "llada" else "<|im_end|>")
     assert eos in tok.end_ids and turn in tok.end_ids and len(tok.end_ids) == len(set(tok.end_ids)) >= 2
     assert tok.head_ids == ([cfg["bos_token_id"]] if family == "llada" else [])
+    if family == "llada":  # said by its tokenizer.json's post-processor: it starts every text with it
+        assert tok.tok.encode("x").ids[0] == tok.head_ids[0] and "add_bos_token" not in settings
 
 
 @pytest.mark.parametrize("family", FAMILIES)
@@ -211,3 +213,134 @@ def test_rows_past_the_tokenizer_are_never_committed(tiny_dirs, family):
     [answer] = runner.complete(Job.fim(PREFIX, SUFFIX, "multi_line", 8), None)
     fresh = tokenizer(tiny_dirs[family])
     assert fresh.decode(fresh.encode(answer.text)) == answer.text and answer.text
+
+
+# --- each family's files as published, against a second reading of them written here ---------------
+
+PUBLISHED_FILES = {
+    "dream": {"vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"},
+    "diffucoder": {"vocab.json", "merges.txt", "tokenizer_config.json", "special_tokens_map.json"},
+    "open-dcoder": {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json"},
+    "coda": {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "added_tokens.json",
+             "special_tokens_map.json"},
+    "llada": {"tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"},
+}
+# The pre-tokenizer regexes as the families' tokenizer.json files spell them (Qwen2.5's; GPT-2's).
+QWEN2_SPLIT = (r"(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*"
+               r"|\s*[\r\n]+|\s+(?!\S)|\s+")
+GPT2_SPLIT = r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"
+SNIPPETS = [
+    "def area(radius):\n    return 3.14159 * radius ** 2\n",
+    "for i in range(10):\n\tif i % 2 == 0:\n\t\tprint(f'{i:>4}')\r\n",
+    "  self.items = {'café': [1, 22, 333]}  # ünïcode → arrows\n\n\n",
+    "class Node:\n    def __init__(self, value: int) -> None:\n        self.value = value\n",
+    "x=12345678;y='it''s';z=\"don't\"\n",
+]
+
+
+def gpt2_bytes() -> dict[int, str]:
+    """GPT-2's byte-to-character table: printable bytes stand for themselves, the rest move past 255."""
+    kept = list(range(ord("!"), ord("~") + 1)) + list(range(ord("¡"), ord("¬") + 1)) + list(range(ord("®"), 256))
+    table, extra = {b: chr(b) for b in kept}, 0
+    for b in range(256):
+        if b not in table:
+            table[b], extra = chr(256 + extra), extra + 1
+    return table
+
+
+def second_reading(folder: Path, family: str):
+    """Encode by hand from the folder's files: vocab.json + merges.txt where published, else
+    tokenizer.json's vocabulary and merges; the family's regex; merges applied lowest rank first."""
+    regex = pytest.importorskip("regex")
+    if (folder / "vocab.json").exists():
+        vocab = json.loads((folder / "vocab.json").read_text())
+        lines = [line for line in (folder / "merges.txt").read_text().splitlines() if line and not line.startswith("#")]
+        merges = [tuple(line.split(" ")) for line in lines]
+    else:
+        model = json.loads((folder / "tokenizer.json").read_text())["model"]
+        vocab = model["vocab"]
+        merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in model["merges"]]
+    rank = {pair: r for r, pair in enumerate(merges)}
+    split = regex.compile(GPT2_SPLIT if family == "llada" else QWEN2_SPLIT)
+    table = gpt2_bytes()
+
+    def encode(text: str) -> list[int]:
+        ids = []
+        for piece in split.findall(text):
+            parts = [table[b] for b in piece.encode("utf-8")]
+            while len(parts) > 1:
+                best = min(range(len(parts) - 1), key=lambda i: rank.get((parts[i], parts[i + 1]), len(rank)))
+                if (parts[best], parts[best + 1]) not in rank:
+                    break
+                parts[best:best + 2] = [parts[best] + parts[best + 1]]
+            ids += [vocab[p] for p in parts]
+        return ids
+
+    return encode
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_folders_hold_the_files_the_family_publishes(tiny_dirs, family):
+    present = {p.name for p in tiny_dirs[family].iterdir()}
+    tokenizer_files = {"tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json", "added_tokens.json",
+                       "special_tokens_map.json"}
+    assert present & tokenizer_files == PUBLISHED_FILES[family]
+    settings = config(tiny_dirs[family], "tokenizer_config.json")
+    if family in ("dream", "diffucoder"):
+        assert settings["tokenizer_class"] == "DreamTokenizer"
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_snippets_encode_as_a_second_reading_of_the_published_files(tiny_dirs, family):
+    tok, by_hand = tokenizer(tiny_dirs[family]), second_reading(tiny_dirs[family], family)
+    for snippet in SNIPPETS:
+        assert tok.encode(snippet) == by_hand(snippet), snippet
+        assert tok.decode(tok.encode(snippet)) == snippet
+
+
+def test_a_dream_folder_gets_qwen2s_split_not_gpt2s(tiny_dirs):
+    """Dream's tokenizer_config.json says DreamTokenizer: its digits are still split one by one."""
+    tok = tokenizer(tiny_dirs["dream"])
+    digits = tok.encode("12345")
+    assert [tok.decode([i]) for i in digits] == list("12345")
+    text = "def f(x):\n    return 12345\n"
+    assert tok.encode(text) == second_reading(tiny_dirs["dream"], "dream")(text)
+    assert tok.encode(text) != second_reading(tiny_dirs["dream"], "llada")(text)  # GPT-2's split reads it otherwise
+
+
+def copy_folder(source: Path, target: Path) -> Path:
+    shutil.copytree(source, target)
+    return target
+
+
+def test_a_folder_whose_two_tokenizer_layouts_disagree_is_refused(tiny_dirs, tmp_path):
+    folder = copy_folder(tiny_dirs["open-dcoder"], tmp_path / "m")
+    merges = (folder / "merges.txt").read_text().splitlines()
+    (folder / "merges.txt").write_text("\n".join(merges[:1] + merges[200:]) + "\n")  # a stale, shorter merge list
+    with pytest.raises(ValueError, match="tokenizer.json and vocab.json \\+ merges.txt disagree"):
+        tokenizer(folder)
+
+
+def test_missing_special_tokens_say_which_files_to_fix(tiny_dirs, tmp_path):
+    folder = copy_folder(tiny_dirs["dream"], tmp_path / "m")
+    for name in ("config.json", "generation_config.json"):
+        raw = config(folder, name)
+        raw.pop("mask_token_id", None)
+        (folder / name).write_text(json.dumps(raw))
+    settings = config(folder, "tokenizer_config.json")
+    settings.pop("mask_token")
+    settings["added_tokens_decoder"] = {i: e for i, e in settings["added_tokens_decoder"].items()
+                                        if e["content"] != "<|mask|>"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(settings))
+    (folder / "special_tokens_map.json").unlink()
+    with pytest.raises(ValueError, match="no mask token.*tokenizer_config.json"):
+        tokenizer(folder)
+
+
+def test_an_unknown_tokenizer_class_without_tokenizer_json_is_refused(tiny_dirs, tmp_path):
+    folder = copy_folder(tiny_dirs["dream"], tmp_path / "m")
+    settings = config(folder, "tokenizer_config.json")
+    settings["tokenizer_class"] = "LlamaTokenizer"
+    (folder / "tokenizer_config.json").write_text(json.dumps(settings))
+    with pytest.raises(ValueError, match="tokenizer_config.json names tokenizer_class 'LlamaTokenizer'"):
+        tokenizer(folder)

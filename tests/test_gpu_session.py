@@ -118,7 +118,12 @@ def test_session_end_to_end_and_back_into_models(corpus, tmp_path):
     log = (out / "session.log").read_text()
     assert session.returncode == 0, log[-3000:] + session.stderr[-2000:]
     returned = sorted(p.name for p in out.iterdir())
-    assert returned == ["check.tar", "session.log", "summary.txt", "tiny-ar.tar.part-aa", "tiny.tar.part-aa"]
+    assert returned == ["check.tar", "preflight.txt", "session.log", "summary.txt", "tiny-ar.tar.part-aa",
+                        "tiny.tar.part-aa"]
+    preflight = (out / "preflight.txt").read_text()
+    assert "verdict: go" in preflight and "import torch:" in preflight and "commit on cpu: agrees" in preflight
+    assert log.index("preflight passed") < log.index("AR phase")
+    assert "saved" in log and "at 90% of --minutes" in log
     sizes = [p.stat().st_size for p in out.iterdir()]
     assert len(sizes) <= LIMIT_FILES and sum(sizes) <= LIMIT_BYTES and max(sizes) <= PIECE_BYTES
     assert "gpu tests: rc 0" in log and "bench.gpu: rc 0" in log and "OVER THE LIMITS" not in log
@@ -137,3 +142,80 @@ def test_session_end_to_end_and_back_into_models(corpus, tmp_path):
         assert cfg.edit_canvas == ("" if causal else "shown")
         assert (tmp_path / "back" / f"{name}.log.jsonl").exists()
     assert (models / "tiny" / "decoder.json").exists() and (tmp_path / "back" / "check" / "bench.json").exists()
+
+
+def run_script(*args: str, env: dict, timeout: int = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([str(REPO_ROOT / "scripts" / "gpu_session.sh"), *args], env=env, capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_preflight_writes_its_verdict_line_by_line(tmp_path):
+    out = tmp_path / "preflight.txt"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gpu_preflight.py"), str(out), "--cpu"],
+                          capture_output=True, text=True, timeout=120)
+    text = out.read_text()
+    assert done.returncode == 0, text
+    assert [line.split(" s  ", 1)[1].split(":")[0] for line in text.splitlines()][:3] == ["import torch",
+                                                                                        "import numpy", "import numba"]
+    assert "row_stats=" in text and text.splitlines()[-1].split(" s  ", 1)[1].startswith("verdict: go")
+
+
+def test_preflight_stops_a_session_where_torch_has_no_cuda(tmp_path):
+    import torch
+
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA: the stop is for machines without it")
+    out = tmp_path / "preflight.txt"
+    done = subprocess.run([sys.executable, str(REPO_ROOT / "scripts" / "gpu_preflight.py"), str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 1 and "verdict: stop, torch sees no CUDA device" in out.read_text()
+
+
+def test_prepare_checks_seq_len_and_refuses_tracked_models(tmp_path):
+    bad = run_script("--prepare", str(tmp_path), env=session_env(tmp_path, SEQ_LEN="100"))
+    assert bad.returncode == 1 and "SEQ_LEN=100: use a multiple of 64" in bad.stdout
+    tracked = subprocess.run(["git", "ls-files", "models/"], cwd=REPO_ROOT, capture_output=True, text=True).stdout
+    if not tracked:
+        pytest.skip("models/ is untracked in this checkout (a GPU trip is being prepared)")
+    env = {k: v for k, v in session_env(tmp_path).items() if k != "GPU_SESSION_TINY"}
+    refused = run_script("--prepare", str(tmp_path), env=env)
+    assert refused.returncode == 1 and "models/ is still tracked" in refused.stdout
+    assert not (tmp_path / "in").exists()
+
+
+def test_unpack_takes_what_a_cut_run_returned(tmp_path):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "session.log").write_text("gpu session: cut\n")
+    done = run_script("--unpack", str(results), str(tmp_path / "models"), env=session_env(tmp_path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "summary.txt: not in" in done.stdout and (tmp_path / "back" / "session.log").exists()
+
+
+@pytest.mark.slow
+def test_a_session_killed_after_the_90_percent_save_leaves_log_and_model(corpus, tmp_path):
+    """The session cut hard (SIGKILL of its group) once the diffusion model's 90% save is packed:
+    the log, the preflight and both models come back and unpack."""
+    import signal
+    import time
+
+    env = session_env(tmp_path, WHEELS=str(corpus / "wheels"), DIFFUSION_MINUTES="0.5")
+    assert run_script("--prepare", str(corpus), env=env).returncode == 0
+    session = subprocess.Popen([str(REPO_ROOT / "scripts" / "gpu_session.sh")], env=env, start_new_session=True,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    out = tmp_path / "out"
+    try:
+        while not (out / "tiny.tar.part-aa").exists() and session.poll() is None:
+            time.sleep(0.5)
+        assert session.poll() is None, "the session ended before the 90% save was packed"
+    finally:
+        os.killpg(session.pid, signal.SIGKILL)
+        session.wait()
+    assert "verdict: go" in (out / "preflight.txt").read_text()
+    assert "at 90% of --minutes" in (out / "session.log").read_text()
+    assert not (out / "summary.txt").exists()  # cut before the end
+    models = tmp_path / "models"
+    done = run_script("--unpack", str(out), str(models), env=env)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert sorted(p.name for p in models.iterdir()) == ["tiny", "tiny-ar"]
+    assert load_model(models / "tiny").cfg.causal is False

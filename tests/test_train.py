@@ -102,6 +102,31 @@ def test_time_budget_stops_and_still_evaluates(tiny_corpus, tmp_path):
     assert log and "val_loss" in log[-1] and (run / "model" / "model.safetensors").exists()
 
 
+def test_a_timed_run_saves_its_model_at_90_percent_then_at_its_end(tiny_corpus, tmp_path, monkeypatch):
+    from training import train as training
+
+    saved, real = [], training.save_model_folder
+
+    def spy(model, tok, folder):
+        saved.append(read_log(tmp_path / "timed")[-1]["step"] if (tmp_path / "timed" / "log.jsonl").exists() else 0)
+        real(model, tok, folder)
+
+    monkeypatch.setattr(training, "save_model_folder", spy)
+    train_main(["--phase", "diffusion", "--out", str(tmp_path / "timed"), "--corpus", str(tiny_corpus), *TINY_SHAPE,
+                "--tokens", "1e12", "--minutes", "0.03", "--eval-every", "1000000", "--fim-tasks", "0"])
+    last = read_log(tmp_path / "timed")[-1]["step"]
+    assert len(saved) == 2 and saved[0] <= last  # once at 90% of the minutes (the cut run's model), once at the end
+    assert load_model(tmp_path / "timed" / "model").cfg.causal is False
+
+
+def test_cuda_asked_without_cuda_fails_at_once(tiny_corpus, tmp_path, monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    with pytest.raises(SystemExit, match="sees no CUDA device"):
+        train_main(["--phase", "ar", "--out", str(tmp_path / "r"), "--corpus", str(tiny_corpus), *TINY_SHAPE[:-2],
+                    "--device", "cuda", "--tokens", "1e3"])
+    assert not (tmp_path / "r").exists()
+
+
 @pytest.mark.slow
 def test_prepared_gpu_run_end_to_end(tiny_corpus, tmp_path):
     """The exact script the GPU gets, with tiny sizes and a compressed token file, on the CPU."""

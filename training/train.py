@@ -373,7 +373,20 @@ def save_state(path: Path, model, opt, step: int, tokens: int, rng, elapsed: flo
     tmp.replace(path)
 
 
+def check_device(device: str) -> None:
+    """A run asked for CUDA fails at once where torch has none, instead of training on the CPU."""
+    if str(device).startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit(f"--device {device}: this torch ({torch.__version__}, CUDA {torch.version.cuda}) sees no "
+                         "CUDA device; install a CUDA build of torch or pass --device cpu")
+
+
+def save_model_folder(model, tok, folder: Path) -> None:
+    save_model(model, folder, dtype=torch.float32)
+    tok.tok.save(str(folder / "tokenizer.json"))
+
+
 def train(args) -> None:
+    check_device(args.device)
     torch.set_num_threads(args.threads)
     torch.manual_seed(args.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
@@ -425,41 +438,49 @@ def train(args) -> None:
     batches.start()
     started, first_step, record = time.monotonic(), step, {}
     budget_s = args.minutes * 60
+    early_saved = not budget_s  # with a time budget, the model is saved once at 90% of it
     model.train()
-    while step < total_steps:
-        time_share = (time.monotonic() - started) / budget_s if budget_s else 0.0
-        if time_share >= 1.0:
-            break
-        for group in opt.param_groups:
-            group["lr"] = lr_at(step, total_steps, args, time_share)
-        with amp:
-            if n_causal:
-                loss = joint_loss(model, batches.next(), args.device, args.ar_share)
-            else:
-                loss = batch_loss(model, batches.next(), args.phase, args.device, args.certainty)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        opt.step()
-        step, tokens = step + 1, tokens + tokens_per_step
-        run_time = elapsed + time.monotonic() - started
-        bar.update(1)
-        record = {"step": step, "tokens": tokens, "loss": round(loss.item(), 4), "seconds": round(run_time, 1)}
-        tokens_per_s = (step - first_step) * tokens_per_step / (time.monotonic() - started)
-        bar.set_postfix(loss=f"{record['loss']:.3f}", tok_s=f"{tokens_per_s:,.0f}", refresh=False)
-        if step % args.eval_every == 0 or step == total_steps:
-            record |= evaluate(model, tok, val_data, fim_tasks, args, sp, amp)
-        log.write(json.dumps(record) + "\n")
-        if step % args.save_every == 0 or step == total_steps:
-            save_state(state_path, model, opt, step, tokens, rng, run_time)
-            log.flush()
+    try:  # an interrupt (SIGINT: `timeout --signal=INT` at a session's deadline) still saves below
+        while step < total_steps:
+            time_share = (time.monotonic() - started) / budget_s if budget_s else 0.0
+            if time_share >= 1.0:
+                break
+            for group in opt.param_groups:
+                group["lr"] = lr_at(step, total_steps, args, time_share)
+            with amp:
+                if n_causal:
+                    loss = joint_loss(model, batches.next(), args.device, args.ar_share)
+                else:
+                    loss = batch_loss(model, batches.next(), args.phase, args.device, args.certainty)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+            opt.step()
+            step, tokens = step + 1, tokens + tokens_per_step
+            run_time = elapsed + time.monotonic() - started
+            bar.update(1)
+            record = {"step": step, "tokens": tokens, "loss": round(loss.item(), 4), "seconds": round(run_time, 1)}
+            tokens_per_s = (step - first_step) * tokens_per_step / (time.monotonic() - started)
+            bar.set_postfix(loss=f"{record['loss']:.3f}", tok_s=f"{tokens_per_s:,.0f}", refresh=False)
+            if step % args.eval_every == 0 or step == total_steps:
+                record |= evaluate(model, tok, val_data, fim_tasks, args, sp, amp)
+            log.write(json.dumps(record) + "\n")
+            if step % args.save_every == 0 or step == total_steps:
+                save_state(state_path, model, opt, step, tokens, rng, run_time)
+                log.flush()
+            if not early_saved and time.monotonic() - started >= 0.9 * budget_s:
+                early_saved = True  # a run cut before its end still leaves this model
+                log.flush()
+                save_model_folder(model, tok, args.out / "model")
+                tqdm.write(f"saved {args.out / 'model'} at 90% of --minutes, step {step}")
+    except KeyboardInterrupt:
+        tqdm.write(f"interrupted at step {step}: saving the model as it is")
     batches.stop()
     if "val_loss" not in record:  # stopped by the time budget between evaluations
         log.write(json.dumps(record | evaluate(model, tok, val_data, fim_tasks, args, sp, amp)) + "\n")
     log.close()
     save_state(state_path, model, opt, step, tokens, rng, elapsed + time.monotonic() - started)
-    save_model(model, args.out / "model", dtype=torch.float32)
-    tok.tok.save(str(args.out / "model" / "tokenizer.json"))
+    save_model_folder(model, tok, args.out / "model")
     tqdm.write(f"saved {args.out / 'model'} at step {step}/{total_steps}, {tokens:,} tokens")
 
 

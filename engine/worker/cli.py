@@ -140,19 +140,45 @@ def _load_runner(args: argparse.Namespace) -> Any:
 
     from engine.worker.causal_runner import CausalRunner, is_causal
     from engine.worker.runner import ModelRunner
+    from infill.checkpoint import check_dtype
     from infill.paths import bundled_model_dir
+    from infill.serving import open_tokenizer
 
     if args.threads is not None:
         torch.set_num_threads(args.threads)
     where = placement(args.device, args.dtype, args.weights, torch.cuda.device_count())
     logger.info("loading the model on %s in %s%s", where.device, where.dtype, " (int8 linear layers)" * where.int8)
     model_dir = args.model if args.model is not None else bundled_model_dir()
+    check_dtype(where.device, where.dtype)  # a dtype the device cannot do: one line, before any loading
+    if not is_causal(model_dir):  # the tokenizer's problems name its files before the weights are read
+        logger.info("%s", startup_summary(model_dir, open_tokenizer(model_dir), where.device, where.dtype))
     if is_causal(model_dir):  # an autoregressive checkpoint: left to right, prefix only
         logger.info("%s is autoregressive: decoding left to right from the prefix alone", model_dir)
         return CausalRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
                             max_context=args.max_context)
     return ModelRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
                        max_context=args.max_context, prefix_cache_bytes=args.prefix_cache_mb * 2**20)
+
+
+def startup_summary(model_dir: Path, tok: Any, device: str, dtype: str) -> str:
+    """The one line a worker logs when it starts (what `infill doctor` checks at length): the
+    family and why, the tokenizer's files and special ids, the config fields read."""
+    from infill.checkpoint import read_config
+    from infill.families import family_and_why
+    from infill.family_tokens import tokenizer_class
+
+    raw = read_config(Path(model_dir))
+    family, why = family_and_why(raw)
+    files = [n for n in ("tokenizer.json", "vocab.json", "merges.txt", "tokenizer_config.json")
+             if (Path(model_dir) / n).is_file()]
+    named = tokenizer_class(Path(model_dir))
+    fields = {k: raw[k] for k in ("num_hidden_layers", "n_layers", "num_layers", "hidden_size", "d_model",
+                                  "vocab_size", "max_position_embeddings", "max_sequence_length") if k in raw}
+    return (f"model {model_dir}: family {family} ({why}); tokenizer {tok.vocab_size} tokens from "
+            f"{'+'.join(files)}{f' (class {named})' if named else ''}, mask {tok.mask_id}, pad {tok.pad_id}, "
+            f"ends {list(tok.end_ids)}, "
+            f"begin {list(tok.head_ids) or 'none'}; config {fields}; on {device} in {dtype} "
+            f"(`infill doctor {model_dir}` checks it all)")
 
 
 def _check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> ServerKeys | None:
