@@ -1,6 +1,7 @@
 """Keystroke-to-answer latency of the language server, with a real LSP client replaying typing.
 
     python -m bench.lsp_latency [--tasks PATH] [--limit N] [--json]
+    python -m bench.lsp_latency --worker ADDRESS --backend URL [--backend-kind KIND]  # A against B
 
 Each FIM task (FORMATS.md) becomes a document: its prompt and suffix, with the hole empty. A
 pygls client, talking LSP over stdio to `python -m lsp_server` (which starts its own worker on
@@ -22,6 +23,12 @@ Reported, over all keystrokes of all tasks:
 
 A middle that ends with a line break is typed on a blank line of its own (the document holds the
 break from the start), as a user writes a new line.
+
+With `--worker ADDRESS` the server uses that running worker; with `--backend URL` an upstream
+(`upstream`: an OpenAI-style server, e.g. this project's gateway over the same worker). Given
+both, the same typing is replayed on each path in turn, and the table and JSON add each path's
+figures, with `lost` (requests that got no reply at all), and what the upstream adds to the p50
+(`p50_added_ms`).
 
 A human table goes to stdout; with `--json` its last line is one JSON object with those figures.
 """
@@ -254,10 +261,11 @@ async def stop_server(client: LanguageClient) -> None:
     await client.stop()
 
 
-async def replay(tasks: Sequence[dict], args: argparse.Namespace, folder: Path) -> list[Keystroke]:
-    """Start the server, warm it up, type every task, stop it."""
+async def replay(tasks: Sequence[dict], args: argparse.Namespace, folder: Path,
+                 flags: Sequence[str] = ()) -> list[Keystroke]:
+    """Start the server (with `flags`), warm it up, type every task, stop it."""
     options = {"deadlineMs": args.deadline_ms, "statsLog": str(folder / "stats.jsonl")}
-    client = await start_server(folder, options)
+    client = await start_server(folder, options, *flags)
     session = Replay(client, random.Random(args.seed))
     try:
         if not await session.warm_up():
@@ -283,10 +291,36 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--deadline-ms", type=int, default=1500,
                         help="the server's deadline setting (default 1500)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the typing pace (default 0)")
+    parser.add_argument("--worker", metavar="ADDRESS", default=None,
+                        help="the running worker the server uses (default: it starts its own)")
+    parser.add_argument("--backend", metavar="URL", default=None,
+                        help="an upstream for the server (`infill lsp --backend`); with --worker, "
+                             "both paths are replayed and compared")
+    parser.add_argument("--backend-kind", default="openai", choices=("openai", "fim", "llama.cpp"),
+                        help="the upstream's dialect (default openai)")
     parser.add_argument("--json", action="store_true",
                         help="end with one JSON line: p50_ms, p99_ms, within_deadline, "
-                             "cache_hit_rate, accepted_chars_per_shown, by_mode")
+                             "cache_hit_rate, accepted_chars_per_shown, by_mode, lost (and with "
+                             "--worker and --backend: worker, backend, p50_added_ms)")
     return parser
+
+
+def paths_of(args: argparse.Namespace) -> dict[str, list[str]]:
+    """The server's flags for each path to replay, by name."""
+    paths = {}
+    if args.worker is not None or args.backend is None:
+        paths["worker"] = ["--worker", args.worker] if args.worker else []
+    if args.backend is not None:
+        paths["backend"] = ["--backend", args.backend, "--backend-kind", args.backend_kind]
+    return paths
+
+
+def measure(tasks: Sequence[dict], args: argparse.Namespace, flags: Sequence[str]) -> tuple[dict, list[Keystroke]]:
+    with tempfile.TemporaryDirectory(prefix="infill-lsp-bench-") as folder:
+        keystrokes = asyncio.run(replay(tasks, args, Path(folder), flags))
+        hits = count_cache_hits(Path(folder) / "stats.jsonl")
+        modes = {line["request_id"]: line["mode"] for line in shown_events(Path(folder) / "stats.jsonl")}
+    return summarize(keystrokes, hits, args.deadline_ms, modes), keystrokes
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -296,12 +330,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.tasks.is_file():
         build_parser().error(f"--tasks {args.tasks} is not a file")
     tasks = select_tasks(load_tasks(args.tasks), limit=args.limit)
-    with tempfile.TemporaryDirectory(prefix="infill-lsp-bench-") as folder:
-        keystrokes = asyncio.run(replay(tasks, args, Path(folder)))
-        hits = count_cache_hits(Path(folder) / "stats.jsonl")
-        modes = {line["request_id"]: line["mode"] for line in shown_events(Path(folder) / "stats.jsonl")}
-    figures = summarize(keystrokes, hits, args.deadline_ms, modes)
-    print(format_table(figures, keystrokes, len(tasks), set_name(args.tasks)))
+    results, paths = {}, paths_of(args)
+    for name, flags in paths.items():
+        figures, keystrokes = measure(tasks, args, flags)
+        table = format_table(figures, keystrokes, len(tasks), set_name(args.tasks))
+        if len(paths) == 2:
+            figures = {**figures, "lost": sum(k.answered == 0.0 for k in keystrokes)}
+            table = f"-- {name} path\n{table}\n{'lost':<24}{figures['lost']}"
+        results[name] = figures
+        print(table)
+    if len(results) == 2:
+        added = round(results["backend"]["p50_ms"] - results["worker"]["p50_ms"], 1)
+        print(f"{'p50 added by backend':<24}{added} ms")
+        figures = {**results["backend"], "worker": results["worker"], "backend": results["backend"],
+                   "p50_added_ms": added}
     if args.json:
         print(json.dumps(figures))
     return 0

@@ -7,13 +7,15 @@ request), the windows and the definitions of the same file as snippets, one requ
 candidate, and the same post-processing and ranking. Where the decision is "no completion" no
 worker is asked. Otherwise the requests go through `engine.client.sync_client.WorkerClient` to
 the worker given by `--worker`, or to a local worker on the bundled model that it starts and
-stops itself, and it prints the completion with its timings: a short human report, or with `--json` one JSON
-object. Exit codes: 0 answered (possibly with no completion), 1 the worker failed, 2 bad input
+stops itself, or with `--backend URL` (and its `--backend-*` flags) to that model server
+(`upstream`), and it prints the completion with its timings: a short human report, or with `--json` one JSON
+object. Exit codes: 0 answered (possibly with no completion), 1 the worker or upstream failed, 2 bad input
 (a file that is not UTF-8, a position outside it, bad flags).
 """
 from __future__ import annotations
 
 import argparse
+import asyncio
 import json
 import logging
 import subprocess
@@ -33,6 +35,8 @@ from engine.client.launch import WorkerStartError, spawn_local_worker, stop_work
 from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, CompleteRequest, Result
 from engine.client.sync_client import WorkerClient
 from lsp_server import logs
+from upstream.backend import HttpBackend
+from upstream.config import BackendSettingError, add_backend_flags, backend_setting, upstream_of
 
 EXIT_WORKER_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -72,6 +76,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--deadline-ms", type=int, default=DEFAULT_DEADLINE_MS, metavar="N",
                         help=f"time budget at the worker, 1..{MAX_DEADLINE_MS} ms; at the deadline "
                              f"the worker answers with what it has (default {DEFAULT_DEADLINE_MS})")
+    add_backend_flags(parser)
     return parser
 
 
@@ -112,6 +117,19 @@ def ask_worker(address: str | None, requests: Sequence[CompleteRequest]) -> list
     finally:
         if process is not None:
             stop_worker(process)
+
+
+def ask_upstream(setting: dict, requests: Sequence[CompleteRequest]) -> tuple[list[Result], list[str]]:
+    """Send `requests` to the upstream `setting` names (`--backend`), with the messages it gave."""
+    upstream, messages = upstream_of(setting), []
+
+    async def ask() -> list[Result]:
+        backend = HttpBackend(upstream, messages.append)
+        try:
+            return await fim.ask(backend, requests)
+        finally:
+            await backend.aclose()
+    return asyncio.run(ask()), messages
 
 
 def summary(results: Sequence[Result], texts: Sequence[str], mode: str) -> dict:
@@ -160,8 +178,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     hole = fim.hole_in_text(args.file.resolve().as_uri(), prefix, suffix)
     planned = fim.plan(hole, settings, None, new_request_id(), invoked=args.invoked,
                        candidates=len(fim.INVOKED_DECODERS))
+    setting = backend_setting(args)
     try:
-        results = ask_worker(args.worker, planned.requests) if planned.requests else []
+        if setting is not None and planned.requests:
+            results, messages = ask_upstream(setting, planned.requests)
+            if messages:
+                sys.stderr.write(f"{messages[0]}\n")
+                return EXIT_WORKER_FAILED
+        else:
+            results = ask_worker(args.worker, planned.requests) if planned.requests else []
+    except BackendSettingError as exc:
+        sys.stderr.write(f"infill complete: {exc}\n")
+        return EXIT_BAD_INPUT
     except (WorkerStartError, WorkerError, WorkerTimeout, zmq.ZMQError) as exc:
         sys.stderr.write(f"infill complete: the worker failed: {exc}\n")
         return EXIT_WORKER_FAILED

@@ -2,28 +2,12 @@
 
 Continue's openai, vllm and llama.cpp providers, Twinny and llm-ls write the prefix and suffix
 between a model family's sentinels; `split_template` finds the StarCoder, Qwen, CodeLlama or
-DeepSeek sentinels and returns the prefix and suffix they mark, in either order the templates use
-(prefix-suffix-middle, or suffix-prefix-middle). A prompt without them is all prefix. Pure.
+DeepSeek sentinels (`upstream.templates`, shared with the clients that write them) and returns
+the prefix and suffix they mark, in either order the templates use (prefix-suffix-middle, or suffix-prefix-middle). A prompt without them is all prefix. Pure.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
-
-
-@dataclass(frozen=True, slots=True)
-class Template:
-    name: str
-    prefix: str  # the sentinel before the prefix
-    suffix: str  # before the suffix
-    middle: str  # after both: where the model writes
-
-
-TEMPLATES = (
-    Template("starcoder", "<fim_prefix>", "<fim_suffix>", "<fim_middle>"),
-    Template("qwen", "<|fim_prefix|>", "<|fim_suffix|>", "<|fim_middle|>"),
-    Template("codellama", "<PRE>", "<SUF>", "<MID>"),
-    Template("deepseek", "<｜fim▁begin｜>", "<｜fim▁hole｜>", "<｜fim▁end｜>"),
-)
+from upstream.templates import TEMPLATES, Template
 
 
 def split_template(prompt: str) -> tuple[str, str, str | None]:

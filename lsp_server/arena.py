@@ -1,7 +1,8 @@
 """The arena in the editor: with the `arena` setting on, an inline completion is a battle of two backends.
 
-Two backends of the `arenaBackends` setting (each `{"name", "address"?, "decoder"?}`; one without
-an address is the server's own worker) are drawn at random, shown in a random order, and asked
+Two backends of the `arenaBackends` setting (each `{"name", "address"?, "decoder"?, "backend"?}`;
+`backend` an upstream of any kind, as the `backend` setting names one (`upstream.config`); one with
+neither is the server's own worker or upstream) are drawn at random, shown in a random order, and asked
 for the same hole at once; the slower one is waited for, up to `arenaDeadlineMs`. The pair is
 planned as every completion is (`completion.fim`: the `languages` setting, the decision, one
 context for both), with one request per backend's decoder. The answer is
@@ -43,6 +44,8 @@ from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
 from engine.client.protocol import Mode
 from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
 from lsp_server.protocol import VOTE_COMMAND
+from upstream import config as upstream_config
+from upstream.backend import HttpBackend
 
 if TYPE_CHECKING:
     from lsp_server.session import Session  # which holds an ArenaState
@@ -72,7 +75,7 @@ class Shown:
 class ArenaState:
     """The server's arena: clients of the backends' workers and the battles awaiting a vote."""
 
-    clients: dict[str, AsyncWorkerClient] = field(default_factory=dict)  # by address
+    clients: dict[str, AsyncWorkerClient | HttpBackend] = field(default_factory=dict)  # by address
     shown: OrderedDict[str, Shown] = field(default_factory=OrderedDict)
     rng: random.Random = field(default_factory=random.Random)
 
@@ -88,21 +91,28 @@ class ArenaState:
 
 
 def valid_backends(value: Any) -> bool:
-    """Two or more `{"name", "address"?, "decoder"?}` objects with different names."""
+    """Two or more `{"name", "address"?, "decoder"?, "backend"?}` objects with different names."""
     if not isinstance(value, list) or len(value) < 2 or not all(isinstance(b, dict) for b in value):
         return False
     names = [b.get("name") for b in value]
     return (all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
             and all(isinstance(b.get("address", ""), str) and isinstance(b.get("decoder", {}), dict)
-                    and set(b) <= {"name", "address", "decoder"} for b in value))
+                    and upstream_config.valid(b.get("backend", {}))
+                    and set(b) <= {"name", "address", "decoder", "backend"} for b in value))
 
 
 async def client_for(session: Session, backend: dict, timeout_s: float) -> Any:
-    """The worker client of a backend: its address's, else the server's own worker's."""
+    """The client of a backend: its upstream's, its address's worker's, else the server's own."""
+    state: ArenaState = session.arena
+    upstream = upstream_config.upstream_of(backend["backend"]) if backend.get("backend") else None
+    if upstream is not None:
+        key = f"{upstream.kind} {upstream.url} {upstream.model} {upstream.template}"
+        if key not in state.clients:
+            state.clients[key] = HttpBackend(upstream, session.show_error)
+        return state.clients[key]
     address = backend.get("address")
     if not address:
         return await session.worker_client(timeout_s)
-    state: ArenaState = session.arena
     if address not in state.clients:
         state.clients[address] = AsyncWorkerClient(address, timeout_s=REPLY_SLACK_S, client_name="infill-arena")
     return state.clients[address]
@@ -112,8 +122,12 @@ async def ask(session: Session, backend: dict, planned: fim.Plan, side: int,
               started: float) -> tuple[str, float]:
     """One side's text ("" when it failed) and its latency in ms from the request's start: the
     plan's request `side` (the backend's decoder) asked of the backend's worker."""
-    client = await client_for(session, backend, session.settings.arena_deadline_ms / 1000.0)
     text = ""
+    try:
+        client = await client_for(session, backend, session.settings.arena_deadline_ms / 1000.0)
+    except upstream_config.BackendSettingError as exc:
+        logger.warning("arena backend %s is unusable: %s", backend["name"], exc)
+        client = None
     if client is not None:
         try:
             result = await client.complete(planned.requests[side])

@@ -66,6 +66,7 @@ from lsp_server.settings import ServerSettings
 from lsp_server.stats import ACCEPTED, EVENTS, StatsLog, default_stats_path
 from lsp_server.supersede import superseding
 from lsp_server.workers import Workers
+from upstream.config import add_backend_flags, backend_setting
 
 logger = logging.getLogger(__name__)
 
@@ -75,16 +76,17 @@ class InfillLanguageServer(LanguageServer):
 
     def __init__(self, worker_address: str | None = None, worker_keys: ClientKeys | None = None,
                  stats_log: str | None = None, worker_flags: Sequence[str] = (),
-                 startup_timeout_s: float | None = None) -> None:
+                 startup_timeout_s: float | None = None, backend: dict | None = None) -> None:
         super().__init__("infill-lsp", version("infill"))
         self.default_worker_address = worker_address
+        self.default_backend = backend  # --backend's, until a setting names one
         self.default_stats_log = stats_log
         self.shutdown_requested = False
         self.index_task: asyncio.Future[None] | None = None  # the workspace's indexing
         workers = Workers(worker_flags, worker_keys, startup_timeout_s, self._worker_ready,
                           self._show_error)
         self.session = Session(
-            settings=ServerSettings(worker_address=worker_address, stats_log=stats_log),
+            settings=ServerSettings(worker_address=worker_address, stats_log=stats_log, backend=backend),
             stats=StatsLog(_stats_path(stats_log)), workers=workers, editor=self._open_document,
             encoding=lambda: self.workspace.position_encoding or types.PositionEncodingKind.Utf16,
             show_error=self._show_error)
@@ -100,6 +102,8 @@ class InfillLanguageServer(LanguageServer):
             settings.worker_address = self.default_worker_address
         if settings.stats_log is None:
             settings.stats_log = self.default_stats_log
+        if settings.backend is None:
+            settings.backend = self.default_backend
         session.settings = settings
         session.stats.path = _stats_path(settings.stats_log)
         session.documents.history.resize(settings.edit_history)
@@ -193,12 +197,13 @@ def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentPar
 async def on_did_change_configuration(ls: InfillLanguageServer,
                                       params: types.DidChangeConfigurationParams) -> None:
     """New settings: `{"infill": {...}}` or the settings themselves, over the current ones; a new
-    worker address, key folder, device or dtype reconnects (stopping a local worker this server
+    worker address, key folder, device, dtype or backend reconnects (stopping a local worker this
+    server
     started)."""
     options = params.settings
     if isinstance(options, dict) and isinstance(options.get("infill"), dict):
         options = options["infill"]
-    worker = lambda s: (s.worker_address, s.worker_keys, s.device, s.dtype)  # noqa: E731
+    worker = lambda s: (s.worker_address, s.worker_keys, s.device, s.dtype, s.backend)  # noqa: E731
     before = worker(ls.session.settings)
     ls.configure(options, update=True)
     if worker(ls.session.settings) != before:
@@ -266,9 +271,10 @@ async def on_completion(ls: InfillLanguageServer, params: types.CompletionParams
 
 def build_server(worker_address: str | None = None, worker_keys: ClientKeys | None = None,
                  stats_log: str | None = None, worker_flags: Sequence[str] = (),
-                 startup_timeout_s: float | None = None) -> InfillLanguageServer:
+                 startup_timeout_s: float | None = None, backend: dict | None = None) -> InfillLanguageServer:
     """A server with every handler registered; the arguments are the command line's defaults."""
-    server = InfillLanguageServer(worker_address, worker_keys, stats_log, worker_flags, startup_timeout_s)
+    server = InfillLanguageServer(worker_address, worker_keys, stats_log, worker_flags, startup_timeout_s,
+                                  backend)
     server.feature(types.INITIALIZE)(on_initialize)
     server.feature(types.INITIALIZED)(on_initialized)
     server.feature(types.SHUTDOWN)(on_shutdown)
@@ -324,6 +330,7 @@ def build_parser() -> argparse.ArgumentParser:
                              "balance over several given as ADDRESS,ADDRESS,... instead of "
                              "starting one; the workerAddress setting overrides it")
     add_local_worker_flags(parser)
+    add_backend_flags(parser)
     parser.add_argument("--worker-keys", metavar="DIR", type=Path, default=None,
                         help="CURVE key folder (from `infill keys`) for workers started with --keys")
     parser.add_argument("--log-file", type=Path, metavar="PATH", default=None,
@@ -384,7 +391,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"cannot write the log file {args.log_file}: {exc}")
     logging.getLogger("pygls").setLevel(logging.WARNING)  # at INFO it logs every message in full
     server = build_server(args.worker, keys, args.stats_log, local_worker_flags(args),
-                          args.startup_timeout)
+                          args.startup_timeout, backend_setting(args))
     previous = signal.signal(signal.SIGTERM, functools.partial(_terminate, server, args.tcp is None))
     try:
         serve(server, args)

@@ -2,7 +2,7 @@
 
 A feature receives the `Session`, never the server: its settings, its open documents with their
 trees and edit histories (`lsp_server.documents`), the typing-through cache, the stats log, the
-requests in flight (`lsp_server.supersede`), the workers (`lsp_server.workers`) and the arena's
+requests in flight (`lsp_server.supersede`), the workers or the upstream (`lsp_server.workers`) and the arena's
 state. The editor's documents and position encoding are read through `editor` and `encoding`,
 which the server points at pygls's workspace, so that a feature can be driven without a server.
 """
@@ -15,7 +15,7 @@ from typing import NamedTuple
 
 from lsprotocol import types
 
-from engine.client.pool import AsyncWorkerPool
+from completion.fim import Backend
 from lsp_server.arena import ArenaState
 from lsp_server.cache import CompletionCache
 from lsp_server.documents import Documents
@@ -55,5 +55,6 @@ class Session:
         document = self.editor(uri)
         return None if document is None else document.text
 
-    async def worker_client(self, timeout_s: float) -> AsyncWorkerPool | None:
+    async def worker_client(self, timeout_s: float) -> Backend | None:
+        """The workers' pool, or the upstream the `backend` setting names (`upstream`)."""
         return await self.workers.client(timeout_s)

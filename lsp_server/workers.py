@@ -6,7 +6,9 @@ folder's CURVE keys, else the command line's), or, without one, to a local worke
 that it starts (and that is restarted if it dies). Requests wait for it with `client(timeout_s)`,
 within their deadline. Once a worker answers, `on_ready(model, address)` runs; a failure to
 connect is logged and shown to the user through `on_error(message)`, and the server answers
-with nothing until the settings change. `close()` closes the client and stops the local worker.
+with nothing until the settings change. With a `backend` setting of another kind than `worker`,
+the client is that upstream's (`upstream.backend.HttpBackend`), whose failures reach the user
+through `on_error` too, once per outage. `close()` closes the client and stops the local worker.
 """
 from __future__ import annotations
 
@@ -17,12 +19,15 @@ from pathlib import Path
 
 import zmq
 
+from completion.fim import Backend
 from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
 from engine.client.flags import model_flags
 from engine.client.keys import ClientKeys, load_client_keys
 from engine.client.launch import WorkerGroup, WorkerStartError, start_local_workers
 from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
 from lsp_server.settings import ServerSettings
+from upstream.backend import HttpBackend
+from upstream.config import BackendSettingError, upstream_of
 
 logger = logging.getLogger(__name__)
 
@@ -39,13 +44,13 @@ class Workers:
         self.keys, self.startup_timeout_s = keys, startup_timeout_s
         self.on_ready, self.on_error = on_ready, on_error
         self.local: WorkerGroup | None = None
-        self._task: asyncio.Task[AsyncWorkerPool | None] | None = None
+        self._task: asyncio.Task[Backend | None] | None = None
 
     def connect(self, settings: ServerSettings) -> None:
         """Start connecting to (or spawning) the workers in the background."""
         self._task = asyncio.get_running_loop().create_task(self._connect(settings))
 
-    async def client(self, timeout_s: float) -> AsyncWorkerPool | None:
+    async def client(self, timeout_s: float) -> Backend | None:
         """The workers' client once it is ready, or None if it is not within `timeout_s`."""
         if self._task is None:
             return None
@@ -77,7 +82,16 @@ class Workers:
         folder = settings.worker_keys
         return self.keys if folder is None else load_client_keys(Path(folder).expanduser())
 
-    async def _connect(self, settings: ServerSettings) -> AsyncWorkerPool | None:
+    async def _connect(self, settings: ServerSettings) -> Backend | None:
+        if settings.backend is not None:
+            try:
+                upstream = upstream_of(settings.backend)
+            except BackendSettingError as exc:
+                return self._unavailable(f"infill: no completions, the backend setting is unusable: {exc}")
+            if upstream is not None:
+                logger.info("completing with the %s upstream at %s", upstream.kind, upstream.url)
+                self.on_ready(upstream.model or upstream.kind, upstream.url)
+                return HttpBackend(upstream, self.on_error)
         address = settings.worker_address
         try:
             addresses = (await asyncio.to_thread(self._spawn, settings) if address is None
@@ -87,13 +101,14 @@ class Workers:
                                      keys=keys)
             model = await _greet(client)
         except (WorkerStartError, WorkerError, OSError, ValueError, zmq.ZMQError) as exc:
-            message = f"infill: no completions, the worker is unavailable: {exc}"
-            logger.error("%s", message)
-            self.on_error(message)
-            return None
+            return self._unavailable(f"infill: no completions, the worker is unavailable: {exc}")
         if model is not None:
             self.on_ready(model, client.address)
         return client
+
+    def _unavailable(self, message: str) -> None:
+        logger.error("%s", message)
+        self.on_error(message)
 
     def _spawn(self, settings: ServerSettings) -> list[str]:
         """Runs in a thread: start a local worker (restarted if it dies) and keep it before

@@ -4,12 +4,15 @@
 address) with the backend's decoder overrides; a causal checkpoint is the same, served by the
 worker's causal runner. `OpenAIBackend` posts OpenAI's `/v1/completions` shape (`prompt`,
 `suffix`, `max_tokens`, greedy, `stop` at a newline for a single line) to any compatible server,
-the project's gateway among them. Every failure is an `Answer` with `error` set (the backend is
+the project's gateway among them. `UpstreamBackend` asks a fim, llama.cpp (or templated openai)
+server with the language server's own upstream client (`upstream.backend`), so that an A/B of
+the bundled model against an upstream sees what the editor would. Every failure is an `Answer` with `error` set (the backend is
 down, answered an error or garbage, or came later than its budget plus the grace): the battle
 counts it as no answer, and the run goes on.
 """
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import subprocess
@@ -25,6 +28,8 @@ from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.launch import spawn_local_worker, stop_worker
 from engine.client.protocol import CompleteRequest, ProtocolError
 from engine.client.sync_client import WorkerClient
+from upstream.backend import HttpBackend
+from upstream.config import Upstream
 
 HTTP_ERROR_CHARS = 200  # how much of a failing server's body an error keeps
 
@@ -138,6 +143,33 @@ class OpenAIBackend:
         return None
 
 
+class UpstreamBackend:
+    def __init__(self, spec: BackendSpec):
+        self.name, self.loop = spec.name, asyncio.new_event_loop()
+        key = (os.environ.get(spec.api_key_env) or "") if spec.api_key_env else ""
+        url = spec.url.removesuffix("/v1/completions")
+        self.upstream = Upstream(spec.kind, url.rstrip("/"), spec.model or "", spec.template or "", api_key=key)
+        self.problems: list[str] = []
+        self.client = self.loop.run_until_complete(self._open())
+
+    async def _open(self) -> HttpBackend:
+        return HttpBackend(self.upstream, self.problems.append)
+
+    def answer(self, ask: Ask) -> Answer:
+        request = CompleteRequest(uuid.uuid4().hex, "fim", ask.prefix, ask.suffix, mode=ask.mode,
+                                  max_tokens=ask.max_tokens, deadline_ms=ask.budget_ms + ask.grace_ms)
+        started, failures = time.perf_counter(), self.client.failures
+        result = self.loop.run_until_complete(self.client.complete(request))
+        latency_ms = elapsed_ms(started)
+        if self.client.failures > failures or not result.items:
+            return Answer("", latency_ms, None, self.problems[-1] if self.problems else "no answer")
+        return late(Answer(result.items[0].text, latency_ms, None), ask)
+
+    def close(self) -> None:
+        self.loop.run_until_complete(self.client.aclose())
+        self.loop.close()
+
+
 def completion_text(raw: bytes) -> tuple[str, str | None]:
     """`choices[0].text` of an OpenAI completion, or a reason it is none (garbage)."""
     try:
@@ -156,6 +188,8 @@ def elapsed_ms(started: float) -> float:
 
 def open_backend(spec: BackendSpec) -> Backend:
     """The backend a spec declares (starting its worker, when it names a model)."""
+    if spec.kind in ("fim", "llama.cpp") or (spec.kind == "openai" and spec.template):
+        return UpstreamBackend(spec)
     if spec.kind == "openai":
         return OpenAIBackend(spec)
     return WorkerBackend(spec)

@@ -6,13 +6,16 @@
     ...
     [[backend]]                   # two or more
     name = "diffusion"
-    kind = "worker"               # worker | causal | openai
+    kind = "worker"               # worker | causal | openai | fim | llama.cpp
     model = "models/infill-py-16m"
 
 A worker backend is a worker this command starts on `model` (a path, relative to the current
 folder) or one running at `address`, with decoder overrides in `decoder`; a causal backend is the
 same for an autoregressive checkpoint (the worker serves it with its causal runner; no overrides);
-an openai backend is any server of OpenAI's `/v1/completions` at `url` (`model` is the name sent).
+an openai backend is any server of OpenAI's `/v1/completions` at `url` (`model` is the name sent);
+a fim or llama.cpp backend is a server of `/v1/fim/completions` (Mistral's, Inception's) or
+llama.cpp's `/infill` at the base `url`, asked through `upstream.backend` as the language server
+asks it (`template` is for servers that take no suffix: a family's FIM sentinels, or chat).
 Optional `[[pair]]` tables (`a`, `b`, `weight`) give pair probabilities; without them every pair
 is drawn alike. Any mistake raises ConfigError naming the file, the line and what to write.
 """
@@ -26,9 +29,11 @@ from typing import Any
 
 from engine.client.protocol import MODES
 
-KINDS = ("worker", "causal", "openai")
+KINDS = ("worker", "causal", "openai", "fim", "llama.cpp")
+UPSTREAM_KINDS = ("openai", "fim", "llama.cpp")  # asked over HTTP
 LATENCY_MODES = ("equal_budget", "wait_for_both")
-BACKEND_KEYS = {"name", "kind", "model", "address", "decoder", "url", "api_key_env", "threads", "max_context"}
+BACKEND_KEYS = {"name", "kind", "model", "address", "decoder", "url", "api_key_env", "threads", "max_context",
+                "template"}
 
 
 class ConfigError(ValueError):
@@ -46,6 +51,7 @@ class BackendSpec:
     api_key_env: str | None = None  # openai: the environment variable holding the key, if any
     threads: int = 1  # a started worker's torch threads
     max_context: int | None = None  # a started worker's context in tokens (`--max-context`); None: the model's
+    template: str | None = None  # openai/fim: the FIM template for a server that takes no suffix
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,7 +185,8 @@ def backend_spec(path: Path, text: str, index: int, raw: dict) -> BackendSpec:
         raise ConfigError(f"{path}:{line}: backend {name!r} has kind {kind!r}, which is unknown; "
                           f"write kind = \"worker\", \"causal\" or \"openai\"")
     spec = BackendSpec(name, kind, raw.get("model"), raw.get("address"), dict(raw.get("decoder", {})),
-                       raw.get("url"), raw.get("api_key_env"), raw.get("threads", 1), raw.get("max_context"))
+                       raw.get("url"), raw.get("api_key_env"), raw.get("threads", 1), raw.get("max_context"),
+                       raw.get("template"))
     problem = backend_problem(spec)
     if problem is not None:
         key, message = problem
@@ -189,13 +196,16 @@ def backend_spec(path: Path, text: str, index: int, raw: dict) -> BackendSpec:
 
 def backend_problem(spec: BackendSpec) -> tuple[str, str] | None:
     """The key that is wrong for the backend's kind and what to write, or None."""
-    if spec.kind == "openai":
+    if spec.kind in UPSTREAM_KINDS:
         if not isinstance(spec.url, str) or not re.match(r"https?://", spec.url):
-            return "url", "an openai backend needs url = \"http://HOST:PORT/v1/completions\""
+            where = "/v1/completions" if spec.kind == "openai" else ""
+            return "url", f"a {spec.kind} backend needs url = \"http://HOST:PORT{where}\""
         if spec.address is not None or spec.decoder:
             return "address" if spec.address is not None else "decoder", \
-                "an openai backend takes url, model and api_key_env only"
+                f"a {spec.kind} backend takes url, model, template and api_key_env only"
         return None
+    if spec.template is not None:
+        return "template", "template is for openai and fim backends"
     if (spec.model is None) == (spec.address is None):
         return "model", f"a {spec.kind} backend needs either model = \"FOLDER\" (a worker is started) " \
                         "or address = \"tcp://HOST:PORT\" (a running worker), not both"

@@ -42,6 +42,20 @@ export interface ServerSettings {
   arenaBackends?: ArenaBackend[];
   arenaVotes?: string;
   arenaDeadlineMs?: number;
+  backend?: BackendSetting;
+}
+
+/** An upstream model server (`upstream/config.py`); the key file comes from a machine setting only. */
+export interface BackendSetting {
+  kind?: "worker" | "openai" | "fim" | "llama.cpp" | "edit";
+  url?: string;
+  model?: string;
+  template?: string;
+  maxContextTokens?: number;
+  deadlineMs?: number;
+  allowInsecureHttp?: boolean;
+  stream?: boolean;
+  apiKeyFile?: string;
 }
 
 /** One side of the arena (`lsp_server/arena.py`): no address means the server's own worker. */
@@ -49,6 +63,7 @@ export interface ArenaBackend {
   name: string;
   address?: string;
   decoder?: Record<string, string | number | boolean>;
+  backend?: BackendSetting;
 }
 
 /** The settings whose change needs a new server process. */
@@ -110,7 +125,26 @@ export function serverSettings(config: SettingsReader): ServerSettings {
   if (dtype) {
     settings.dtype = dtype;
   }
+  const backend = backendSetting(config);
+  if (backend) {
+    settings.backend = backend;
+  }
   return settings;
+}
+
+/** `infill.backend` with the key file of `infill.backendApiKeyFile` (both machine-scoped). */
+function backendSetting(config: SettingsReader): BackendSetting | undefined {
+  const backend = config.get<BackendSetting | null>("backend");
+  const keyFile = (config.get<string | null>("backendApiKeyFile") ?? "").trim();
+  if (!backend || typeof backend !== "object") {
+    return undefined;
+  }
+  const setting: BackendSetting = { ...backend };
+  delete setting.apiKeyFile;
+  if (keyFile) {
+    setting.apiKeyFile = keyFile;
+  }
+  return setting;
 }
 
 export function nextEditSettings(config: SettingsReader): NextEditSettings {

@@ -15,6 +15,8 @@ M.defaults = {
   accept_key = "<Tab>", -- in insert mode, while a suggestion is shown; false: map it yourself
   arena_bottom_key = "<S-Tab>", -- insert mode, while an arena pair is shown (settings.arena): take the bottom
   settings = {}, -- the server's settings (initializationOptions): deadlineMs, maxTokens, mode, ...
+  -- e.g. backend = { kind = "openai", url = "http://127.0.0.1:30000", apiKeyFile = "~/.config/infill/key" }:
+  -- an upstream model server instead of the workers (the key file chmod 600; see upstream/config.py)
   root_dir = nil, -- a function(bufnr) returning the workspace folder; default: the current directory
   next_edit = {
     enabled = true, -- after a change, ask for the follow-up edits elsewhere in the buffer and show them

@@ -1,0 +1,186 @@
+"""`HttpBackend`: an upstream as the completion pipeline's `Backend` (`complete(request) -> Result`).
+
+One call is one HTTP request (`dialects`): the request's deadline (or the setting's, when
+shorter) is its timeout; a cancelled task (a superseded keystroke) leaves the `async with`
+that holds the response, which closes the connection, so the upstream sees its client go. A
+streamed answer is read to its end (the settled text is what is shown). What is read is capped:
+`MAX_BODY_BYTES` of body and `MAX_CHARS_PER_TOKEN` times `max_tokens` of text.
+
+It never raises for the upstream's faults: one that is down, slow, refuses the key, rate-limits,
+errs or answers garbage gets an empty `Result`, and the first failure after a success sends ONE
+status message (`on_status`); further requests are not sent at all for a backoff that doubles up to
+`MAX_BACKOFF_S` (or the upstream's Retry-After), so a failing upstream costs no retry storm.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable
+
+import httpx
+
+from engine.client.protocol import CompleteRequest, Item, Result, Timings
+from upstream import budget, dialects
+from upstream.config import Upstream
+from upstream.dialects import BadAnswer
+
+logger = logging.getLogger(__name__)
+
+MAX_BODY_BYTES = 1 << 20
+MAX_CHARS_PER_TOKEN = 16  # an answer longer than this per token asked for is garbage
+FIRST_BACKOFF_S = 0.5
+MAX_BACKOFF_S = 30.0
+STATUS_HINTS = {401: "the key was refused: check apiKeyFile", 403: "the key may not use this model",
+                404: "no such endpoint: check the url and the kind", 429: "rate-limited"}
+
+
+class Failure(Exception):
+    """An upstream's fault; `retry_after_s` is its own Retry-After, if any."""
+
+    def __init__(self, message: str, retry_after_s: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_after_s = retry_after_s
+
+
+class HttpBackend:
+    def __init__(self, upstream: Upstream, on_status: Callable[[str], None] = lambda message: None,
+                 transport: httpx.AsyncBaseTransport | None = None) -> None:
+        self.upstream, self.on_status = upstream, on_status
+        headers = {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
+        self._client = httpx.AsyncClient(base_url=upstream.url, headers=headers, follow_redirects=False,
+                                         timeout=None, transport=transport, trust_env=False)
+        self.address = upstream.url  # what logs and the arena call it
+        self.failures = 0  # in a row
+        self.quiet_until = 0.0  # monotonic time before which nothing is sent
+
+    async def complete(self, request: CompleteRequest) -> Result:
+        started = time.monotonic()
+        if started < self.quiet_until or (request.kind == "edit" and self.upstream.kind != "edit"):
+            return _result(request, [], started)
+        timeout_s = request.deadline_ms / 1000.0
+        if self.upstream.deadline_ms:
+            timeout_s = min(timeout_s, self.upstream.deadline_ms / 1000.0)
+        try:
+            async with asyncio.timeout(timeout_s):
+                items = await self._exchange(budget.fit(request, self.upstream.max_context_tokens))
+        except TimeoutError:
+            self._failed(Failure(f"no answer within {timeout_s * 1000:.0f} ms"))
+        except httpx.HTTPError as exc:
+            self._failed(Failure(_describe(exc)))
+        except (Failure, BadAnswer) as exc:
+            self._failed(exc)
+        else:
+            if self.failures:
+                logger.info("the upstream at %s answers again", self.upstream.url)
+            self.failures, self.quiet_until = 0, 0.0
+            return _result(request, items, started)
+        return _result(request, [], started)
+
+    def close(self) -> None:
+        """Close the connections (from the event loop that uses them)."""
+        asyncio.get_running_loop().create_task(self.aclose())
+
+    async def aclose(self) -> None:
+        await self._client.aclose()
+
+    def _failed(self, exc: Exception) -> None:
+        self.failures += 1
+        backoff_s = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2 ** (self.failures - 1))
+        backoff_s = max(backoff_s, min(MAX_BACKOFF_S * 2, getattr(exc, "retry_after_s", 0.0)))
+        self.quiet_until = time.monotonic() + backoff_s
+        message = (f"infill: no completions from the upstream at {self.upstream.url}: {exc}; "
+                   f"trying again in {backoff_s:.1f} s")
+        logger.warning("%s", message)
+        if self.failures == 1:
+            self.on_status(message)
+
+    async def _exchange(self, request: CompleteRequest) -> list[Item]:
+        call = dialects.call_for(self.upstream, request)
+        async with self._client.stream("POST", call.path, json=call.body) as response:
+            if response.status_code != 200:
+                raise _status_failure(response)
+            cap = MAX_CHARS_PER_TOKEN * max(request.max_tokens, 1)
+            if response.headers.get("content-type", "").startswith("text/event-stream"):
+                text = await _read_stream(response, cap)
+            else:
+                answer = await _read_json(response)
+                if request.kind == "edit":
+                    return dialects.edit_items(request, _edit_content(answer))
+                text = dialects.text_of(answer)
+        if request.kind == "edit":
+            return dialects.edit_items(request, text)
+        if len(text) > cap:
+            raise BadAnswer(f"the answer holds {len(text)} characters for {request.max_tokens} tokens")
+        return [Item(dialects.unfence(text) if call.chat else text, 0.5, 0)]
+
+
+def _edit_content(answer: object) -> str | None:
+    choices = answer.get("choices") if isinstance(answer, dict) else None
+    if isinstance(choices, list) and choices and isinstance(choices[0], dict):
+        message = choices[0].get("message")
+        if isinstance(message, dict) and message.get("content") is None:
+            return None
+    return dialects.text_of(answer)
+
+
+async def _read_json(response: httpx.Response) -> object:
+    raw = bytearray()
+    async for chunk in response.aiter_bytes():
+        raw += chunk
+        if len(raw) > MAX_BODY_BYTES:
+            raise Failure(f"the answer is over {MAX_BODY_BYTES} bytes")
+    try:
+        return json.loads(raw)
+    except (ValueError, UnicodeDecodeError):
+        raise BadAnswer(f"the answer is not JSON: {bytes(raw[:60])!r}") from None
+
+
+async def _read_stream(response: httpx.Response, cap: int) -> str:
+    """The text of an event stream's chunks, to `[DONE]`, a chunk that says stop, or its end."""
+    pieces, read = [], 0
+    async for line in response.aiter_lines():
+        read += len(line) + 1
+        if read > MAX_BODY_BYTES:
+            raise Failure(f"the stream is over {MAX_BODY_BYTES} bytes")
+        if not line.startswith("data:"):
+            continue
+        data = line[len("data:"):].strip()
+        if data == "[DONE]":
+            break
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise BadAnswer(f"a stream chunk is not JSON: {data[:60]!r}") from None
+        text = dialects.text_of(chunk, chunk=True)
+        if text:
+            pieces.append(text)
+            if sum(map(len, pieces)) > cap:
+                raise BadAnswer(f"the answer runs past {cap} characters")
+        if dialects.chunk_ends(chunk):
+            break
+    return "".join(pieces)
+
+
+def _status_failure(response: httpx.Response) -> Failure:
+    code = response.status_code
+    hint = STATUS_HINTS.get(code) or ("a redirect, which is not followed: give the final url"
+                                      if 300 <= code < 400 else "the server failed")
+    retry_after = response.headers.get("retry-after", "")
+    seconds = float(retry_after) if retry_after.isdecimal() else 0.0
+    return Failure(f"HTTP {code} ({hint})", seconds)
+
+
+def _describe(exc: httpx.HTTPError) -> str:
+    if isinstance(exc, httpx.ConnectError):
+        reason = str(exc) or "refused"
+        if "CERTIFICATE" in reason.upper() or "SSL" in reason.upper():
+            return f"TLS failed: {reason[:200]}"
+        return f"cannot connect: {reason[:200]}"
+    return f"{type(exc).__name__}: {str(exc)[:200]}"
+
+
+def _result(request: CompleteRequest, items: list[Item], started: float) -> Result:
+    total_ms = (time.monotonic() - started) * 1000.0
+    return Result(request.id, items, Timings(0.0, 0.0, total_ms, total_ms), "done")
