@@ -8,19 +8,21 @@ opens `original`, sends the user's edit to `edited` as one incremental `didChang
 range that changed, as an editor sends a paste or a replacement), asks
 `textDocument/copilotInlineEdit` at `cursor`, applies every returned edit and scores the file
 against `expected` (`bench.next_edit_scores`: exact match, changed-line precision and recall,
-false edits, region recall). Each task is asked twice on the same document, once per value of the
-server's `jointRegions` setting, switched with `workspace/didChangeConfiguration`:
-- **joint**: every region in one job, decoded together (the product);
-- **one by one**: one job per region in turn, as the anchors ask ("jump, then ask again"); its
-  speed beside the joint one's, and its agreement with it (the same file after the edits).
-The order of the two alternates from task to task, so neither side always meets a warm cache.
-On the rename tasks (a kind naming "rename") a **mechanical** baseline, a tree-sitter rename of
-the same name over the same scope with no model, is scored the same way.
+false edits, region recall). Each task is asked three times on the same document, once per value
+of the server's `nextEditDrafts` setting (`completion.next_edit.Drafting`), switched with
+`workspace/didChangeConfiguration`:
+- **rules**: the drafts the user's edit implies, alone (no model is asked);
+- **model**: every region masked whole, the model writing each (the path before drafts);
+- **drafted**: the drafts, checked and completed by the model (the product).
+The order of the sides rotates from task to task, so no side always meets a warm cache. The
+model's part is what `drafted` does that `rules` does not: the lines where their files differ,
+and how many of those `drafted` got right (the line `expected` has). On the rename tasks (a kind
+naming "rename") a **mechanical** baseline, a tree-sitter rename of the same name over the same
+scope with no model, is scored the same way.
 
 Latency p50/p95 per side: client-side (the request to its answer) and server-side (the server's
-log line for each answer); the speedup is one by one's mean server-side time over joint's; and
-the share of answers in which the worker left a job unanswered (late or failed: that job's
-regions then get no edit). Region recall uses the regions the server found
+log line for each answer); and the share of answers in which the worker left a job unanswered
+(late or failed: that job's regions then get their drafts alone). Region recall uses the regions the server found
 (`completion.next_edit.plan` on the same texts and event, none where its gate refuses: no tree,
 or a text that does not parse). Figures per kind, over all tasks and over the rename tasks.
 A human table goes to stdout; with `--json` its last line is one JSON object.
@@ -45,9 +47,10 @@ from pathlib import Path, PurePosixPath
 from lsprotocol import types
 
 from bench.lsp_latency import URI_ROOT, WARM_UP_S, Replay, position_of, start_server, stop_server
-from bench.next_edit_scores import Score, event_of, mechanical_rename, region_recall, score
+from bench.next_edit_scores import Score, event_of, lines_of, mechanical_rename, region_recall, score
 from bench.quality import jsonl_records, percentile, set_name
 from completion import next_edit
+from completion.next_edit import Drafting
 from completion.edit_events import EditEvent
 from completion.edit_regions import Region
 from completion.positions import offset_at
@@ -58,10 +61,10 @@ from lsp_server.protocol import INLINE_EDIT
 
 logger = logging.getLogger("bench.next_edit")
 
-JOINT, ONE_BY_ONE, MECHANICAL = "joint", "one_by_one", "mechanical"
-SIDES = (JOINT, ONE_BY_ONE)
-ANSWER_MARGIN_S = 60.0  # beyond the deadlines a request may use, before the bench gives up
-MAX_JOBS = 8  # one by one, a request sends up to this many jobs (completion.edit_regions.MAX_REGIONS)
+RULES, MODEL, DRAFTED = str(Drafting.RULES), str(Drafting.MODEL), str(Drafting.DRAFTED)
+MECHANICAL = "mechanical"
+SIDES = (RULES, MODEL, DRAFTED)
+ANSWER_MARGIN_S = 60.0  # beyond the deadline a request may use, before the bench gives up
 SERVER_ANSWER = re.compile(r"\[(\w+)\] next edit: \d+ edits in ([0-9.]+) ms$")
 WORKER_MISS = re.compile(r"WARNING lsp_server\.inline_edit \[(\w+)\] no next edit: ")  # a job unanswered
 TEXT_FIELDS = ("task_id", "path", "original", "edited", "expected")
@@ -193,7 +196,7 @@ class EditSession:
 
     def configure(self, side: str) -> None:
         self.replay.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
-            settings={"jointRegions": side == JOINT}))
+            settings={"nextEditDrafts": side}))
 
     async def ask(self, uri: str, text: str, position: types.Position) -> Reply:
         params = {"textDocument": {"uri": uri, "version": 2},
@@ -218,7 +221,7 @@ class EditSession:
         result = TaskResult(task["task_id"], task.get("kind", ""), edited, task["expected"], covered, sites)
         self.replay.open(uri, original, language or "plaintext")
         self.replay.change(uri, 2, where, text)
-        for side in SIDES if number % 2 == 0 else reversed(SIDES):
+        for side in SIDES[number % 3:] + SIDES[:number % 3]:
             self.configure(side)
             result.replies[side] = await self.ask(uri, edited, cursor)
         self.replay.close(uri)
@@ -258,20 +261,30 @@ def side_figures(results: Sequence[TaskResult], side: str) -> dict:
 
 
 def row(results: Sequence[TaskResult]) -> dict:
-    """The figures of a group of tasks: both sides, their agreement and speed, and the baseline
+    """The figures of a group of tasks: every side, the model's part, and the baseline
     where the group holds rename tasks."""
     figures = {"tasks": len(results), "negatives": sum(result.negative for result in results),
                "region_recall": rate(sum(r.sites_covered for r in results), sum(r.sites for r in results)),
                "regions_cover_all": rate(sum(r.sites_covered == r.sites for r in results if r.sites),
                                          sum(bool(r.sites) for r in results))}
     figures.update({side: side_figures(results, side) for side in SIDES})
-    agree = sum(r.replies[JOINT].predicted == r.replies[ONE_BY_ONE].predicted for r in results)
-    figures["agreement"] = rate(agree, len(results))
-    joint_ms, one_ms = figures[JOINT]["server_mean_ms"], figures[ONE_BY_ONE]["server_mean_ms"]
-    figures["speedup"] = round(one_ms / joint_ms, 2) if joint_ms and one_ms else None
+    changed, right = map(sum, zip((0, 0), *(model_part(r) for r in results)))
+    figures["model_part"] = {"lines_changed": changed, "right": right, "right_rate": rate(right, changed)}
     renames = [result for result in results if result.mechanical is not None]
     figures[MECHANICAL] = side_figures(renames, MECHANICAL) if renames else None
     return figures
+
+
+def model_part(result: TaskResult) -> tuple[int, int]:
+    """(lines where `drafted`'s file differs from `rules`', those of them `expected` has), on
+    files of one line count (a changed count is one line changed, never right)."""
+    rules, drafted = lines_of(result.replies[RULES].predicted), lines_of(result.replies[DRAFTED].predicted)
+    expected = lines_of(result.expected)
+    if len(rules) != len(drafted):
+        return 1, 0
+    differ = [i for i, (a, b) in enumerate(zip(rules, drafted)) if a != b]
+    right = sum(len(drafted) == len(expected) and drafted[i] == expected[i] for i in differ)
+    return len(differ), right
 
 
 def summarize(results: Sequence[TaskResult]) -> dict:
@@ -286,8 +299,8 @@ def _cell(value) -> str:
 
 
 def format_table(summary: dict, meta: dict) -> str:
-    header = ("group", "n", "regions", "exact", "prec", "recall", "false", "missed", "1by1 exact", "agree",
-              "p50 ms", "1by1 p50", "speedup", "mech exact", "mech prec", "mech recall")
+    header = ("group", "n", "regions", *(f"{side} {figure}" for side in SIDES for figure in ("exact", "prec", "recall")),
+              "false", "missed", "p50 ms", "p95 ms", "model lines", "right", "mech exact")
     rows = [("overall", summary["overall"]), ("renames", summary["renames"]),
             *summary["by_kind"].items()]
     lines = [f"set {meta['set']}, {meta['tasks']} tasks, deadline {meta['deadline_ms']} ms, "
@@ -295,18 +308,19 @@ def format_table(summary: dict, meta: dict) -> str:
     for name, figures in rows:
         if figures is None:
             continue
-        joint, one, mech = figures[JOINT], figures[ONE_BY_ONE], figures[MECHANICAL] or {}
-        cells = (name, figures["tasks"], figures["region_recall"], joint["exact"], joint["precision"],
-                 joint["recall"], joint["false_edit_tasks"], joint["answers_missing_a_job"], one["exact"],
-                 figures["agreement"], joint["server_p50_ms"], one["server_p50_ms"], figures["speedup"],
-                 mech.get("exact"), mech.get("precision"), mech.get("recall"))
+        product, mech, part = figures[DRAFTED], figures[MECHANICAL] or {}, figures["model_part"]
+        cells = (name, figures["tasks"], figures["region_recall"],
+                 *(figures[side][figure] for side in SIDES for figure in ("exact", "precision", "recall")),
+                 product["false_edit_tasks"], product["answers_missing_a_job"], product["server_p50_ms"],
+                 product["server_p95_ms"], part["lines_changed"], part["right"], mech.get("exact"))
         lines.append(" | ".join(_cell(cell) for cell in cells))
     overall = summary["overall"]
-    lines.append("regions: region recall; false: tasks with a false edit; missed: answers with a job the "
-                 "worker left unanswered; ms: server-side; mech: the mechanical rename")
-    lines.append(f"false edits on negatives: joint {_cell(overall[JOINT]['false_edits_negatives'])}, "
-                 f"one by one {_cell(overall[ONE_BY_ONE]['false_edits_negatives'])} "
-                 f"({overall['negatives']} negatives)")
+    lines.append("regions: region recall; false, missed, ms: of drafted (false: tasks with a false edit; "
+                 "missed: answers with a job the worker left unanswered; ms: server-side); model lines: "
+                 "lines drafted changed beyond the rules, right: of them as expected; mech: the mechanical rename")
+    lines.append("false edits on negatives: " + ", ".join(
+        f"{side} {_cell(overall[side]['false_edits_negatives'])}" for side in SIDES)
+        + f" ({overall['negatives']} negatives)")
     return "\n".join(lines)
 
 
@@ -315,8 +329,7 @@ async def run(tasks: Sequence[dict], args: argparse.Namespace, folder: Path) -> 
     the server's own latency from its log."""
     flags = ["--worker", args.worker] if args.worker else []
     client = await start_server(folder, {"deadlineMs": args.deadline_ms, "statsLog": ""}, *flags)
-    session = EditSession(Replay(client, random.Random(0)),
-                          args.deadline_ms * MAX_JOBS / 1000.0 + ANSWER_MARGIN_S)
+    session = EditSession(Replay(client, random.Random(0)), args.deadline_ms / 1000.0 + ANSWER_MARGIN_S)
     results = []
     try:
         if not await session.replay.warm_up():

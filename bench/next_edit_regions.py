@@ -69,7 +69,8 @@ def run_task(runner: ModelRunner, task: dict, decoder: dict) -> tuple[Counter, f
     """The task's region counts, the job's milliseconds and forward passes; None without a job."""
     edited, event = task["edited"], event_of(task)
     planned = next_edit.plan(ParsedDocument.parse(LANGUAGE, edited), event,
-                             edited[:task["cursor"]].count("\n"), "bench", 60_000, events=[event])
+                             edited[:task["cursor"]].count("\n"), "bench", 60_000, events=[event],
+                             drafting=next_edit.Drafting.MODEL)
     if planned is None or planned.request is None:
         return None
     request = planned.request

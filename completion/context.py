@@ -24,7 +24,7 @@ from completion.definitions import Definition
 from completion.positions import LINE_BREAK
 from engine.client.protocol import MAX_PATH_CHARS, Snippet
 
-CHARS_PER_TOKEN = 3.2
+CHARS_PER_TOKEN = 3.2  # a rough count of code tokens, for every budget and estimate of the front ends
 BOUNDARY_SLACK = 0.25  # share of a window's budget it may give up to cut at a statement boundary
 NEAR_LINES_BEFORE = 30  # names are collected this many lines up from the cursor ...
 NEAR_LINES_AFTER = 10  # ... and this many lines down

@@ -180,21 +180,27 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
 def call_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
     """The lines of the calls of a function whose parameters the event added, removed or
     reordered (a renamed parameter is a rename, not a new signature)."""
-    root = document.tree.root_node
-    for function in _overlapping(root, event.start_line, event.after_end):
+    change = signature_change(event, document)
+    return [] if change is None else _calls(document.tree.root_node, document.language, change[0])
+
+
+def signature_change(event: EditEvent, document: ParsedDocument) -> tuple[str, list[str], Node] | None:
+    """(the function's name, its parameter names before, its parameter list node after) when the
+    event added, removed or reordered the parameters of a function; None otherwise."""
+    for function in _overlapping(document.tree.root_node, event.start_line, event.after_end):
         parameters = function.child_by_field_name("parameters")
         name = function.child_by_field_name("name")
         if function.type not in FUNCTION_TYPES or parameters is None or name is None \
                 or not event.start_line <= parameters.end_point.row \
                 or parameters.start_point.row >= event.after_end:
             continue
-        after = _parameter_names(parameters)
+        after = parameter_names(parameters)
         before = _parameters_before(event, document.language, function, _text(name))
         if before is None or before == after:
             continue
         if len(before) != len(after) or sorted(before) == sorted(after):
-            return _calls(root, document.language, _text(name))
-    return []
+            return _text(name), before, parameters
+    return None
 
 
 def outside(regions: list[Region], start: int, end: int) -> list[Region]:
@@ -332,17 +338,17 @@ def _overlapping(node: Node, start: int, end: int) -> Iterator[Node]:
         stack.extend(reversed(node.children))
 
 
-def _parameter_names(parameters: Node) -> list[str]:
+def parameter_names(parameters: Node) -> list[str]:
     """The names of a parameter list, in order (its first identifier for each parameter)."""
     names = []
     for parameter in parameters.named_children:
-        identifier = _first_identifier(parameter)
+        identifier = first_identifier(parameter)
         if identifier is not None:
             names.append(_text(identifier))
     return names
 
 
-def _first_identifier(node: Node) -> Node | None:
+def first_identifier(node: Node) -> Node | None:
     if node.type == "comment":
         return None
     if node.type == "identifier":
@@ -350,9 +356,9 @@ def _first_identifier(node: Node) -> Node | None:
     for field in ("name", "pattern", "declarator"):
         named = node.child_by_field_name(field)
         if named is not None:
-            return _first_identifier(named)
+            return first_identifier(named)
     return next((found for child in node.named_children
-                 if (found := _first_identifier(child)) is not None), None)
+                 if (found := first_identifier(child)) is not None), None)
 
 
 def _parameters_before(event: EditEvent, language: str, function: Node, name: str) -> list[str] | None:
@@ -369,17 +375,26 @@ def _parameters_before(event: EditEvent, language: str, function: Node, name: st
         named, listed = node.child_by_field_name("name"), node.child_by_field_name("parameters")
         if node.type in FUNCTION_TYPES and named is not None and listed is not None \
                 and _text(named) == name:
-            return _parameter_names(listed)
+            return parameter_names(listed)
     return None
 
 
-def _calls(root: Node, language: str, name: str) -> list[Region]:
+def call_nodes(root: Node, language: str, name: str) -> list[Node]:
+    """The call nodes under `root` whose callee is named `name` (`f(...)`, `obj.f(...)`), in file
+    order; none in a language without a callee query."""
+    if language not in _CALLEES:
+        return []
     captures = QueryCursor(_query(language, f'({_CALLEES[language]} (#eq? @f "{name}"))')).captures(root)
-    regions = []
-    for callee in captures.get("f", []):
+    calls = []
+    for callee in sorted(captures.get("f", []), key=lambda found: found.start_byte):
         call = callee.parent
         while call is not None and call.type not in CALL_TYPES:
             call = call.parent
         if call is not None:
-            regions.append(Region(call.start_point.row, call.end_point.row + 1, CALL))
-    return regions
+            calls.append(call)
+    return calls
+
+
+def _calls(root: Node, language: str, name: str) -> list[Region]:
+    return [Region(call.start_point.row, call.end_point.row + 1, CALL)
+            for call in call_nodes(root, language, name)]

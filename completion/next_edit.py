@@ -9,36 +9,58 @@ these.
         edits = next_edit.finish(planned, result.items)
 
 `gate` says why there is nothing to propose: no tree, a text that does not parse (the user is
-mid-edit, and so are the regions), an event that is not the document's last.
-`edit_request` masks each region (whole lines, `completion.edit_regions`) as one multi-line hole
-that shows the model its current text (`replaces`); the text between regions are the pieces, and
-the user's recent edits go with it (their changed lines before and after) as the job's cause.
-`edits_from` turns the worker's text for each hole into an `Edit` of those lines and keeps only
-the edits worth showing: a hole whose text comes back the same (up to trailing whitespace) is no
-edit; a hole below `MIN_CONFIDENCE` shows nothing rather than a wrong edit; an edit that undoes
-the user's last event goes; and when the edits together add a tree-sitter ERROR node, none is
-kept. Edits come nearest the cursor first. Lines are counted as the LSP counts them; a region's
+mid-edit, and so are the regions), an event that is not the document's last, a name still being
+typed (the event ends in a word found nowhere else in the text, and renamed nothing).
+
+Each region (whole lines, `completion.edit_regions`) gets a draft of its new text from the
+user's edit (`completion.edit_drafts`: a rename, a literal, a signature's call sites; else its
+current text). How the drafts are used is the plan's `Drafting`: `drafted` (the default) sends
+each region as a hole holding its draft, whose known tokens the model checks and whose masked
+slots it fills (`infill.decode.veto`), drafts that change something first, within
+`DRAFT_TOKENS`; a region left out of the job, or whose hole gets no answer, proposes its draft
+as it is when the draft is whole. `rules` proposes the drafts alone and asks no backend; `model`
+masks every region whole, as before drafts, and the model writes each.
+`edit_request` lays the regions out as one job: each a multi-line hole that shows the model its
+current text (`replaces`); the text between regions are the pieces, and the user's recent edits
+go with it (their changed lines before and after) as the job's cause. `edits_from` turns each
+region's proposal into an `Edit` of those lines and keeps only the edits worth showing: a
+proposal the same as the current text (up to trailing whitespace) is no edit; a hole below
+`MIN_CONFIDENCE` shows nothing rather than a wrong edit; an edit that undoes the user's last event
+goes; and when the edits together add a tree-sitter ERROR node, none is kept. Edits come nearest the cursor first. Lines are counted as the LSP counts them; a region's
 text includes its last line break, and an edit's text ends as its region's does (the model's
 trailing whitespace is not trusted). Everything here is pure.
 """
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 
+from completion.context import approx_tokens
+from completion.edit_drafts import Draft, draft_regions
 from completion.edit_events import EditEvent, LineSpan
-from completion.edit_regions import Region, regions_after, renamed
+from completion.edit_regions import Region, changed_literal, regions_after, renamed, signature_change
 from completion.positions import LINE_BREAK
 from completion.syntax import ParsedDocument, error_count
 from engine.client.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
                                     CompleteRequest, Event, Hole as EditHole, Item, Mode)
 
 MODE = Mode.MULTI_LINE
-CHARS_PER_TOKEN = 3  # a rough count of code tokens: budgets only need the right size
 SLACK_TOKENS = 16  # room for the region to grow (a longer name, an added argument)
 MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
+DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
+_WORD = re.compile(r"\w+")
+
+
+class Drafting(StrEnum):
+    """How a next edit uses the drafts its regions get (see the module)."""
+
+    DRAFTED = "drafted"  # each region's draft, checked and completed by the model
+    RULES = "rules"  # the drafts alone: no backend asked
+    MODEL = "model"  # every region masked whole: the model writes each
 
 
 @dataclass(slots=True, frozen=True)
@@ -57,7 +79,7 @@ def line_starts(text: str) -> list[int]:
 
 def hole_tokens(text: str) -> int:
     """The token budget of a region whose current text is `text`."""
-    return min(MAX_HOLE_TOKENS, len(text) // CHARS_PER_TOKEN + SLACK_TOKENS)
+    return min(MAX_HOLE_TOKENS, approx_tokens(text) + SLACK_TOKENS)
 
 
 def wire_events(events: Sequence[EditEvent]) -> list[Event]:
@@ -68,16 +90,20 @@ def wire_events(events: Sequence[EditEvent]) -> list[Event]:
 
 
 def edit_request(request_id: str, text: str, regions: Sequence[Region], deadline_ms: int,
-                 document: str = "", session: str = "", events: Sequence[EditEvent] = ()) -> CompleteRequest | None:
+                 document: str = "", session: str = "", events: Sequence[EditEvent] = (),
+                 drafts: dict[Region, Draft] | None = None) -> CompleteRequest | None:
     """The edit job that rewrites `regions` of `text` (in any order; none may overlap) after the
-    user's `events` (oldest first), or None when there are no regions or the text between them is
-    over the protocol's caps."""
+    user's `events` (oldest first), each region holding its draft in `drafts` if it has one, or
+    None when there are no regions or the text between them is over the protocol's caps."""
     ordered = sorted(regions, key=lambda region: region.start_line)
     if not ordered or any(a.end_line > b.start_line for a, b in zip(ordered, ordered[1:])):
         return None
     starts = line_starts(text)
     cuts = [(starts[region.start_line], starts[region.end_line]) for region in ordered]
-    holes = [EditHole(MODE, hole_tokens(text[start:end]), text[start:end]) for start, end in cuts]
+    drafted = [(drafts or {}).get(region) for region in ordered]
+    holes = [EditHole(MODE, hole_tokens(text[start:end]), text[start:end],
+                      [] if draft is None else list(draft.pieces), [] if draft is None else list(draft.slots))
+             for (start, end), draft in zip(cuts, drafted)]
     pieces = [text[end:start] for (_, end), (start, _) in zip(cuts, cuts[1:])]
     prefix, suffix = text[:cuts[0][0]][-MAX_PREFIX_CHARS:], text[cuts[-1][1]:][:MAX_SUFFIX_CHARS]
     if sum(map(len, pieces)) + len(prefix) + len(suffix) > MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS \
@@ -101,22 +127,25 @@ def _with_tail_of(text: str, current: str) -> str:
     return text.rstrip() + current[len(current.rstrip()):]
 
 
-def changed(text: str, regions: Sequence[Region], items: Sequence[Item]) -> list[Edit]:
-    """The regions the answer changes, in file order: each hole's surest item, ending as its
-    region does; holes below `MIN_CONFIDENCE` and unchanged ones are left out."""
+def answered(regions: Sequence[Region], items: Sequence[Item]) -> dict[Region, str]:
+    """The text of each region of a job over `regions` that the answer gives: its hole's surest
+    item, unless that is below `MIN_CONFIDENCE`."""
     ordered = sorted(regions, key=lambda region: region.start_line)
     best: dict[int, Item] = {}
     for item in items:
         if 0 <= item.hole < len(ordered) and (item.hole not in best
                                               or item.confidence > best[item.hole].confidence):
             best[item.hole] = item
+    return {ordered[index]: item.text for index, item in best.items() if item.confidence >= MIN_CONFIDENCE}
+
+
+def changed(text: str, proposals: dict[Region, str]) -> list[Edit]:
+    """The regions the proposals change, in file order, each ending as its region does."""
     starts, edits = line_starts(text), []
-    for index, item in sorted(best.items()):
-        region = ordered[index]
+    for region, proposal in sorted(proposals.items(), key=lambda pair: pair[0].start_line):
         current = text[starts[region.start_line]:starts[region.end_line]]
-        if item.confidence < MIN_CONFIDENCE or _same(item.text, current):
-            continue
-        edits.append(Edit(region.start_line, region.end_line, _with_tail_of(item.text, current)))
+        if not _same(proposal, current):
+            edits.append(Edit(region.start_line, region.end_line, _with_tail_of(proposal, current)))
     return edits
 
 
@@ -160,16 +189,15 @@ def _distance(edit: Edit, cursor_line: int) -> int:
     return min(abs(edit.start_line - cursor_line), abs(edit.end_line - 1 - cursor_line))
 
 
-def edits_from(document: ParsedDocument, regions: Sequence[Region], items: Sequence[Item],
-               event: EditEvent, cursor_line: int) -> list[Edit]:
-    """The edits to show for the worker's `items` (one per hole of `edit_request(..., regions)`),
-    nearest the cursor first; none when they would add a syntax error or the document has no
-    tree to check them with."""
+def edits_from(document: ParsedDocument, proposals: dict[Region, str], event: EditEvent,
+               cursor_line: int) -> list[Edit]:
+    """The edits to show for the regions' `proposals`, nearest the cursor first; none when they
+    would add a syntax error or the document has no tree to check them with."""
     if document.tree is None:
         return []
     text = document.text
     starts = line_starts(text)
-    edits = [edit for edit in changed(text, regions, items)
+    edits = [edit for edit in changed(text, proposals)
              if not undoes(edit, text[starts[edit.start_line]:starts[edit.end_line]], event)]
     if not edits:
         return []
@@ -187,31 +215,75 @@ def gate(document: ParsedDocument | None, event: EditEvent | None) -> str | None
         return "no edit event of this text yet"
     if document.tree.root_node.has_error:
         return "the document does not parse"
+    if typing_a_name(event, document):
+        return "a name is still being typed"
     return None
+
+
+def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
+    """The event renamed nothing, changed no literal and no signature, and its change ends in a
+    word that the text holds nowhere else: the user is still typing it."""
+    if renamed(event) is not None or changed_literal(event) is not None \
+            or signature_change(event, document) is not None:
+        return False
+    old, new = event.removed, event.inserted
+    head = 0
+    while head < min(len(old), len(new)) and old[head] == new[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
+        tail += 1
+    end = len(new) - tail  # where the change ends in the new lines
+    words = [w for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
+    return bool(words) and len(re.findall(rf"(?<!\w){re.escape(words[0].group())}(?!\w)", event.after)) == 1
 
 
 @dataclass(slots=True)
 class EditPlan:
-    """What to ask the backend for one next edit: the regions the user's `event` propagates to
-    and their job (None when they do not fit one)."""
+    """What to ask the backend for one next edit: the regions the user's `event` propagates to,
+    their drafts, and the job of those `sent` (None when there is nothing to ask or they do not
+    fit one)."""
 
     document: ParsedDocument
     event: EditEvent
     cursor_line: int
-    regions: list[Region]
+    regions: list[Region]  # nearest the cursor first
+    drafts: dict[Region, Draft]  # empty with Drafting.MODEL
+    sent: list[Region]  # the regions of `request`
     request: CompleteRequest | None
+    drafting: Drafting = Drafting.DRAFTED
+
+
+def draft_budget(regions: Sequence[Region], drafts: dict[Region, Draft]) -> list[Region]:
+    """The regions a drafted job holds: those whose draft changes something first, then the
+    others, each nearest the cursor first, while their drafts fit `DRAFT_TOKENS`; none whose
+    draft is empty (a region past the text's end: nothing to check)."""
+    ranked = sorted(regions, key=lambda region: not drafts[region].changes)  # stable: distance kept
+    kept, tokens = [], 0
+    for region in ranked:
+        if not drafts[region].text and not drafts[region].slots:
+            continue
+        need = hole_tokens("".join(drafts[region].pieces)) + sum(drafts[region].slots)
+        if tokens + need <= DRAFT_TOKENS:
+            kept.append(region)
+            tokens += need
+    return kept
 
 
 def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: int,
          request_id: str, deadline_ms: int, uri: str = "", session: str = "",
-         events: Sequence[EditEvent] = ()) -> EditPlan | None:
-    """The regions after `event` and their job (with the user's recent `events`, oldest first),
-    or None where `gate` refuses."""
+         events: Sequence[EditEvent] = (), drafting: Drafting = Drafting.DRAFTED) -> EditPlan | None:
+    """The regions after `event`, their drafts and their job (with the user's recent `events`,
+    oldest first), or None where `gate` refuses."""
     if gate(document, event) is not None:
         return None
     regions = regions_after(event, document, cursor_line)
-    request = edit_request(request_id, document.text, regions, deadline_ms, uri, session, events)
-    return EditPlan(document, event, cursor_line, regions, request)
+    drafts = {} if drafting == Drafting.MODEL else dict(zip(regions, draft_regions(event, document, regions)))
+    sent = regions if drafting == Drafting.MODEL else [] if drafting == Drafting.RULES \
+        else draft_budget(regions, drafts)
+    request = edit_request(request_id, document.text, sent, deadline_ms, uri, session, events,
+                           drafts) if sent else None
+    return EditPlan(document, event, cursor_line, regions, drafts, sent, request, drafting)
 
 
 def within(planned: EditPlan, budget_ms: int) -> EditPlan:
@@ -222,6 +294,15 @@ def within(planned: EditPlan, budget_ms: int) -> EditPlan:
                                                                     deadline_ms=budget_ms))
 
 
+def proposals(planned: EditPlan, items: Sequence[Item]) -> dict[Region, str]:
+    """Each region's proposed text: the backend's answer for its hole, else its draft when that
+    is whole (no slots) and changes something."""
+    drafted = {region: draft.text for region, draft in planned.drafts.items()
+               if draft.changes and not draft.slots}
+    return {**drafted, **answered(planned.sent, items)}
+
+
 def finish(planned: EditPlan, items: Sequence[Item]) -> list[Edit]:
-    """The edits to show for the backend's `items`, nearest the cursor first (`edits_from`)."""
-    return edits_from(planned.document, planned.regions, items, planned.event, planned.cursor_line)
+    """The edits to show for the backend's `items` (none: the backend was not asked, or did not
+    answer), nearest the cursor first (`edits_from`)."""
+    return edits_from(planned.document, proposals(planned, items), planned.event, planned.cursor_line)

@@ -122,10 +122,12 @@ async def _suggest(state, text: str, path: str, history: str, cursor_line: int,
     planned = next_edit.plan(document, event, cursor_line, new_request_id(),
                              state.completer.settings.deadline_ms, uri,
                              events=[] if event is None else [event])
-    if planned is None or planned.request is None:
+    if planned is None:
         return None
-    try:
-        result = await state.pool.complete(planned.request)
-    except (WorkerError, WorkerTimeout) as exc:
-        raise worker_failure(exc) from None
-    return _rewritten(text, next_edit.finish(planned, result.items), span)
+    items = []  # no job: the regions' drafts are the answer
+    if planned.request is not None:
+        try:
+            items = (await state.pool.complete(planned.request)).items
+        except (WorkerError, WorkerTimeout) as exc:
+            raise worker_failure(exc) from None
+    return _rewritten(text, next_edit.finish(planned, items), span)

@@ -5,27 +5,22 @@ carry both `text` (Inception, DeepSeek) and `message.content` (Mistral), or `tex
 `delta.content` when streaming; llama.cpp's `/infill` (`content`, `stop`, `stop_type`,
 `timings`). Streams are server-sent events: `data: JSON` lines, ended by `data: [DONE]` in the
 OpenAI dialects (llama.cpp's end with the chunk whose `stop` is true). Usage counts are estimates
-(`CHARS_PER_TOKEN`): the gateway does not tokenize, the worker owns the tokenizer.
+(`completion.context.approx_tokens`): the gateway does not tokenize, the worker owns the tokenizer.
 """
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections.abc import Sequence
 
+from completion.context import approx_tokens as tokens
 from gateway.completer import Choice
 
-CHARS_PER_TOKEN = 4  # a rough count for `usage`
 DONE = b"data: [DONE]\n\n"
 
 
 def event(payload: dict) -> bytes:
     return f"data: {json.dumps(payload, ensure_ascii=False)}\n\n".encode()
-
-
-def tokens(text: str) -> int:
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
 
 
 def usage(prompt: str, texts: Sequence[str]) -> dict:

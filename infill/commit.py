@@ -51,6 +51,8 @@ class DecoderConfig:
     #   committed in the pass before (0: the whole hole); left-to-right rules only (`infill.decode`)
     remask: float = 0.0  # a committed token whose probability in a later pass is below this is masked
     #   again, once per position (0: never); not with `verify` (its answer is left to right's) or a window
+    veto: float = 0.0  # a drafted token is masked again where the model puts at least this on another
+    #   token (0: never: a draft stands as drafted; `infill.decode.veto`)
 
     def __post_init__(self):
         for setting in fields(self):
@@ -81,6 +83,7 @@ _RANGES = {
     "drafts": (lambda value: 0 <= value <= MAX_DRAFTS, f"in 0..{MAX_DRAFTS}"),
     "window": (lambda value: value >= 0, "at least 0"),
     "remask": (lambda value: 0.0 <= value < 1.0, "in [0, 1)"),
+    "veto": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
 }
 
 

@@ -4,7 +4,7 @@ Each step scores every still-masked hole position (top-1 probability, or the top
 margin) and a commit rule (`infill.commit`) picks the positions to freeze. Rules that follow the
 training layout keep the answer well formed: a committed `<pad>` ends the middle (the tail after it
 becomes pad), and in single-line mode a committed newline ends the line. At the deadline the
-remaining masks are filled greedily from the last pass (`finish`): the anytime answer.
+remaining masks are filled greedily from the last pass (`fill_rest`): the anytime answer.
 
 Decoding is step-wise so that many requests share each forward pass: `start` lays one request out
 as a `DecodeState`, `step` advances any number of states by one pass each, `result` reads one back.
@@ -71,6 +71,7 @@ class HoleRules:
     single_line: bool
     stop_ids: tuple[int, ...] = ()  # other tokens that end a middle (a family's eos, end-of-turn)
     line_ids: tuple[int, ...] = ()  # tokens that end a line (every newline-bearing one); () is the newline alone
+    drafted: bool = False  # the hole holds a draft: an end token in its slots is an empty position
 
     @property
     def end_ids(self) -> torch.Tensor:
@@ -103,7 +104,9 @@ def restrict(logits: torch.Tensor, still_masked: torch.Tensor, rules: HoleRules,
 
 def close_tail(hole: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> None:
     """After a committed pad (or newline in single-line mode), everything later is pad (tensor
-    ops only: no sync with a GPU)."""
+    ops only: no sync with a GPU); not in a drafted hole, whose text goes on after a slot."""
+    if rules.drafted:
+        return
     ends = torch.isin(hole, rules.end_ids.to(hole.device)) & ~masked
     tail = (ends.cumsum(0) - ends.long()) > 0  # (L,) after the first committed end
     hole.copy_(torch.where(tail & masked, rules.pad_id, hole))
@@ -118,6 +121,8 @@ def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torc
     from its tail backwards (each pad makes the one before it likelier) and the answer comes back
     empty; content is decided first, and the end is placed once everything before it stands.
     """
+    if rules.drafted:  # an end leaves one slot position empty, whenever it comes
+        return masked.clone()
     ends = torch.isin(best, rules.end_ids.to(best.device))
     leftmost = masked & (masked.cumsum(0) == 1)  # none in a finished hole of a multi-hole canvas
     return masked & (~ends | leftmost)
@@ -230,6 +235,7 @@ class DecodeState:
     mask_id: int = 0  # the model's mask token, written over a position masked again
     windows: list[tuple[int, slice, slice]] | None = None  # a multi-hole window as `shrink` laid it
     #   out last: (hole, positions run, positions scored), hole-relative; None: every hole whole
+    unchecked: torch.Tensor | None = None  # (L,) bool: drafted tokens no pass has scored yet (`veto`)
 
     @property
     def span(self) -> slice:
@@ -256,7 +262,8 @@ class DecodeState:
 
     @property
     def done(self) -> bool:
-        return not bool(self.masked.any())
+        """Nothing masked, and every drafted token seen by a pass."""
+        return not bool(self.masked.any()) and (self.unchecked is None or not bool(self.unchecked.any()))
 
     @property
     def needs_full_pass(self) -> bool:
@@ -333,17 +340,20 @@ def layout(spans: list[slice], shifted: bool, device: torch.device | str = "cpu"
 
 def new_state(model: Transformer, ids: list[int], spans: list[slice], rules: list[HoleRules], cfg: DecoderConfig,
               deadline: float | None, grow_to: int) -> DecodeState:
-    """A canvas with its holes all masked, laid out for decoding; no forward pass runs yet."""
+    """A canvas laid out for decoding, its hole positions masked where `ids` holds the mask
+    token and drafted (committed, unchecked) elsewhere; no forward pass runs yet."""
     device = model_device(model)
     positions, rows = layout(spans, model.cfg.logits_shift, device)
     length = len(rows)
+    canvas = torch.tensor(ids, dtype=torch.long, device=device)[None]
+    masked = canvas[0, hole_positions(spans, device)] == model.cfg.mask_token_id  # (L,)
     return DecodeState(
-        ids=torch.tensor(ids, dtype=torch.long, device=device)[None], spans=spans, positions=positions, rows=rows,
+        ids=canvas, spans=spans, positions=positions, rows=rows,
         scored=slice(0, length), shifted=model.cfg.logits_shift, hole_rules=rules, cfg=cfg, deadline=deadline,
-        masked=torch.ones(length, dtype=torch.bool, device=device), committed_prob=torch.zeros(length, device=device),
-        grow_to=grow_to, max_context=model.cfg.max_position_embeddings,
+        masked=masked, committed_prob=(~masked).float(), grow_to=grow_to,
+        max_context=model.cfg.max_position_embeddings,
         remasked=torch.zeros(length, dtype=torch.bool, device=device),
-        mask_id=model.cfg.mask_token_id,
+        mask_id=model.cfg.mask_token_id, unchecked=None if bool(masked.all()) else ~masked,
     )
 
 
@@ -428,8 +438,12 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     conf = state.committed_prob.new_zeros(length)
     conf[scored] = scores.confidence
     steps_done, state.passes = state.passes, state.passes + 1
+    if state.unchecked is not None:
+        veto(state, scored)
     if expired:
-        finish(state)
+        fill_rest(state)
+        return
+    if not state.masked.any():  # a draft that stood: nothing left to fill
         return
     if state.cfg.remask:
         remask(state, logits, scores.lse)
@@ -445,6 +459,23 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if state.slides and not state.done:
         slide(state, first)
     plan_drafts(state)
+
+
+def veto(state: DecodeState, scored: slice | torch.Tensor) -> None:
+    """The draft rule: a drafted token that this pass scored is masked again, for the commit rule
+    to fill anew, where the model puts at least `cfg.veto` on another token (0: never); every
+    drafted token it scored is checked, once."""
+    checking = torch.zeros_like(state.masked)
+    checking[scored] = True
+    checking &= state.unchecked
+    state.unchecked &= ~checking
+    if not state.cfg.veto or not checking.any():
+        return
+    where = hole_positions(state.spans, state.ids.device)  # (L,) canvas positions
+    wrong = checking & (state.last_best != state.ids[0, where]) & (state.last_prob >= state.cfg.veto)
+    state.ids[0, where[wrong]] = state.mask_id
+    state.masked |= wrong
+    state.committed_prob[wrong] = 0.0
 
 
 def leftmost_masks(state: DecodeState) -> list[int | None]:
@@ -580,9 +611,9 @@ def plan_drafts(state: DecodeState) -> None:
         state.drafts = (first, tokens)
 
 
-def finish(state: DecodeState) -> None:
+def fill_rest(state: DecodeState) -> None:
     """The anytime answer: fill every position still masked greedily from the last pass."""
-    assert state.passes > 0, "finish needs at least one pass; a request that never ran has no answer"
+    assert state.passes > 0, "fill_rest needs at least one pass; a request that never ran has no answer"
     commit_positions(state, state.masked.clone())
     state.stop_reason = "deadline"
 

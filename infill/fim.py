@@ -82,19 +82,50 @@ def prepare(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: str, m
     return canvas, hole_rules(tok, canvas.healed, prefix, mode)
 
 
+def draft_ids(tok: ModelTokenizer, healed: str, hole: Hole) -> list[int] | None:
+    """A drafted hole's positions: its draft's tokens (the healed text first, as the hole's first
+    token carries it) with `slots` masks between the pieces; None when the hole has no draft, or
+    one whose tokens do not decode back to it (that hole is masked whole instead)."""
+    if not hole.drafted:
+        return None
+    texts = (healed + hole.draft[0], *hole.draft[1:])
+    parts = [tok.encode(text) for text in texts]
+    if any(tok.decode(ids) != text for ids, text in zip(parts, texts)):
+        return None
+    ids = parts[0]
+    for slot, part in zip(hole.slots, parts[1:]):
+        ids = ids + [tok.mask_id] * slot + part
+    return ids or None
+
+
 def job_canvas(tok: ModelTokenizer, job: Job, max_context: int, edit_layout: str = "",
                ) -> tuple[RegionsCanvas, list[HoleRules]]:
     """The canvas and per-hole rules of a job's holes: an edit canvas in `edit_layout` (the one its
-    model was trained on, `infill.canvas.EDIT_LAYOUTS`), else the plain regions canvas. Pure: the
-    training data of edits is laid out here too."""
-    lengths = [hole_length(h) for h in job.holes]
+    model was trained on, `infill.canvas.EDIT_LAYOUTS`), else the plain regions canvas. A drafted
+    hole holds its draft (`draft_ids`) instead of masks. Pure: the training data of edits is laid
+    out here too."""
+    healed = [tok.heal(piece).text for piece in job.pieces[:-1]] if job.drafted else [""] * len(job.holes)
+    drafts = [draft_ids(tok, text, hole) for text, hole in zip(healed, job.holes)]
+    lengths = [len(d) if d else hole_length(h) for d, h in zip(drafts, job.holes)]
     if edit_layout and tok.edit_ids is not None:
         canvas = edit_canvas(tok, list(job.pieces), lengths, max_context, list(job.events),
                              [hole.replaces for hole in job.holes], edit_layout)
     else:
         canvas = regions_canvas(tok, list(job.pieces), lengths, max_context)
-    return canvas, [hole_rules(tok, healed, piece, hole.mode)
-                    for healed, piece, hole in zip(canvas.healed, job.pieces, job.holes)]
+    for span, ids in zip(canvas.spans, drafts):
+        if ids:
+            canvas.ids[span] = ids
+    return canvas, [drafted_rules(tok) if ids else hole_rules(tok, text, piece, hole.mode)
+                    for ids, text, piece, hole in zip(drafts, canvas.healed, job.pieces, job.holes)]
+
+
+def drafted_rules(tok: ModelTokenizer) -> HoleRules:
+    """A drafted hole's rules: no specials; its first token is drafted (healing is in the draft),
+    and an end token in a slot is an empty position, not the hole's end."""
+    return HoleRules(pad_id=tok.pad_id, newline_id=tok.newline_id, banned_ids=list(tok.banned_ids),
+                     first_allowed=None, first_banned=[], single_line=False,
+                     stop_ids=tuple(i for i in tok.end_ids if i != tok.pad_id),
+                     line_ids=tuple(tok.line_end_ids), drafted=True)
 
 
 def hole_lengths(first: int, count: int) -> list[int]:
@@ -150,7 +181,7 @@ def start_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderCon
     """Lay a job out for decoding (no forward pass); `with_snippets` lays its snippets into the
     canvas (for models trained with them)."""
     snippets = job.snippets if with_snippets else ()
-    if job.one_hole:
+    if job.one_hole:  # (a drafted hole decodes as a canvas of regions)
         hole = job.holes[0]
         states, healed = start_request(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens,
                                        cfg, deadline, snippets)
@@ -164,8 +195,16 @@ def job_answers(tok: ModelTokenizer, decoding: JobDecoding) -> list[HoleAnswer]:
     lengths, the likeliest)."""
     chosen = decode.best(decoding.states)
     holes = zip(decode.results(chosen), decoding.healed, chosen.hole_rules)
-    return [HoleAnswer(hole_text(tok, d.tokens, healed, rules.single_line, chosen.cfg.cut_loops), d)
+    return [HoleAnswer(drafted_text(tok, d.tokens, healed) if rules.drafted else
+                       hole_text(tok, d.tokens, healed, rules.single_line, chosen.cfg.cut_loops), d)
             for d, healed, rules in holes]
+
+
+def drafted_text(tok: ModelTokenizer, tokens: list[int], healed: str) -> str:
+    """A drafted hole's text: its tokens less the end tokens (slot positions left empty), healed
+    text removed."""
+    ends = set(tok.end_ids)
+    return tok.decode([t for t in tokens if t not in ends])[len(healed):]
 
 
 def run_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderConfig = DecoderConfig(),

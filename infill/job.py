@@ -3,7 +3,8 @@
 Text pieces with holes between them, `pieces[0] hole[0] pieces[1] ... hole[H-1] pieces[H]`:
 plain fill-in-the-middle is one hole between a prefix and a suffix, a next edit is several
 regions of one file. Each hole has its mode and token budget, and for an edit the text it
-replaces, and the job carries the user's edits that call for it (`events`, each the lines as they
+replaces and maybe a draft of its new text (pieces of known text with masked slots between them,
+which the model fills, checking the known tokens as it goes), and the job carries the user's edits that call for it (`events`, each the lines as they
 were and as they are now). Snippets are context from elsewhere (definitions, imports, recent
 edits), laid into the canvas when the model was trained with them. Decoder overrides apply on top of the model's
 defaults. The mode is decided by the front end (`completion`), never here.
@@ -23,12 +24,21 @@ class Hole:
     mode: str  # "single_line" or "multi_line"
     max_tokens: int  # its budget: the hole's length before any growth
     replaces: str = ""  # an edit's region as it is now ("" for a completion)
+    draft: tuple[str, ...] = ()  # the region's drafted new text, cut where `slots` open (() : none)
+    slots: tuple[int, ...] = ()  # tokens of each masked slot between draft pieces i and i + 1
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
             raise ValueError(f"a hole's mode must be one of {', '.join(MODES)}, got {self.mode!r}")
         if not isinstance(self.max_tokens, int) or self.max_tokens < 1:
             raise ValueError(f"a hole's max_tokens must be a positive integer, got {self.max_tokens!r}")
+        if len(self.slots) != max(0, len(self.draft) - 1) or any(n < 1 for n in self.slots):
+            raise ValueError(f"a hole's draft of {len(self.draft)} pieces needs {max(0, len(self.draft) - 1)} "
+                             f"positive slot lengths between them, got {list(self.slots)}")
+
+    @property
+    def drafted(self) -> bool:
+        return bool(self.draft)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +75,13 @@ class Job:
 
     @property
     def one_hole(self) -> bool:
-        return len(self.holes) == 1
+        """One hole with no draft: decoded as plain fill-in-the-middle (one canvas per length tried)."""
+        return len(self.holes) == 1 and not self.drafted
+
+    @property
+    def drafted(self) -> bool:
+        """Some hole carries a draft: the job decodes as a canvas of regions, even with one hole."""
+        return any(hole.drafted for hole in self.holes)
 
     @property
     def budget(self) -> int:

@@ -9,29 +9,21 @@ names the request and the edit for the stats log, as `textDocument/didShowInline
 `{item: {command}}`) does when an edit is shown. The answer is `{edits: []}`, never an error, for
 bad params, a document the editor did not open or whose version is not the request's (or changes
 while the worker answers), one without a tree (over the size cap of `lsp_server.documents`, or
-without a grammar), with a syntax error, or without an edit event, and when the worker errs or is
-late. A newer request for the document supersedes the one in flight; `$/cancelRequest` cancels
-one. The server never changes the document.
-
-With the `jointRegions` setting false (for comparison with the anchors, which rewrite one region
-per request), the regions go to the worker one job each, nearest the cursor first, each job with
-the whole deadline and with the edits of the jobs before it made in its text, as a client that
-jumps to each edit, takes it and asks again would see the document; the same rules then keep the
-edits.
+without a grammar), with a syntax error, or without an edit event. When the worker errs or is
+late, the regions' whole drafts are the answer (`completion.next_edit.proposals`); the
+`nextEditDrafts` setting says how drafts are used (`rules`: no worker is asked). A newer request
+for the document supersedes the one in flight; `$/cancelRequest` cancels one. The server never
+changes the document.
 """
 from __future__ import annotations
 
-import dataclasses
 import logging
 import time
-from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 
 from completion import next_edit
-from completion.edit_events import EditEvent, line_breaks
-from completion.edit_regions import Region
-from completion.next_edit import Edit
+from completion.next_edit import Drafting, Edit
 from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
 from engine.client.calls import WorkerError, WorkerTimeout
@@ -124,19 +116,11 @@ async def _suggest(session: Session, uri: str, version: int, line: int,
     event = session.documents.history.latest(uri)
     planned = next_edit.plan(document, event, line, logs.request_id.get(), session.settings.deadline_ms,
                              uri, f"{session.client_id}:{INLINE_EDIT}:{uri}",
-                             session.documents.history.events(uri))
+                             session.documents.history.events(uri), Drafting(session.settings.next_edit_drafts))
     if planned is None:
         logger.info("no next edit in %s: %s", uri, next_edit.gate(document, event))
         return _nothing(uri, started)
-    client = await session.worker_client(session.settings.deadline_ms / 1000.0)
-    if client is None:
-        return _nothing(uri, started)
-    if session.settings.joint_regions:
-        budget_ms = session.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
-        items = await _ask(client, next_edit.within(planned, max(1, budget_ms)).request, budget_ms)
-    else:
-        items = await one_by_one(session, client, text, planned.regions, uri,
-                                 session.documents.history.events(uri))
+    items = await _answer_of(session, planned, started)
     if items is None:
         return _nothing(uri, started)
     if _current(session, uri, version) != text:
@@ -146,42 +130,30 @@ async def _suggest(session: Session, uri: str, version: int, line: int,
     return _answer(uri, edits, started), edits, text
 
 
-async def _ask(client: AsyncWorkerPool, request: CompleteRequest | None,
-               budget_ms: int) -> list[Item] | None:
-    """The worker's items for one edit job; None when there is no job (no regions, over the
-    caps, no time left) or the worker errs or is late."""
-    if request is None or budget_ms < 1:
+async def _answer_of(session: Session, planned: next_edit.EditPlan, started: float) -> list[Item] | None:
+    """The worker's items for the plan's job, in what is left of the deadline: none to ask for
+    when it has no job; None when a job without drafts gets no answer (nothing to show), else the
+    empty list (its drafts stand)."""
+    if planned.request is None:
+        return []
+    fallback = [] if planned.drafts else None
+    client = await session.worker_client(session.settings.deadline_ms / 1000.0)
+    if client is None:
+        return fallback
+    budget_ms = session.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
+    items = await _ask(client, next_edit.within(planned, max(1, budget_ms)).request, budget_ms)
+    return fallback if items is None else items
+
+
+async def _ask(client: AsyncWorkerPool, request: CompleteRequest, budget_ms: int) -> list[Item] | None:
+    """The worker's items for one edit job; None when no time is left or the worker errs or is late."""
+    if budget_ms < 1:
         return None
     try:
         return (await client.complete(request)).items
     except (WorkerTimeout, WorkerError) as exc:
         logger.warning("no next edit: %s", exc)
         return None
-
-
-async def one_by_one(session: Session, client: AsyncWorkerPool, text: str,
-                     regions: Sequence[Region], uri: str, events: Sequence[EditEvent] = ()) -> list[Item]:
-    """The items of one job per region (in the given order, nearest the cursor first), each hole
-    numbered as in the joint job's file order; each job's text has the edits before it made, and
-    a region without an answer has no items."""
-    in_file_order = sorted(regions, key=lambda region: region.start_line)
-    items: list[Item] = []
-    current, moves = text, []  # (the first line below an edit, in `text`; the lines it added)
-    for region in regions:
-        shift = sum(added for below, added in moves if region.start_line >= below)
-        moved = Region(region.start_line + shift, region.end_line + shift, region.reason)
-        request = next_edit.edit_request(logs.request_id.get(), current, [moved],
-                                         session.settings.deadline_ms, uri,
-                                         f"{session.client_id}:{INLINE_EDIT}:{uri}", events)
-        answer = await _ask(client, request, session.settings.deadline_ms)
-        if answer is None:
-            continue
-        hole = in_file_order.index(region)
-        items += [dataclasses.replace(item, hole=hole) for item in answer]
-        after = next_edit.applied(current, next_edit.changed(current, [moved], answer))
-        moves.append((region.end_line, line_breaks(after) - line_breaks(current)))
-        current = after
-    return items
 
 
 def _command_arguments(params: Any) -> Any:

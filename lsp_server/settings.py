@@ -2,9 +2,11 @@
 
 Its own say where the workers are and how to reach them (and on which device and dtype a local
 worker runs), where the stats go, which languages to complete, how many edit events of a document
-to keep for next-edit suggestions and whether their regions are decoded in one job (`jointRegions`;
-false: one job per region in turn, as the anchors ask, for comparison); all come from the
-client's `initializationOptions` and configuration changes.
+to keep for next-edit suggestions and how their regions' drafts are used (`nextEditDrafts`:
+`completion.next_edit.Drafting`) and whether an upstream HTTP model server answers instead of the
+workers (`backend`: `upstream.config`; its key file should come from the command line or
+machine-scoped editor settings, which a workspace cannot set); all come from the client's
+`initializationOptions` and configuration changes.
 """
 from __future__ import annotations
 
@@ -12,11 +14,13 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from completion.next_edit import Drafting
 from completion.settings import Settings, int_in
 from engine.client.flags import DTYPES
 from engine.client.protocol import MAX_DEADLINE_MS
 from lsp_server.arena import valid_backends
 from lsp_server.edit_history import DEFAULT_EDIT_HISTORY, MAX_EDIT_HISTORY
+from upstream import config as upstream_config
 
 _DEVICE = re.compile(r"auto|cpu|cuda(:\d{1,2})?")
 
@@ -36,11 +40,12 @@ class ServerSettings(Settings):
     device: str | None = None  # the local worker's device (`--device`); None: the command line's
     dtype: str | None = None  # the local worker's dtype (`--dtype`); None: the command line's
     edit_history: int = DEFAULT_EDIT_HISTORY  # edit events kept per open document
-    joint_regions: bool = True  # a next edit's regions in one job; False: one job per region
+    next_edit_drafts: Drafting = Drafting.DRAFTED  # drafts checked by the model, the drafts alone, or none
     arena: bool = False  # inline completions as battles of two `arena_backends` (`lsp_server.arena`)
     arena_backends: list[dict] | None = None  # [{"name", "address"?, "decoder"?}, ...], two or more
     arena_votes: str | None = None  # the vote store's path; None: ~/.local/state/infill/arena.sqlite3
     arena_deadline_ms: int = 3000  # the slower side is waited for this long
+    backend: dict | None = None  # {kind, url, model, apiKeyFile, ...} (`upstream.config`); None: the workers
 
 
 ServerSettings.OPTIONS = {
@@ -56,10 +61,13 @@ ServerSettings.OPTIONS = {
                "auto, cpu, cuda or cuda:N"),
     "dtype": ("dtype", lambda value: value in DTYPES, f"one of {', '.join(DTYPES)}"),
     "editHistory": ("edit_history", int_in(0, MAX_EDIT_HISTORY), f"an integer in 0..{MAX_EDIT_HISTORY}"),
-    "jointRegions": ("joint_regions", lambda value: isinstance(value, bool), "true or false"),
+    "nextEditDrafts": ("next_edit_drafts", lambda value: value in tuple(Drafting),
+                       f"one of {', '.join(Drafting)}"),
     "arena": ("arena", lambda value: isinstance(value, bool), "true or false"),
     "arenaBackends": ("arena_backends", valid_backends,
                       "a list of two or more {\"name\", \"address\"?, \"decoder\"?} objects with different names"),
     "arenaVotes": ("arena_votes", _non_empty_text, "the path of the SQLite vote store"),
+    "backend": ("backend", upstream_config.valid,
+                f"an object with some of {', '.join(upstream_config.OPTIONS)} (see `upstream.config`)"),
     "arenaDeadlineMs": ("arena_deadline_ms", int_in(1, MAX_DEADLINE_MS), f"an integer in 1..{MAX_DEADLINE_MS}"),
 }

@@ -10,7 +10,7 @@ import sys
 import pytest
 from lsprotocol import types
 
-from bench.next_edit import (JOINT, MECHANICAL, ONE_BY_ONE, Reply, TaskResult, apply_edits,
+from bench.next_edit import (DRAFTED, MECHANICAL, MODEL, RULES, Reply, TaskResult, apply_edits,
                              load_edit_tasks, row, server_answers, server_regions, user_change,
                              user_event)
 from bench.next_edit_scores import (covered, event_of, line_changes, mechanical_rename, region_recall,
@@ -134,25 +134,31 @@ def test_the_servers_answers_come_from_its_log_with_the_jobs_the_worker_missed()
     assert server_answers(log) == [(812.5, 1), (3.0, 0)]
 
 
-def result(kind: str, edited: str, expected: str, joint: str, one: str, ms: tuple[float, float],
-           mechanical: str | None = None) -> TaskResult:
+def result(kind: str, edited: str, expected: str, drafted: str, model: str, ms: tuple[float, float],
+           mechanical: str | None = None, rules: str | None = None) -> TaskResult:
     found = TaskResult(kind, kind, edited, expected, *region_recall(edited, expected, [Region(0, 2, CURSOR)]))
-    found.replies = {JOINT: Reply(joint, 1, ms[0] + 1, ms[0]), ONE_BY_ONE: Reply(one, 1, ms[1] + 1, ms[1])}
+    found.replies = {DRAFTED: Reply(drafted, 1, ms[0] + 1, ms[0]), MODEL: Reply(model, 1, ms[1] + 1, ms[1]),
+                     RULES: Reply(edited if rules is None else rules, 0, 1.0, 0.5)}
     found.mechanical = mechanical
     return found
 
 
-def test_a_row_scores_both_sides_their_agreement_speed_and_the_baseline():
+def test_a_row_scores_every_side_the_models_part_and_the_baseline():
     results = [result("rename_local", EDITED, EXPECTED, EXPECTED, EDITED, (100.0, 300.0), EXPECTED),
                result("negative_literal", EDITED, EDITED, "a\nb\nc\nd\nE\n", EDITED, (100.0, 100.0))]
     figures = row(results)
-    assert (figures["tasks"], figures["negatives"], figures["agreement"], figures["speedup"]) == (2, 1, 0.0, 2.0)
+    assert (figures["tasks"], figures["negatives"]) == (2, 1)
     assert (figures["region_recall"], figures["regions_cover_all"]) == (0.5, 0.0)
-    joint, one = figures[JOINT], figures[ONE_BY_ONE]
-    assert (joint["exact"], joint["precision"], joint["recall"]) == (0.5, 0.6667, 1.0)
-    assert (joint["false_edit_tasks"], joint["false_edits_negatives"]) == (0.5, 1.0)
-    assert (one["exact"], one["precision"], one["recall"], one["false_edits_negatives"]) == (0.5, None, 0.0, 0.0)
-    assert (joint["server_p50_ms"], one["server_p95_ms"], joint["client_p50_ms"]) == (100.0, 290.0, 101.0)
+    drafted, model, rules = figures[DRAFTED], figures[MODEL], figures[RULES]
+    assert (drafted["exact"], drafted["precision"], drafted["recall"]) == (0.5, 0.6667, 1.0)
+    assert (drafted["false_edit_tasks"], drafted["false_edits_negatives"]) == (0.5, 1.0)
+    assert (model["exact"], model["precision"], model["recall"], model["false_edits_negatives"]) == (0.5, None, 0.0, 0.0)
+    assert (rules["exact"], rules["recall"]) == (0.5, 0.0)
+    assert (drafted["server_p50_ms"], model["server_p95_ms"], drafted["client_p50_ms"]) == (100.0, 290.0, 101.0)
+    # drafted changed the rename task's changed lines (right) and the negative's last line (wrong)
+    lines = sum(a != b for a, b in zip(EDITED.splitlines(), EXPECTED.splitlines()))
+    assert figures["model_part"] == {"lines_changed": lines + 1, "right": lines,
+                                     "right_rate": round(lines / (lines + 1), 4)}
     assert figures[MECHANICAL] == {"exact": 1.0, "precision": 1.0, "recall": 1.0, "false_edit_tasks": 0.0,
                                    "false_edits_negatives": None}  # over the rename task alone
 
@@ -211,8 +217,8 @@ def test_a_short_run_against_a_fake_worker_scores_both_sides(tmp_path, fake_work
     figures = json.loads(process.stdout.strip().splitlines()[-1])
     assert "overall | 2 |" in process.stdout and figures["tasks"] == 2
     overall = figures["overall"]
-    assert (overall["region_recall"], overall["agreement"], overall["negatives"]) == (1.0, 1.0, 1)
-    for side in (JOINT, ONE_BY_ONE):
+    assert (overall["region_recall"], overall["negatives"]) == (1.0, 1)
+    for side in (RULES, MODEL, DRAFTED):
         assert overall[side]["exact"] == 1.0 and overall[side]["false_edits_negatives"] == 0.0
         assert overall[side]["answers_with_edits"] == 1 and overall[side]["server_p50_ms"] is not None
         assert overall[side]["answers_missing_a_job"] == 0.0

@@ -20,7 +20,7 @@ FORBIDDEN_ROOTS = {"lsp_server", "lsprotocol", "pygls", "infill", "torch", "zmq"
 WORKER_USES_OF_CLIENT = {f"engine.client.{name}" for name in
                          ("protocol", "transport", "keys", "private", "ratelimit", "flags")}
 # Benchmarks that run the model runner in this process (no worker, no socket) to measure it alone.
-IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py"}
+IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py", "next_edit_drafts.py"}
 
 
 def imported_modules(path: Path) -> set[str]:
@@ -130,7 +130,34 @@ def test_nothing_imports_the_command_line_package():
     import cli
 
     root = Path(cli.__file__).parent.parent
-    for package in ("infill", "engine", "completion", "lsp_server", "gateway", "bench", "training"):
+    for package in ("infill", "engine", "completion", "lsp_server", "gateway", "bench", "training",
+                    "upstream"):
         for path in sorted((root / package).rglob("*.py")):
             for module in imported_modules(path):
                 assert module.split(".")[0] != "cli", f"{path} imports {module}"
+
+
+# What the upstream clients may build on: the completion rules, the engine's wire types and its
+# one rule about hosts, and an HTTP client; never a front end, the workers' sockets or a model.
+UPSTREAM_ENGINE = {"engine.client.protocol", "engine.client.hosts"}
+
+
+def test_the_upstream_package_sits_beside_the_client_package_below_the_front_ends():
+    found = package_imports("upstream")
+    assert len({path for path, _ in found}) >= 5
+    for path, module in found:
+        root = module.split(".")[0]
+        assert root not in {"lsp_server", "gateway", "bench", "cli", "training", "infill", "torch", "zmq",
+                            "pygls", "lsprotocol", "fastapi"}, f"{path} imports {module}"
+        assert root != "engine" or module in UPSTREAM_ENGINE, f"{path} imports {module}"
+
+
+def test_the_layers_below_the_front_ends_never_import_the_upstream_package():
+    """The completion rules, the engine and the model package know nothing of HTTP upstreams."""
+    import upstream
+
+    root = Path(upstream.__file__).parent.parent
+    for package in ("infill", "engine", "completion", "training"):
+        for path in sorted((root / package).rglob("*.py")):
+            for module in imported_modules(path):
+                assert module.split(".")[0] != "upstream", f"{path} imports {module}"

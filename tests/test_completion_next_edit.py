@@ -1,12 +1,12 @@
-"""Tests of completion.next_edit: regions to an edit job, the job's answer back to edits, without a
-model."""
+"""Tests of completion.next_edit: regions to an edit job with their drafts, the job's answer (or
+the drafts alone) back to edits, and the gate, without a model."""
 from __future__ import annotations
 
 from completion.edit_events import EditEvent, diff_span
 from completion import next_edit
 from completion.edit_regions import CURSOR, RENAME, Region
-from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Edit, applied, edit_request,
-                                  edits_from, hole_tokens)
+from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Drafting, Edit, answered, applied,
+                                  edit_request, edits_from, hole_tokens)
 from completion.syntax import ParsedDocument
 from engine.client.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
 
@@ -29,6 +29,11 @@ def document(text: str = AFTER) -> ParsedDocument:
 
 def item(hole: int, text: str, confidence: float = 0.9) -> Item:
     return Item(text, confidence, 1, hole)
+
+
+def edits_of(document: ParsedDocument, regions, items, event: EditEvent, cursor_line: int) -> list[Edit]:
+    """The edits for a job's items over `regions` (no drafts)."""
+    return edits_from(document, answered(regions, items), event, cursor_line)
 
 
 def test_request_holds_the_regions_in_file_order_with_their_text():
@@ -71,27 +76,27 @@ def test_no_request_when_the_text_between_two_regions_is_over_a_piece_cap():
 
 def test_renamed_uses_become_edits_nearest_the_cursor_first():
     items = [item(0, "        acc += item\n"), item(1, "    return acc")]
-    edits = edits_from(document(), REGIONS, items, EVENT, cursor_line=5)
+    edits = edits_of(document(), REGIONS, items, EVENT, cursor_line=5)
     assert edits == [Edit(4, 5, "    return acc\n"), Edit(3, 4, "        acc += item\n")]
     assert applied(AFTER, edits) == BEFORE.replace("count", "acc")
-    edits = edits_from(document(), REGIONS, items, EVENT, cursor_line=1)
+    edits = edits_of(document(), REGIONS, items, EVENT, cursor_line=1)
     assert [edit.start_line for edit in edits] == [3, 4]
 
 
 def test_unchanged_regions_are_dropped_up_to_trailing_whitespace():
     items = [item(0, "        count += item   \n\n"), item(1, "    return acc\n")]
-    assert edits_from(document(), REGIONS, items, EVENT, 1) == [Edit(4, 5, "    return acc\n")]
+    assert edits_of(document(), REGIONS, items, EVENT, 1) == [Edit(4, 5, "    return acc\n")]
 
 
 def test_a_hole_below_the_confidence_gate_is_dropped():
     items = [item(0, "        acc += item\n", MIN_CONFIDENCE / 2), item(1, "    return acc\n")]
-    assert edits_from(document(), REGIONS, items, EVENT, 1) == [Edit(4, 5, "    return acc\n")]
+    assert edits_of(document(), REGIONS, items, EVENT, 1) == [Edit(4, 5, "    return acc\n")]
 
 
 def test_an_edit_that_undoes_the_last_event_is_dropped():
     regions = [Region(1, 2, CURSOR), Region(4, 5, RENAME)]  # a region over the event's own line
     items = [item(0, "    count = 0\n"), item(1, "    return acc\n")]
-    assert edits_from(document(), regions, items, EVENT, 1) == [Edit(4, 5, "    return acc\n")]
+    assert edits_of(document(), regions, items, EVENT, 1) == [Edit(4, 5, "    return acc\n")]
 
 
 def test_an_edit_that_renames_the_new_name_back_is_dropped():
@@ -99,18 +104,18 @@ def test_an_edit_that_renames_the_new_name_back_is_dropped():
     event = EditEvent("file:///t.py", BEFORE + "    print(acc)\n", after, diff_span(BEFORE, AFTER), 0.0)
     regions = [Region(4, 5, RENAME), Region(5, 6, CURSOR)]
     items = [item(0, "    return acc\n"), item(1, "    print(count)\n")]
-    assert edits_from(document(after), regions, items, event, 1) == [Edit(4, 5, "    return acc\n")]
+    assert edits_of(document(after), regions, items, event, 1) == [Edit(4, 5, "    return acc\n")]
 
 
 def test_a_set_of_edits_that_breaks_the_parse_is_dropped_whole():
     items = [item(0, "        acc += item\n"), item(1, "    return (acc\n")]
-    assert edits_from(document(), REGIONS, items, EVENT, 1) == []
+    assert edits_of(document(), REGIONS, items, EVENT, 1) == []
 
 
 def test_a_document_without_a_tree_gets_no_edits():
     unparsed = document()
     unparsed.tree = None
-    assert edits_from(unparsed, REGIONS, [item(1, "    return acc\n")], EVENT, 1) == []
+    assert edits_of(unparsed, REGIONS, [item(1, "    return acc\n")], EVENT, 1) == []
 
 
 def test_a_region_at_the_end_of_a_text_without_a_final_break_keeps_none():
@@ -118,19 +123,19 @@ def test_a_region_at_the_end_of_a_text_without_a_final_break_keeps_none():
     event = EditEvent("file:///t.py", "a = 0\nb = a", text, diff_span("a = 0\nb = a", text), 0.0)
     request = edit_request("r1", text, [Region(1, 2, CURSOR)], 500)
     assert (request.prefix, request.holes[0].replaces, request.suffix) == ("a = 1\n", "b = a", "")
-    edits = edits_from(document(text), [Region(1, 2, CURSOR)], [item(0, "b = a + 1\n")], event, 0)
+    edits = edits_of(document(text), [Region(1, 2, CURSOR)], [item(0, "b = a + 1\n")], event, 0)
     assert edits == [Edit(1, 2, "b = a + 1")]
 
 
 def test_an_edit_keeps_the_blank_lines_that_end_its_region():
     text = AFTER + "\n\nprint(total([1]))\n"
-    edits = edits_from(document(text), [Region(4, 7, CURSOR)], [item(0, "    return acc\n")], EVENT, 1)
+    edits = edits_of(document(text), [Region(4, 7, CURSOR)], [item(0, "    return acc\n")], EVENT, 1)
     assert edits == [Edit(4, 7, "    return acc\n\n\n")]
 
 
 def test_the_pipeline_plans_the_regions_job_and_finishes_with_the_edits():
-    planned = next_edit.plan(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT])
-    assert planned is not None and planned.request is not None
+    planned = next_edit.plan(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT], Drafting.MODEL)
+    assert planned is not None and planned.request is not None and not planned.drafts
     assert any(r.start_line <= 3 and 4 < r.end_line for r in planned.regions)  # both old uses
     assert planned.request.events and planned.request.deadline_ms == 800
     assert next_edit.within(planned, 120).request.deadline_ms == 120
@@ -150,3 +155,38 @@ def test_the_gate_refuses_a_text_that_does_not_parse_an_old_event_or_no_tree():
     assert next_edit.gate(unparsed, EVENT) == "the document has no tree"
     assert next_edit.plan(document(broken), broken_event, 1, "r", 800) is None
     assert next_edit.gate(document(), EVENT) is None
+
+
+def test_drafted_regions_carry_their_drafts_and_stand_without_an_answer():
+    planned = next_edit.plan(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT])
+    assert planned.drafting == Drafting.DRAFTED and planned.request is not None
+    drafted = [hole for hole in planned.request.holes if hole.draft]
+    assert drafted and all("acc" in "".join(hole.draft) for hole in drafted if "count" in hole.replaces)
+    renamed = BEFORE.replace("count", "acc")
+    assert applied(AFTER, next_edit.finish(planned, [])) == renamed  # the worker gave nothing: drafts stand
+    wrong = [item(index, hole.replaces.replace("count", "total_x")) for index, hole in enumerate(planned.request.holes)]
+    assert applied(AFTER, next_edit.finish(planned, wrong)) != renamed  # an answer wins over its draft
+
+
+def test_the_rules_alone_ask_nothing_and_give_the_drafts():
+    planned = next_edit.plan(document(), EVENT, 1, "r", 800, drafting=Drafting.RULES)
+    assert planned.request is None and planned.sent == []
+    assert applied(AFTER, next_edit.finish(planned, [])) == BEFORE.replace("count", "acc")
+
+
+def test_drafts_that_change_something_go_first_within_the_token_budget(monkeypatch):
+    planned = next_edit.plan(document(), EVENT, 1, "r", 800)
+    changing = [r for r in planned.regions if planned.drafts[r].changes]
+    [region] = changing
+    monkeypatch.setattr(next_edit, "DRAFT_TOKENS", next_edit.hole_tokens(planned.drafts[region].text))
+    assert next_edit.draft_budget(planned.regions, planned.drafts) == [region]  # the nearer cursor region waits
+
+
+def test_the_gate_waits_while_a_new_name_is_typed_but_not_for_a_rename_or_a_new_parameter():
+    typing = AFTER.replace("    return count", "    ret = coun\n    return count")
+    event = EditEvent("file:///t.py", AFTER, typing, diff_span(AFTER, typing), 0.0)
+    assert next_edit.gate(document(typing), event) == "a name is still being typed"
+    assert next_edit.gate(document(), EVENT) is None  # a rename's new name is new by nature
+    added = AFTER.replace("def total(items):", "def total(items, scale):")
+    event = EditEvent("file:///t.py", AFTER, added, diff_span(AFTER, added), 0.0)
+    assert next_edit.gate(document(added), event) is None

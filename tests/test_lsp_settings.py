@@ -38,10 +38,10 @@ def test_more_settings_from_options():
     settings, problems = ServerSettings.from_options({"workerKeys": "~/.config/infill/keys"})
     assert settings.worker_keys == "~/.config/infill/keys" and problems == []
     assert "infill keys" in ServerSettings.from_options({"workerKeys": " "})[1][0]
-    assert ServerSettings().joint_regions
-    assert ServerSettings.from_options({"jointRegions": False}) == (ServerSettings(joint_regions=False), [])
-    settings, problems = ServerSettings.from_options({"jointRegions": 0})
-    assert settings.joint_regions and "'jointRegions' must be true or false" in problems[0]
+    assert ServerSettings().next_edit_drafts == "drafted"
+    assert ServerSettings.from_options({"nextEditDrafts": "rules"}) == (ServerSettings(next_edit_drafts="rules"), [])
+    settings, problems = ServerSettings.from_options({"nextEditDrafts": True})
+    assert settings.next_edit_drafts == "drafted" and "'nextEditDrafts' must be one of drafted, rules, model" in problems[0]
 
 
 def test_a_configuration_change_keeps_the_settings_it_does_not_name():

@@ -39,3 +39,37 @@ def test_neovim_plugin_proposes_a_rename_at_the_other_uses_and_takes_it_with_tab
     accepted = sorted(e["index"] for e in events if e["event"] == "accept")
     assert accepted == list(range(len(outcome["shown"]))), events  # every edit taken, each reported once
     assert all(e["mode"] == "next_edit" for e in events)
+
+
+EIGHT = '''\
+# fake-rename: count total
+import os
+
+
+def tally(items):
+    count = 0
+    print(count)
+    a = 1
+    b = 2
+    c = 3
+    d = 4
+    e = 5
+''' + "".join(f"    x{i} = count + {i}\n    pass\n" for i in range(5)) + "    return count\n"
+
+
+def test_neovim_plugin_shows_and_takes_a_suggestion_at_the_cap_of_regions(tmp_path, run_nvim, fake_worker_at):
+    """The cap of one job (`completion.edit_regions.MAX_REGIONS`): eight regions, the cursor's
+    lines above the edit (unchanged), those below it with a use, and six more uses each a region
+    of its own; the seven edits all shown and all taken with <Tab>."""
+    files = {name: tmp_path / f"{name}.py" for name in ("tally", "stale", "typed")}
+    for file in files.values():
+        file.write_text(EIGHT)
+    marker, _, code = EIGHT.partition("\n")
+    expected = tmp_path / "expected.py"
+    expected.write_text(marker + "\n" + code.replace("count", "total"))
+    outcome = run_nvim(SCRIPT, INFILL_PLUGIN=str(REPO_ROOT / "editors" / "nvim"), INFILL_WORKER=fake_worker_at,
+                       INFILL_FILE=str(files["tally"]), INFILL_STALE_FILE=str(files["stale"]),
+                       INFILL_TYPED_FILE=str(files["typed"]), INFILL_EXPECTED=str(expected),
+                       INFILL_STATS=str(tmp_path / "stats.jsonl"))
+    assert outcome["final"] == expected.read_text().splitlines()
+    assert len(outcome["shown"]) == 7

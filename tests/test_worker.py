@@ -99,7 +99,7 @@ class FakeRunner:
             d.steps_left, d.passes = d.steps_left - counted, d.passes + 1
         return 1
 
-    def finish(self, decoding: FakeDecoding) -> None:
+    def fill_rest(self, decoding: FakeDecoding) -> None:
         decoding.steps_left, decoding.stop_reason = 0, "deadline"
 
     def answers(self, d: FakeDecoding) -> list[FakeCompletion]:
@@ -261,17 +261,20 @@ def test_an_edit_job_gets_the_items_of_each_hole(served, client):
     assert served[1].calls[0]["holes"] == 3
 
 
+HOLE = {"mode": "single_line", "max_tokens": 4, "replaces": "", "draft": [], "slots": []}  # a hole as the wire has it
+
+
 @pytest.mark.parametrize("fields, code", [
     ({"kind": "edit"}, ErrorCode.INVALID_FIELD),  # no hole
-    ({"kind": "edit", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}] * 2, "pieces": []},
+    ({"kind": "edit", "holes": [HOLE] * 2, "pieces": []},
      ErrorCode.INVALID_FIELD),  # a piece missing between two holes
-    ({"kind": "edit", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}] * 33,
+    ({"kind": "edit", "holes": [HOLE] * 33,
       "pieces": ["x"] * 32}, ErrorCode.INVALID_FIELD),  # over MAX_HOLES
-    ({"kind": "edit", "holes": [{"mode": "auto", "max_tokens": 4, "replaces": ""}], "pieces": []},
+    ({"kind": "edit", "holes": [HOLE | {"mode": "auto"}], "pieces": []},
      ErrorCode.INVALID_FIELD),  # the worker takes no "auto": the front end decides
-    ({"kind": "fim", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}], "pieces": []},
+    ({"kind": "fim", "holes": [HOLE], "pieces": []},
      ErrorCode.INVALID_FIELD),  # FIM's hole is prefix|suffix
-    ({"kind": "edit", "holes": [{"mode": "single_line", "max_tokens": 4, "replaces": ""}] * 2,
+    ({"kind": "edit", "holes": [HOLE] * 2,
       "pieces": ["p" * 30_000]}, ErrorCode.TOO_LARGE),  # the pieces over the text cap
 ])
 def test_a_bad_job_gets_its_error_and_the_next_request_succeeds(raw, fields, code):

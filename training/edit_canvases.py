@@ -85,7 +85,7 @@ def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str
     edited, event = task["edited"], event_of(task)
     planned = next_edit.plan(ParsedDocument.parse(LANGUAGE, edited), event,
                              edited[:task["cursor"]].count("\n"), "train", 1000, task["path"],
-                             events=[event])
+                             events=[event], drafting=next_edit.Drafting.MODEL)
     if planned is None:
         return None, "the edited text does not parse"
     request, regions = planned.request, planned.regions

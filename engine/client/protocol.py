@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 import msgpack
 
-PROTOCOL_VERSION = 5  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events;
-#   5: HealthOk.in_step
+PROTOCOL_VERSION = 6  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events;
+#   5: HealthOk.in_step; 6: drafted holes (Hole.draft, Hole.slots)
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
@@ -38,6 +38,8 @@ MAX_SNIPPETS = 64
 MAX_HOLES = 32  # regions of one edit job
 MAX_EVENTS = 8  # the user's recent edits an edit job shows the model
 MAX_EVENT_CHARS = 4_000  # each side (before, after) of one event
+MAX_SLOTS = 16  # masked slots in one hole's draft
+MAX_SLOT_TOKENS = 64  # each slot's length
 MAX_ITEMS = 2 * MAX_HOLES  # a Result's items: one (or a few) per hole
 MAX_OVERRIDES = 32
 MAX_OVERRIDE_KEY_CHARS = 64
@@ -173,6 +175,7 @@ def _check_regions(request: CompleteRequest, rid: str | None) -> None:
         _check_str(hole.mode, f"holes[{i}].mode", MAX_NAME_CHARS, rid, choices=MODES)
         _check_int(hole.max_tokens, f"holes[{i}].max_tokens", 1, MAX_TOKENS, rid)
         _check_text(hole.replaces, f"holes[{i}].replaces", MAX_SUFFIX_CHARS, "MAX_SUFFIX_CHARS", rid)
+        _check_draft(hole, f"holes[{i}]", rid)
     for i, piece in enumerate(request.pieces):
         _check_text(piece, f"pieces[{i}]", MAX_PREFIX_CHARS, "MAX_PREFIX_CHARS", rid)
     total = len(request.prefix) + len(request.suffix) + sum(len(piece) for piece in request.pieces)
@@ -180,6 +183,26 @@ def _check_regions(request: CompleteRequest, rid: str | None) -> None:
         raise ProtocolError(ErrorCode.TOO_LARGE, f"the edit's text has {total} characters in all, over "
                             f"the cap of {MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS} (MAX_PREFIX_CHARS + "
                             "MAX_SUFFIX_CHARS); send a smaller window of the file", rid)
+
+
+def _check_draft(hole: Hole, where: str, rid: str | None) -> None:
+    """A hole's draft: pieces of text (as much text in all as a region may hold) with one slot
+    length between each two."""
+    _check_type(hole.draft, f"{where}.draft", (list,), rid)
+    _check_type(hole.slots, f"{where}.slots", (list,), rid)
+    if len(hole.slots) > MAX_SLOTS:
+        raise _invalid(f"{where}.slots", f"must have at most {MAX_SLOTS} entries, got {len(hole.slots)}", rid)
+    if len(hole.slots) != max(0, len(hole.draft) - 1):
+        raise _invalid(f"{where}.slots", f"must hold one length between each two of the "
+                                         f"{len(hole.draft)} draft pieces, got {len(hole.slots)}", rid)
+    for j, piece in enumerate(hole.draft):
+        _check_type(piece, f"{where}.draft[{j}]", (str,), rid)
+    for j, slot in enumerate(hole.slots):
+        _check_int(slot, f"{where}.slots[{j}]", 1, MAX_SLOT_TOKENS, rid)
+    total = sum(map(len, hole.draft))
+    if total > MAX_SUFFIX_CHARS:
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"field '{where}.draft' has {total} characters, over "
+                            f"the cap of {MAX_SUFFIX_CHARS} (MAX_SUFFIX_CHARS); draft a smaller region", rid)
 
 
 def _check_events(request: CompleteRequest, rid: str | None) -> None:
@@ -239,11 +262,15 @@ class Snippet:
 
 @dataclass(slots=True)
 class Hole:
-    """One region of an edit job: its mode, its token budget, and the text now in it."""
+    """One region of an edit job: its mode, its token budget, the text now in it, and maybe a
+    draft of its new text: `draft` pieces with a masked slot of `slots[i]` tokens between pieces
+    i and i + 1 (no draft: the region is masked whole)."""
 
     mode: str
     max_tokens: int
     replaces: str = ""
+    draft: list[str] = field(default_factory=list)
+    slots: list[int] = field(default_factory=list)
 
 
 @dataclass(slots=True)
@@ -357,9 +384,9 @@ class CompleteRequest:
 
     `kind="fim"`: fill the one hole between `prefix` and `suffix` (in `mode`, `max_tokens` at
     most); `holes` and `pieces` stay empty. `kind="edit"`: the regions `holes` (each with its own
-    mode and budget) in `prefix hole[0] pieces[0] hole[1] ... pieces[H-2] hole[H-1] suffix`,
-    decoded jointly, `events` the user's edits that call for them; `mode` and `max_tokens` are
-    unused.
+    mode and budget, and maybe a draft of its new text that the model checks and completes) in
+    `prefix hole[0] pieces[0] hole[1] ... pieces[H-2] hole[H-1] suffix`, decoded jointly, `events`
+    the user's edits that call for them; `mode` and `max_tokens` are unused.
     """
 
     TAG: ClassVar[MsgType] = MsgType.COMPLETE_REQUEST

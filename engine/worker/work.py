@@ -25,7 +25,7 @@ def job_of(request: CompleteRequest) -> Job:
         if request.kind == "fim":
             return Job.fim(request.prefix, request.suffix, request.mode, request.max_tokens, snippets,
                            request.decoder)
-        holes = tuple(Hole(h.mode, h.max_tokens, h.replaces) for h in request.holes)
+        holes = tuple(Hole(h.mode, h.max_tokens, h.replaces, tuple(h.draft), tuple(h.slots)) for h in request.holes)
         events = tuple((event.before, event.after) for event in request.events)
         return Job((request.prefix, *request.pieces, request.suffix), holes, snippets, dict(request.decoder),
                    events)
@@ -61,7 +61,7 @@ class Runner(Protocol):
 
     def step(self, decodings: list[Any]) -> int: ...  # forward passes run
 
-    def finish(self, decoding: Any) -> None: ...  # the anytime answer of a late one
+    def fill_rest(self, decoding: Any) -> None: ...  # the anytime answer of a late one
 
     def answers(self, decoding: Any) -> list[HoleAnswer]: ...  # one per hole, left to right
 

@@ -1,0 +1,220 @@
+"""Drafted next edits in process: the rules alone, the model alone, and the drafts checked by the
+model at each veto threshold, on the same tasks and the same model, in one run.
+
+    python -m bench.next_edit_drafts --tasks PATH [--model DIR] [--veto 0 0.9 ...] [--limit N] [--json]
+
+Each next-edit task (FORMATS.md) is planned as the language server plans it
+(`completion.next_edit.plan` on the edited text, its event as one `didChange` makes it) and
+decoded by the worker's own runner (`engine.worker.runner.ModelRunner`), no sockets: the figures
+are the pipeline's and the decoder's, not the transport's (`bench.next_edit` measures the real
+server). Sides:
+- **rules**: the drafts alone (`Drafting.RULES`), no model;
+- **model**: every region masked whole (`Drafting.MODEL`);
+- **veto V**: the drafts with the model, its `veto` setting at V (0: drafts stand; the model only
+  fills slots).
+Per side and kind: exact match, changed-line precision and recall, false edits on negatives; per
+model side: decode milliseconds of the edit job (p50, p95), forward passes, and tokens per forward
+pass (the tokens of the holes' answers over the job's passes). The model's part of each veto side
+is what it does beyond the rules: the lines where its file differs from the rules' file and how
+many of those are the expected line. Choose the threshold on one set and report on another.
+A human table goes to stdout; with `--json` its last line is one JSON object.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+import torch
+
+from bench.next_edit import load_edit_tasks, user_change, user_event
+from bench.next_edit_scores import Score, lines_of, score
+from bench.lsp_latency import position_of
+from bench.quality import percentile, set_name
+from completion import next_edit
+from completion.next_edit import Drafting
+from completion.syntax import ParsedDocument, language_for
+from engine.client.protocol import Item
+from engine.worker.runner import ModelRunner
+from engine.worker.work import job_of
+
+logger = logging.getLogger("bench.next_edit_drafts")
+
+DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "infill-py-16m"
+DEFAULT_VETOES = (0.0, 0.5, 0.8, 0.9, 0.95)
+RULES, MODEL = "rules", "model"
+
+
+@dataclass(slots=True)
+class Answer:
+    """One side's answer to one task."""
+
+    predicted: str
+    decode_ms: float | None = None  # None: no job was decoded
+    passes: int = 0
+    tokens: int = 0  # tokens of the holes' answers
+
+
+@dataclass(slots=True)
+class Task:
+    kind: str
+    edited: str
+    expected: str
+    answers: dict[str, Answer] = field(default_factory=dict)
+
+    def score(self, side: str) -> Score:
+        return score(self.edited, self.expected, self.answers[side].predicted)
+
+
+def veto_side(veto: float) -> str:
+    return f"veto {veto:g}"
+
+
+def planned_for(task: dict, drafting: Drafting) -> next_edit.EditPlan | None:
+    """The task's plan as the language server makes it after the user's one `didChange`."""
+    language = language_for(task["path"])
+    if language is None:
+        return None
+    original, edited = task["original"], task["edited"]
+    where, text = user_change(original, edited)
+    event = user_event(original, edited, where, text)
+    cursor = position_of(edited[:task["cursor"]])
+    return next_edit.plan(ParsedDocument.parse(language, edited), event, cursor.line, "bench", 60_000,
+                          PurePosixPath(task["path"]).name, events=[event], drafting=drafting)
+
+
+def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
+           decoder: dict) -> Answer:
+    """The file after the plan's edits, with the job decoded by `runner` (with `decoder`)."""
+    if planned is None:
+        return Answer(edited)
+    items, decoded = [], None
+    if planned.request is not None:
+        job = dataclasses.replace(job_of(planned.request), decoder=decoder)
+        started = time.perf_counter()
+        completions = runner.complete(job, None)
+        decoded = (time.perf_counter() - started) * 1e3
+        items = [Item(c.text, c.confidence, c.forward_passes, hole) for hole, c in enumerate(completions)]
+    edits = next_edit.finish(planned, items)
+    tokens = sum(len(runner.tok.encode(item.text)) for item in items)
+    return Answer(next_edit.applied(edited, edits), decoded, max((i.forward_passes for i in items), default=0), tokens)
+
+
+def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_side: bool = True) -> Task:
+    found = Task(task.get("kind", ""), task["edited"], task["expected"])
+    found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES), task["edited"], {})
+    if model_side:
+        found.answers[MODEL] = answer(runner, planned_for(task, Drafting.MODEL), task["edited"], {})
+    drafted = planned_for(task, Drafting.DRAFTED)
+    for veto in vetoes:
+        found.answers[veto_side(veto)] = answer(runner, drafted, task["edited"], {"veto": veto})
+    return found
+
+
+def rate(count: int, total: int) -> float | None:
+    return round(count / total, 4) if total else None
+
+
+def model_part(task: Task, side: str) -> tuple[int, int]:
+    """(lines where `side`'s file differs from the rules' file, those that are the expected line)."""
+    rules, mine, expected = (lines_of(text) for text in (task.answers[RULES].predicted,
+                                                          task.answers[side].predicted, task.expected))
+    if len(rules) != len(mine):
+        return 1, 0
+    differ = [i for i, (a, b) in enumerate(zip(rules, mine)) if a != b]
+    return len(differ), sum(len(mine) == len(expected) and mine[i] == expected[i] for i in differ)
+
+
+def side_figures(tasks: Sequence[Task], side: str) -> dict:
+    scores = [task.score(side) for task in tasks]
+    negatives = [s for s, task in zip(scores, tasks) if task.edited == task.expected]
+    figures = {"exact": rate(sum(s.exact for s in scores), len(scores)),
+               "precision": rate(sum(s.correct_lines for s in scores), sum(s.predicted_lines for s in scores)),
+               "recall": rate(sum(s.correct_lines for s in scores), sum(s.expected_lines for s in scores)),
+               "false_edits_negatives": rate(sum(s.changed for s in negatives), len(negatives))}
+    answers = [task.answers[side] for task in tasks if task.answers[side].decode_ms is not None]
+    if answers:
+        times = [a.decode_ms for a in answers]
+        passes = sum(a.passes for a in answers)
+        figures.update({"jobs": len(answers), "decode_p50_ms": round(percentile(times, 50), 1),
+                        "decode_p95_ms": round(percentile(times, 95), 1), "passes_per_job": round(passes / len(answers), 2),
+                        "tokens_per_pass": round(sum(a.tokens for a in answers) / passes, 1) if passes else None})
+    if side not in (RULES, MODEL):
+        changed, right = map(sum, zip((0, 0), *(model_part(task, side) for task in tasks)))
+        figures["model_part"] = {"lines_changed": changed, "right": right}
+    return figures
+
+
+def summarize(tasks: Sequence[Task], sides: Sequence[str]) -> dict:
+    kinds = sorted({task.kind for task in tasks})
+    groups = {"overall": list(tasks), "renames": [t for t in tasks if "rename" in t.kind and not t.kind.startswith("negative")],
+              **{kind: [t for t in tasks if t.kind == kind] for kind in kinds}}
+    return {name: {"tasks": len(group), **{side: side_figures(group, side) for side in sides}}
+            for name, group in groups.items() if group}
+
+
+def format_table(summary: dict, sides: Sequence[str], meta: dict) -> str:
+    lines = [f"set {meta['set']}, {meta['tasks']} tasks, model {meta['model']}",
+             " | ".join(("group", "n", *(f"{side} exact/prec/recall" for side in sides)))]
+    for name, figures in summary.items():
+        cells = [f"{figures[s]['exact']}/{figures[s]['precision']}/{figures[s]['recall']}" for s in sides]
+        lines.append(" | ".join((name, str(figures["tasks"]), *cells)))
+    overall = summary["overall"]
+    for side in sides:
+        f = overall[side]
+        lines.append(f"{side}: false edits on negatives {f['false_edits_negatives']}, decode p50 "
+                     f"{f.get('decode_p50_ms')} ms p95 {f.get('decode_p95_ms')} ms, passes/job "
+                     f"{f.get('passes_per_job')}, tokens/pass {f.get('tokens_per_pass')}, model part "
+                     f"{f.get('model_part')}")
+    return "\n".join(lines)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m bench.next_edit_drafts", description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=Path, required=True, help="next-edit tasks, .jsonl or .jsonl.gz")
+    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model folder (default: the bundled model)")
+    parser.add_argument("--veto", type=float, nargs="+", default=list(DEFAULT_VETOES),
+                        help=f"veto thresholds to compare (default {' '.join(map(str, DEFAULT_VETOES))})")
+    parser.add_argument("--limit", type=int, default=None, help="the first N tasks (default all)")
+    parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
+    parser.add_argument("--model-side", action=argparse.BooleanOptionalAction, default=True,
+                        help="decode the model side (every region masked: the slowest; default on)")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line of every figure")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
+    if not args.tasks.is_file():
+        parser.error(f"--tasks {args.tasks} is not a file")
+    if any(not 0.0 <= veto <= 1.0 for veto in args.veto):
+        parser.error("--veto thresholds lie in [0, 1]")
+    try:
+        tasks = load_edit_tasks(args.tasks)[:args.limit]
+    except (ValueError, OSError) as exc:
+        parser.error(str(exc))
+    torch.set_num_threads(args.threads)
+    runner = ModelRunner(args.model)
+    results = []
+    for number, task in enumerate(tasks):
+        results.append(run_task(runner, task, args.veto, args.model_side))
+        logger.info("task %d of %d (%s) done", number + 1, len(tasks), results[-1].kind)
+    sides = [RULES, *([MODEL] if args.model_side else []), *map(veto_side, args.veto)]
+    summary = summarize(results, sides)
+    meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": args.model.name, "vetoes": args.veto}
+    print(format_table(summary, sides, meta))
+    if args.json:
+        print(json.dumps({**meta, **summary}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,281 @@
+"""Drafts of the next-edit regions: the new text the user's last edit implies for each region.
+
+`draft_regions(event, document, regions)` gives one `Draft` per region: the region's lines (as
+`line_starts` in completion/next_edit.py cuts them, the last line's break included) as they should
+become, so that a model only fills what a draft cannot know. One rule, picked by the event:
+- *rename* (`renamed(event)`): the other uses of the old name that `rename_uses` finds, plus the
+  keyword arguments `f(old=...)` of the calls of a function whose parameter was renamed, get the
+  new name. A new name that is a keyword or not an identifier drafts nothing.
+- *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
+  new one. An event that is both (a word inside a string changed) is a literal unless the rename
+  finds other uses of the name.
+- *call* (`signature_change(event, document)`): each single-line call of the function in the
+  region gets its argument list rewritten: a removed parameter drops its argument (positional by
+  index, else keyword by name), reordered parameters reorder the positional arguments, an added
+  parameter without a default opens a masked slot of `SLOT_TOKENS` where its argument goes
+  (positional when every parameter is a plain positional one and the call passes all
+  positionally, else `name=` and the slot). Calls over several lines, with `*args`/`**kwargs`
+  splats or comments among their arguments stay as they are.
+- *copy*: everything else, and any region when the document has no tree or does not parse.
+All offsets into the tree are UTF-8 bytes (tree rows are never used, so `\\r\\n` texts cut right).
+"""
+from __future__ import annotations
+
+import keyword
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from tree_sitter import Node
+
+from completion.edit_events import EditEvent
+from completion.edit_regions import (
+    LITERAL_TYPES,
+    Region,
+    call_nodes,
+    changed_literal,
+    first_identifier,
+    parameter_names,
+    rename_uses,
+    renamed,
+    signature_change,
+)
+from completion.positions import LINE_BREAK
+from completion.syntax import ParsedDocument, encode
+
+RENAME, LITERAL, CALL, COPY = "rename", "literal", "call", "copy"
+SLOT_TOKENS = 8  # the masked budget of one added argument (`30`, `"utf-8"`, `False`)
+SLOT = None  # a masked slot among a replacement's parts
+_PLAIN_PARAMETERS = frozenset({"identifier", "typed_parameter"})
+_SPLATS = frozenset({"list_splat", "dictionary_splat", "comment"})
+_DEFAULTS = frozenset({"default_parameter", "typed_default_parameter"})
+
+Replacement = tuple[int, int, tuple[str | None, ...]]  # (start byte, end byte, parts: text or SLOT)
+
+
+@dataclass(frozen=True, slots=True)
+class Draft:
+    """A region's drafted new text: `pieces` with a masked slot of `slots[i]` tokens between
+    pieces[i] and pieces[i + 1] (no slots: the text is known whole); `rule` says which rule drew it."""
+
+    pieces: tuple[str, ...]
+    slots: tuple[int, ...] = ()
+    rule: str = COPY
+
+    @property
+    def text(self) -> str:
+        """The pieces joined (what a draft with no slots proposes)."""
+        return "".join(self.pieces)
+
+    @property
+    def changes(self) -> bool:
+        """True when a rule changed something."""
+        return self.rule != COPY
+
+
+def draft_regions(event: EditEvent, document: ParsedDocument, regions: Sequence[Region]) -> list[Draft]:
+    """One draft per region, in the order given: the region's lines (start_line .. end_line - 1
+    of document.text, the last line's break included) as they should become."""
+    text = document.text
+    cuts = [region_span(text, region) for region in regions]  # (start, end) string offsets
+    if not cuts:
+        return []
+    replacements = _replacements(event, document)
+    data, drafts = encode(text), []
+    for start, end in cuts:
+        byte_start, byte_end = len(encode(text[:start])), len(encode(text[:end]))
+        drafts.append(_draft(data, byte_start, byte_end, replacements))
+    return drafts
+
+
+def region_span(text: str, region: Region) -> tuple[int, int]:
+    """The string offsets of the region's lines in `text`, clamped to the text."""
+    starts = [0, *(found.end() for found in LINE_BREAK.finditer(text)), len(text)]
+    last = len(starts) - 1
+    start = starts[min(max(region.start_line, 0), last)]
+    return start, max(start, starts[min(max(region.end_line, 0), last)])
+
+
+def _replacements(event: EditEvent, document: ParsedDocument) -> tuple[str, list[Replacement]]:
+    """(the rule, its replacements over the whole document) for the event; COPY with none when no
+    rule applies or the document has no sound tree."""
+    tree = document.tree
+    if tree is None or tree.root_node.has_error:
+        return COPY, []
+    literal = changed_literal(event)
+    renames = rename_replacements(event, document) if renamed(event) is not None else []
+    if renames or (renamed(event) is not None and literal is None):
+        return RENAME, renames
+    if literal is not None:
+        return LITERAL, literal_replacements(event, document)
+    return CALL, call_replacements(event, document)
+
+
+def _draft(data: bytes, start: int, end: int, found: tuple[str, list[Replacement]]) -> Draft:
+    """The draft of bytes `start .. end - 1` of `data` with the replacements inside them made."""
+    rule, replacements = found
+    inside = _disjoint([r for r in replacements if start <= r[0] and r[1] <= end])
+    pieces, slots, at, current = [], [], start, b""
+    for lo, hi, parts in inside:
+        current += data[at:lo]
+        for part in parts:
+            if part is SLOT:
+                pieces.append(current.decode("utf-8", "surrogatepass"))
+                slots.append(SLOT_TOKENS)
+                current = b""
+            else:
+                current += encode(part)
+        at = hi
+    pieces.append((current + data[at:end]).decode("utf-8", "surrogatepass"))
+    changed = "".join(pieces) != data[start:end].decode("utf-8", "surrogatepass") or slots
+    return Draft(tuple(pieces), tuple(slots), rule if changed else COPY)
+
+
+def _disjoint(replacements: list[Replacement]) -> list[Replacement]:
+    """The replacements in byte order, any that overlaps an earlier one left out."""
+    kept: list[Replacement] = []
+    for replacement in sorted(replacements, key=lambda r: (r[0], -r[1])):
+        if not kept or replacement[0] >= kept[-1][1]:
+            kept.append(replacement)
+    return kept
+
+
+def is_new_name(name: str) -> bool:
+    """True when `name` can replace an identifier: an identifier that is not a keyword."""
+    return name.isidentifier() and not keyword.iskeyword(name)
+
+
+def rename_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
+    """The other uses of the renamed name, and its keyword arguments when it is a parameter,
+    replaced by the new name; none for a new name that is a keyword or no identifier."""
+    names = renamed(event)
+    if names is None or not is_new_name(names[1]):
+        return []
+    nodes = rename_uses(event, document) + keyword_uses(event, document, *names)
+    return [(node.start_byte, node.end_byte, (names[1],)) for node in nodes]
+
+
+def keyword_uses(event: EditEvent, document: ParsedDocument, old: str, new: str) -> list[Node]:
+    """The `old` names of keyword arguments (`f(old=1)`) in the calls of the function whose
+    parameter list, within the event's lines, now holds `new` in place of `old`."""
+    function = _renamed_parameter_owner(event, document, new)
+    if function is None:
+        return []
+    name = function.child_by_field_name("name")
+    found = []
+    for call in call_nodes(document.tree.root_node, document.language, _text(name)):
+        for argument in _arguments(call):
+            key = argument.child_by_field_name("name") if argument.type == "keyword_argument" else None
+            if key is not None and _text(key) == old:
+                found.append(key)
+    return found
+
+
+def _renamed_parameter_owner(event: EditEvent, document: ParsedDocument, new: str) -> Node | None:
+    """The named function whose parameter list, on the event's lines, holds a parameter `new`."""
+    stack = [document.tree.root_node]
+    while stack:
+        node = stack.pop()
+        if node.end_point.row < event.start_line or node.start_point.row >= event.after_end:
+            continue
+        parameters, name = node.child_by_field_name("parameters"), node.child_by_field_name("name")
+        if parameters is not None and name is not None and parameters.start_point.row < event.after_end \
+                and parameters.end_point.row >= event.start_line and new in parameter_names(parameters):
+            return node
+        stack.extend(node.children)
+    return None
+
+
+def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
+    """The literal nodes holding the literal the event changed, given its new value."""
+    old, new = changed_literal(event)
+    wanted = encode(old)
+    return [(node.start_byte, node.end_byte, (new,)) for node in _walk(document.tree.root_node)
+            if node.type in LITERAL_TYPES and node.text == wanted]
+
+
+def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
+    """The argument lists of the calls of a function whose parameters the event changed,
+    rewritten to the new parameters (single-line calls without splats only)."""
+    change = signature_change(event, document)
+    if change is None:
+        return []
+    name, before, parameters = change
+    listed = [p for p in parameters.named_children if p.type != "comment"]  # every parameter, `*` too
+    found = []
+    for call in call_nodes(document.tree.root_node, document.language, name):
+        arguments = call.child_by_field_name("arguments")
+        skip = int(_is_bound(call, before))  # `obj.f(a)` does not pass `self`
+        parts = None if arguments is None else _new_arguments(arguments, before[skip:], listed[skip:])
+        if parts is not None:
+            found.append((arguments.start_byte, arguments.end_byte, parts))
+    return found
+
+
+def _is_bound(call: Node, before: list[str]) -> bool:
+    """True for a method call `obj.f(...)` of a function whose first parameter is `self` or `cls`."""
+    callee = call.child_by_field_name("function")
+    return callee is not None and callee.type == "attribute" and before[:1] in (["self"], ["cls"])
+
+
+def _new_arguments(arguments: Node, before: list[str], listed: list[Node]) -> tuple[str | None, ...] | None:
+    """The parts of the argument list `(...)` for the parameters `listed` now (their names
+    before: `before`); None for a call this rule leaves alone."""
+    items = arguments.named_children
+    if arguments.start_point.row != arguments.end_point.row or any(a.type in _SPLATS for a in items):
+        return None
+    named = [p for p in listed if first_identifier(p) is not None]
+    after = [_text(first_identifier(p)) for p in named]
+    texts = _kept_arguments(items, before, after)
+    if texts is None:
+        return None
+    added = [i for i, (n, p) in enumerate(zip(after, named)) if n not in before and p.type not in _DEFAULTS]
+    if not added:
+        return None if texts == [_text(a) for a in items] else ("(" + ", ".join(texts) + ")",)
+    plain = all(p.type in _PLAIN_PARAMETERS for p in listed)
+    return _with_slot(texts, items, after, plain, added[0])
+
+
+def _kept_arguments(items: list[Node], before: list[str], after: list[str]) -> list[str] | None:
+    """The argument texts with removed parameters' arguments dropped and positional ones in the
+    new order; None when a reorder moves a parameter the call does not pass positionally."""
+    positional = [a for a in items if a.type != "keyword_argument"]
+    by_name = dict(zip(before, positional))  # the positional argument each old parameter got
+    order = [name for name in after if name in before]
+    passed = [name for name in order if name in by_name]
+    if len(positional) > len(before) or passed != order[:len(passed)]:
+        return None
+    removed = set(before) - set(after)
+    keywords = [a for a in items if a.type == "keyword_argument"
+                and _text(a.child_by_field_name("name")) not in removed]
+    return [_text(by_name[name]) for name in passed] + [_text(a) for a in keywords]
+
+
+def _with_slot(texts: list[str], items: list[Node], after: list[str], plain: bool,
+               index: int) -> tuple[str | None, ...]:
+    """The argument list with a masked slot where the argument of added parameter `index` goes
+    (positional when every parameter is `plain` and the call passes all positionally)."""
+    if plain and all(a.type != "keyword_argument" for a in items):
+        head, tail = texts[:index], texts[index:]
+        opening = "(" + ", ".join(head) + (", " if head else "")
+        return (opening, SLOT, (", " if tail else "") + ", ".join(tail) + ")")
+    opening = "(" + ", ".join(texts) + (", " if texts else "") + after[index] + "="
+    return (opening, SLOT, ")")
+
+
+def _arguments(call: Node) -> list[Node]:
+    arguments = call.child_by_field_name("arguments")
+    return [] if arguments is None else arguments.named_children
+
+
+def _walk(root: Node) -> list[Node]:
+    """Every node under `root`, in source order."""
+    found, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        found.append(node)
+        stack.extend(reversed(node.children))
+    return found
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogatepass")
