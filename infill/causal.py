@@ -136,7 +136,7 @@ def step(model: Transformer, tok: ModelTokenizer, state: CausalState) -> int:
     return 1
 
 
-def finish(state: CausalState) -> None:
+def fill_rest(state: CausalState) -> None:
     """Stop where it is: past its deadline, what is written is the answer."""
     if not state.done:
         state.done, state.stop_reason = True, "deadline"

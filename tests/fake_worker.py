@@ -146,7 +146,7 @@ class FakeRunner:
             return None
         return "".join(line + "\n" for line in stream_lines(decoding.steps_left)[:decoding.steps_run])
 
-    def finish(self, decoding: Decoding) -> None:
+    def fill_rest(self, decoding: Decoding) -> None:
         decoding.done = True
 
     def answers(self, decoding: Decoding) -> list[Completion]:

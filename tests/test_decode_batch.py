@@ -86,7 +86,7 @@ def test_finish_fills_the_rest_from_the_last_pass(runner):
     d = start_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "left_to_right"})
     runner.step([d])
     assert not d.done
-    runner.finish(d)
+    runner.fill_rest(d)
     out = runner.answers(d)[0]
     assert d.done and out.stop_reason == "deadline" and out.forward_passes == 1
     assert d.work.states[0].last_best is not None and int(d.work.states[0].masked.sum()) == 0

@@ -11,7 +11,7 @@ from engine.worker.runner import ModelRunner
 from infill import decode
 from runner_fim import complete_fim
 from engine.worker.scheduler import SchedulerConfig
-from engine.worker.worker import Job
+from engine.worker.worker import Arrival
 
 PREFIX = "def total(items):\n    return sum(item.price for item in "
 SUFFIX = "\n\n\nprint(total([]))\n"
@@ -24,10 +24,10 @@ def runner(tiny_model_dir):
     return ModelRunner(tiny_model_dir)
 
 
-def job(rid: str, prefix: str) -> Job:
+def job(rid: str, prefix: str) -> Arrival:
     request = CompleteRequest(rid, "fim", prefix, SUFFIX, mode="single_line", max_tokens=8,
                               deadline_ms=30000, decoder=dict(DECODER), session="editor:file")
-    return Job(b"peer", request, time.monotonic())
+    return Arrival(b"peer", request, time.monotonic())
 
 
 def committed_text(runner: ModelRunner, core: EngineCore) -> str:

@@ -98,8 +98,8 @@ class CausalRunner:
                 decoding.decode_ms += elapsed_ms
         return forwards
 
-    def finish(self, decoding: CausalDecoding) -> None:
-        causal.finish(decoding.state)
+    def fill_rest(self, decoding: CausalDecoding) -> None:
+        causal.fill_rest(decoding.state)
 
     def answers(self, decoding: CausalDecoding) -> list[Completion]:
         state = decoding.state

@@ -244,7 +244,7 @@ class EngineCore:
             if seq.steps == 0:
                 return empty_result(job, "deadline")
             if not decoding.done:
-                self.runner.finish(decoding)
+                self.runner.fill_rest(decoding)
         return self._result(seq)
 
     def _result(self, seq: Sequence) -> Result:

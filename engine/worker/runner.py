@@ -165,10 +165,10 @@ class ModelRunner:
                 d.decode_ms += elapsed_ms
         return forwards
 
-    def finish(self, decoding: Decoding) -> None:
+    def fill_rest(self, decoding: Decoding) -> None:
         """Past its deadline: fill what is left from its last pass (it must have had one)."""
         for state in decoding.work.unfinished:
-            decode.finish(state)
+            decode.fill_rest(state)
 
     def answers(self, decoding: Decoding) -> list[Completion]:
         """One Completion per hole of the job, left to right."""

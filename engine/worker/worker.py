@@ -2,7 +2,7 @@
 
 Two threads. The IO thread owns every socket that faces clients: it receives frames, decodes and
 validates them (`engine.client.protocol`), answers protocol errors, Hello, InfoRequest and Health
-itself, and hands each valid CompleteRequest (as a `Job`) and each Cancel (as a `CancelOrder`) to
+itself, and hands each valid CompleteRequest (as an `Arrival`) and each Cancel (as a `CancelOrder`) to
 the main loop through a queue. The main loop drains the queue into the engine core
 (`engine.worker.core`: the scheduler and the model runner), runs one batched decoding step, and
 passes each encoded reply back over an inproc PAIR pipe; the IO thread sends it. Every
@@ -55,7 +55,7 @@ _PARTIAL = b"partial"  # the fourth frame of a pipe message that carries a Parti
 
 
 @dataclass(slots=True)
-class Job:
+class Arrival:
     """A validated CompleteRequest on its way from the IO thread to the main loop."""
 
     peer: bytes
@@ -92,7 +92,7 @@ class _IOThread(threading.Thread):
         self._loop_state = loop_state  # (in a step, the age of the main loop's last tick)
         self._stats = stats  # the main loop's counters, read (never written) here
         self._max_in_flight = max_in_flight
-        self._live: dict[tuple[bytes, str], Job] = {}
+        self._live: dict[tuple[bytes, str], Arrival] = {}
         self._rejections = RateLimitedLog(logger, what="rejected frames")
         self._start_time = time.monotonic()
         self._served = 0
@@ -203,7 +203,7 @@ class _IOThread(threading.Thread):
                                    f"the worker has {len(self._live)} requests in flight, its intake limit; "
                                    "retry later or on another worker"))
             return
-        job = Job(peer, msg, arrival)
+        job = Arrival(peer, msg, arrival)
         self._live[key] = job
         self._jobs.put(job)
 
@@ -233,7 +233,7 @@ class Worker:
         info = Info(described["model"], described["family"], described["vocab_size"],
                     described["max_context"], PROTOCOL_VERSION)  # validated here, before binding
         self.model_name = info.model
-        self._jobs: queue.Queue[Job | CancelOrder] = queue.Queue()
+        self._jobs: queue.Queue[Arrival | CancelOrder] = queue.Queue()
         self._stopping = False
         self._last_tick = time.monotonic()  # the main loop's; read by the IO thread for Health
         self._in_step = False  # set around each decoding step; read by the IO thread for Health
@@ -325,7 +325,7 @@ class Worker:
             self._pipe.send_multipart([job.peer, job.request.id.encode(), encode(msg), _PARTIAL])
 
     @staticmethod
-    def _encode(job: Job, msg: Message) -> bytes:
+    def _encode(job: Arrival, msg: Message) -> bytes:
         try:
             return encode(msg)
         except Exception as exc:  # a reply that cannot be sent fails this request alone
