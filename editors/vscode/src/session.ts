@@ -3,12 +3,16 @@
  * `config.ts`) or connect to a running TCP server with its token (`tcp.ts`), keep the status bar
  * in step with it, follow configuration changes (a launch setting restarts the client, a server
  * setting goes to the server as `workspace/didChangeConfiguration`), and show the user why the
- * server could not be reached.
+ * server could not be reached. A TCP server that goes away (killed, restarted) is connected to
+ * again every `RECONNECT_MS` until it is back, without a message each time.
  */
 import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
-import { DidChangeConfigurationNotification, ExecuteCommandRequest, LanguageClient, type ServerOptions, State } from "vscode-languageclient/node";
+import {
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, type ErrorHandler, ExecuteCommandRequest, LanguageClient,
+  type ServerOptions, State,
+} from "vscode-languageclient/node";
 import { isEnabled, LAUNCH_KEYS, launchSettings, type LaunchSettings, SECTION, serverSettings } from "./config";
 import { Feedback } from "./feedback";
 import { Arena, type ArenaHost, TAKE_BOTTOM_COMMAND, TAKE_TOP_COMMAND, VISIBLE_CONTEXT, VOTE_COMMAND } from "./arena";
@@ -20,6 +24,17 @@ import { parseAddress, TcpServer, tokenFileFor } from "./tcp";
 
 export const RESTART_COMMAND = "infill.restart";
 export const SHOW_LOG_COMMAND = "infill.showLog";
+/** How long to wait before connecting again to a TCP server that went away. */
+export const RECONNECT_MS = 2000;
+
+/**
+ * For a TCP server: a closed connection is not restarted by the client (the session connects
+ * again itself, with a fresh token, once the server is back) and no error stops it.
+ */
+const TCP_ERRORS: ErrorHandler = {
+  error: () => ({ action: ErrorAction.Continue, handled: true }),
+  closed: () => ({ action: CloseAction.DoNotRestart, handled: true }),
+};
 
 const STATES: Record<State, ServerState> = {
   [State.Starting]: "starting",
@@ -41,6 +56,8 @@ const PROBE: Probe = { isExecutable, pathEnv: process.env.PATH, home: os.homedir
 
 export class Session implements vscode.Disposable {
   private client: LanguageClient | undefined;
+  private reconnect: ReturnType<typeof setTimeout> | undefined;
+  private stopping = false;
   private readonly listeners: vscode.Disposable[] = [];
   private readonly arena = new Arena(this.arenaHost());
   private readonly inline = new InlineRequests({
@@ -86,7 +103,8 @@ export class Session implements vscode.Disposable {
   }
 
   /** Start or connect to the server; a failure is shown to the user and left in the status bar and the log. */
-  async start(): Promise<void> {
+  async start(quiet = false): Promise<void> {
+    this.stopping = false;
     const launch = launchSettings(vscode.workspace.getConfiguration(SECTION));
     let tcp: TcpServer | undefined;
     try {
@@ -100,17 +118,45 @@ export class Session implements vscode.Disposable {
           return tcp ? tcp.initializationOptions(settings) : settings;
         },
         outputChannel: this.output,
+        errorHandler: tcp ? TCP_ERRORS : undefined,
         middleware: {
           provideInlineCompletionItems: this.inline.provideInlineCompletionItems,
           executeCommand: this.inline.executeCommand,
         },
       });
-      this.client.onDidChangeState((event) => this.status.update({ server: STATES[event.newState] }));
-      this.client.onNotification(WorkerReady, (params) => this.status.update({ model: params.model }));
-      await this.client.start();
+      const client = this.client;
+      client.onDidChangeState((event) => {
+        if (client === this.client) {
+          this.status.update({ server: STATES[event.newState] });
+          if (tcp && (event.newState === State.Stopped || event.newState === State.StartFailed)) {
+            this.reconnectLater();
+          }
+        }
+      });
+      client.onNotification(WorkerReady, (params) => this.status.update({ model: params.model }));
+      await client.start();
     } catch (error) {
-      this.failed(tcp ? tcp.explain(error) : error);
+      const explained = tcp ? tcp.explain(error) : error;
+      if (quiet) {
+        this.output.appendLine(`still no server: ${explained instanceof Error ? explained.message : String(explained)}`);
+        this.status.update({ server: "failed" });
+        this.reconnectLater();
+      } else {
+        this.failed(explained);
+      }
     }
+  }
+
+  /** Connect again to the TCP server in `RECONNECT_MS`, unless the session is stopping. */
+  private reconnectLater(): void {
+    if (this.stopping || this.reconnect !== undefined) {
+      return;
+    }
+    this.output.appendLine(`the server is gone: connecting again in ${RECONNECT_MS} ms`);
+    this.reconnect = setTimeout(() => {
+      this.reconnect = undefined;
+      void this.restart(true);
+    }, RECONNECT_MS);
   }
 
   /** The language client while it runs. */
@@ -119,6 +165,9 @@ export class Session implements vscode.Disposable {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.reconnect);
+    this.reconnect = undefined;
     const client = this.client;
     this.client = undefined;
     if (client?.needsStop()) {
@@ -126,10 +175,11 @@ export class Session implements vscode.Disposable {
     }
   }
 
-  async restart(): Promise<void> {
+  /** Stop and start again; `quiet`: a reconnection, whose failure is logged, not shown. */
+  async restart(quiet = false): Promise<void> {
     await this.stop();
     this.status.update({ model: undefined, lastLatencyMs: undefined });
-    await this.start();
+    await this.start(quiet);
   }
 
   /** Turn completions on or off (the `infill.enabled` setting, for every workspace). */

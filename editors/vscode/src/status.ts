@@ -18,8 +18,14 @@ export interface StatusState {
 const ICONS: Record<ServerState, string> = {
   starting: "$(loading~spin)",
   running: "$(sparkle)",
-  stopped: "$(circle-slash)",
+  stopped: "$(debug-disconnect)",
   failed: "$(error)",
+};
+
+/** What the text says of a server that does not serve (the icon alone reads like "off"). */
+const GONE: Partial<Record<ServerState, string>> = {
+  stopped: ": server stopped",
+  failed: ": no server",
 };
 
 export function statusText(state: StatusState): string {
@@ -28,7 +34,7 @@ export function statusText(state: StatusState): string {
   }
   const latency = state.server === "running" && state.lastLatencyMs !== undefined
     ? ` ${Math.round(state.lastLatencyMs)} ms` : "";
-  return `${ICONS[state.server]} infill${latency}`;
+  return `${ICONS[state.server]} infill${GONE[state.server] ?? ""}${latency}`;
 }
 
 export function statusTooltip(state: StatusState): string {

