@@ -94,8 +94,10 @@ prepare() {  # prepare CORPUS: the session's inputs in $in, and pytest for the G
   if [ "$seq_len" -lt 64 ] || [ "$seq_len" -gt 4096 ] || [ $((seq_len % 64)) -ne 0 ]; then
     echo "SEQ_LEN=$seq_len: use a multiple of 64 between 64 and 4096"; exit 1
   fi
-  local present
-  present=$(git ls-files models/ 2>/dev/null | while read -r f; do [ -e "$f" ] && echo "$f"; done | head -n 1)
+  local present="" f
+  while read -r f; do  # the first tracked model file still here (no `| head`: under pipefail its SIGPIPE is an exit 141)
+    if [ -e "$f" ]; then present=$f; break; fi
+  done < <(git ls-files models/ 2>/dev/null)
   if [ -z "${GPU_SESSION_TINY:-}" ] && [ -n "$present" ]; then  # tracked files travel: ~63 MB, no room left
     echo "models/ is still tracked and present ($present): it would travel and leave no room; move the" \
          "model folders aside (mkdir -p work/models-away && mv models/infill-py-16m* work/models-away/," \
