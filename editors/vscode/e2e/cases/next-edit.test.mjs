@@ -11,7 +11,8 @@ import { inWorkbench } from "../lib/case.mjs";
 import { fakeWorker, freePort, LanguageServer } from "../lib/servers.mjs";
 
 const FILLER = Array.from({ length: 48 }, (_, i) => `    a${i} = ${i}\n`).join("");
-const SOURCE = "# fake-rename: count total\ndef tally(items):\n    count = 0\n" + FILLER
+const HEAD = "# fake-rename: count total\nimport os\n\n\n"; // the marker stays out of the cursor's region
+const SOURCE = HEAD + "def tally(items):\n    count = 0\n" + FILLER
   + "    for item in items:\n        count += item\n    return count\n";
 const RENAMED = SOURCE.replace("    count = 0", "    total = 0");
 const EXPECTED = SOURCE.replace(/count/g, (match, offset) => (offset < 20 ? match : "total"));
@@ -24,7 +25,7 @@ async function cursorLine(workbench) {
 }
 
 test("a rename shows the next edits off screen; Tab jumps, Tab again takes them all",
-     { skip: "in the real workbench a rename typed key by key over a selection gets 0 edits from the server (the Neovim test renames with ciw): not diagnosed yet" }, async () => {
+     { skip: "the server answers (the scripted worker needs its marker line outside the cursor's region) and the hint is drawn (artifacts' screenshot), but as a decoration's CSS ::after content, which workbench.lines() does not read: the case needs another way to see it" }, async () => {
   await inWorkbench("next-edit", {
     files: { "tally.py": SOURCE },
     makeServer: async (folder, stops) => {
@@ -35,7 +36,7 @@ test("a rename shows the next edits off screen; Tab jumps, Tab again takes them 
   }, async (workbench) => {
     await workbench.open("tally.py", "fake-rename");
     await workbench.page.keyboard.press("Control+Home");
-    for (let line = 0; line < 2; line += 1) {
+    for (let line = 0; line < 5; line += 1) {
       await workbench.page.keyboard.press("ArrowDown");
     }
     await workbench.page.keyboard.press("Home");
@@ -47,7 +48,7 @@ test("a rename shows the next edits off screen; Tab jumps, Tab again takes them 
     await workbench.until(async () => (await workbench.lines()).includes(hint),
                           async () => `no "${hint}" hint after the rename; the lines read:\n${await workbench.lines()}`);
     await workbench.shot("hint");
-    assert.equal(await cursorLine(workbench), 3, "the cursor moved before Tab");
+    assert.equal(await cursorLine(workbench), 6, "the cursor moved before Tab");
 
     await workbench.page.keyboard.press("Tab");
     await workbench.until(async () => (await cursorLine(workbench)) === FIRST_USE, "Tab did not jump to the first use");
