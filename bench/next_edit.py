@@ -51,7 +51,7 @@ from bench.next_edit_scores import Score, event_of, lines_of, mechanical_rename,
 from bench.quality import jsonl_records, percentile, set_name
 from completion import next_edit
 from completion.next_edit import Drafting
-from completion.edit_events import EditEvent
+from completion.edit_events import EditEvent, common_ends
 from completion.edit_regions import Region
 from completion.positions import offset_at
 from completion.settings import DEFAULT_DEADLINE_MS
@@ -117,12 +117,7 @@ def load_edit_tasks(path: Path) -> list[dict]:
 
 def user_change(original: str, edited: str) -> tuple[types.Range, str]:
     """The smallest range of `original` and its new text that make `edited`."""
-    head = 0
-    while head < min(len(original), len(edited)) and original[head] == edited[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(original), len(edited)) - head and original[-1 - tail] == edited[-1 - tail]:
-        tail += 1
+    head, tail = common_ends(original, edited)
     where = types.Range(start=position_of(original[:head]), end=position_of(original[:len(original) - tail]))
     return where, edited[head:len(edited) - tail]
 

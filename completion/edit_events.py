@@ -57,6 +57,18 @@ class LineSpan:
                 and before_lines - self.before_end == after_lines - self.after_end)
 
 
+def common_ends(before: str, after: str) -> tuple[int, int]:
+    """(characters the texts share at their start, at their end after that): what lies between
+    is the smallest change that makes `after` of `before`."""
+    head = 0
+    while head < min(len(before), len(after)) and before[head] == after[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(before), len(after)) - head and before[-1 - tail] == after[-1 - tail]:
+        tail += 1
+    return head, tail
+
+
 def diff_span(before: str, after: str) -> LineSpan:
     """The smallest span outside which `before` and `after` have the same lines (an empty span,
     `before_end == after_end == start_line`, when the texts have the same lines)."""

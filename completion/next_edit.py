@@ -40,7 +40,7 @@ from enum import StrEnum
 
 from completion.context import approx_tokens
 from completion.edit_drafts import Draft, draft_regions
-from completion.edit_events import EditEvent, LineSpan
+from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_regions import Region, changed_literal, regions_after, renamed, signature_change
 from completion.positions import LINE_BREAK
 from completion.syntax import ParsedDocument, error_count
@@ -226,13 +226,8 @@ def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     if renamed(event) is not None or changed_literal(event) is not None \
             or signature_change(event, document) is not None:
         return False
-    old, new = event.removed, event.inserted
-    head = 0
-    while head < min(len(old), len(new)) and old[head] == new[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(old), len(new)) - head and old[-1 - tail] == new[-1 - tail]:
-        tail += 1
+    new = event.inserted
+    head, tail = common_ends(event.removed, new)
     end = len(new) - tail  # where the change ends in the new lines
     words = [w for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
     return bool(words) and len(re.findall(rf"(?<!\w){re.escape(words[0].group())}(?!\w)", event.after)) == 1

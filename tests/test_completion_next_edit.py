@@ -190,3 +190,10 @@ def test_the_gate_waits_while_a_new_name_is_typed_but_not_for_a_rename_or_a_new_
     added = AFTER.replace("def total(items):", "def total(items, scale):")
     event = EditEvent("file:///t.py", AFTER, added, diff_span(AFTER, added), 0.0)
     assert next_edit.gate(document(added), event) is None
+
+
+def test_common_ends_bound_the_smallest_change():
+    from completion.edit_events import common_ends
+    assert common_ends("count = 0", "total = 0") == (0, 4)
+    assert common_ends("aXa", "aa") == (1, 1)  # the shared end never overlaps the shared start
+    assert common_ends("same", "same") == (4, 0)
