@@ -33,6 +33,8 @@ COMMANDS = {
                                               "completion with its timings"),
     "corpus": Command("training.corpus", "corpus build: fetch Python code, train the tokenizer, "
                                        "write token shards"),
+    "adapt": Command("training.adapt", "fine-tune a model on a repository's code, in minutes on the CPU",
+                     prog="infill adapt"),
     "train": Command("training.train", "train or resume training the bundled model"),
     "distill": Command("training.distill", "decode holes of training files with the model, for "
                                          "`infill train --phase distill`"),

@@ -32,22 +32,47 @@ class Special:
     newline: int
 
 
+@dataclass(frozen=True, slots=True)
+class HoleShapes:
+    """How a window's holes are drawn: the shares of whole lines, of blocks of 2..`max_block`
+    lines, of random spans and of line tails (from inside a line to its end: the cursor
+    mid-line), and the share of windows masked uniformly instead of holed."""
+    line: float = 0.45
+    block: float = 0.3
+    span: float = 0.25
+    tail: float = 0.0
+    max_block: int = 8
+    plain: float = PLAIN_FRACTION
+
+    @property
+    def kinds(self) -> list[float]:
+        return [self.line, self.block, self.span, self.tail]
+
+
+CORPUS_SHAPES = HoleShapes()  # the bundled model's training objective
+EDITOR_SHAPES = HoleShapes(line=0.4, block=0.2, span=0.05, tail=0.35, max_block=4, plain=0.0)  # what editors ask
+
+
 def line_starts(window: np.ndarray, newline: int) -> np.ndarray:
     """Indices where a line begins (after each newline), excluding 0."""
     return np.flatnonzero(window[:-1] == newline) + 1
 
 
-def pick_span(window: np.ndarray, sp: Special, rng: np.random.Generator, lo: int, hi: int) -> tuple[int, int]:
-    """A [start, end) middle within window[lo:hi]: one line, several lines, or a random span."""
+def pick_span(window: np.ndarray, sp: Special, rng: np.random.Generator, lo: int, hi: int,
+              shapes: HoleShapes = CORPUS_SHAPES) -> tuple[int, int]:
+    """A [start, end) middle within window[lo:hi]: one line, several lines, a random span or the
+    tail of a line, drawn by `shapes`."""
     starts = line_starts(window, sp.newline)
     starts = starts[(starts > lo) & (starts < hi - 2)]
-    kind = rng.choice(3, p=[0.45, 0.3, 0.25]) if len(starts) >= 2 else 2
+    kind = rng.choice(4, p=shapes.kinds) if len(starts) >= 2 else 2
     if kind == 2:
         length = int(rng.integers(1, min(48, hi - lo - 1)))
         start = int(rng.integers(lo + 1, hi - length))
         return start, start + length
     i = int(rng.integers(0, len(starts) - 1))
-    lines = 1 if kind == 0 else int(rng.integers(2, 9))
+    if kind == 3:
+        return line_tail(int(starts[i]), int(starts[i + 1]), rng)
+    lines = 1 if kind == 0 else int(rng.integers(2, shapes.max_block + 1))
     end_i = min(i + lines, len(starts) - 1)
     start, end = int(starts[i]), int(starts[end_i])
     while end - start > MAX_MIDDLE and end_i > i + 1:
@@ -56,13 +81,21 @@ def pick_span(window: np.ndarray, sp: Special, rng: np.random.Generator, lo: int
     return start, min(end, start + MAX_MIDDLE)
 
 
-def cut_holes(window: np.ndarray, sp: Special, rng: np.random.Generator, length: int):
+def line_tail(start: int, stop: int, rng: np.random.Generator) -> tuple[int, int]:
+    """The [from, stop) end of the line [start, stop) from a point after its first token (the
+    newline that ends it included), capped at MAX_MIDDLE tokens."""
+    stop = min(stop, start + MAX_MIDDLE)
+    return int(rng.integers(start + 1, stop)) if stop - start > 1 else start, stop
+
+
+def cut_holes(window: np.ndarray, sp: Special, rng: np.random.Generator, length: int,
+              shapes: HoleShapes = CORPUS_SHAPES):
     """Rebuild the window with padded holes; returns (ids, is_hole), both of `length`."""
     n_holes = int(rng.choice([1, 2, 3], p=[0.6, 0.25, 0.15]))
     bounds = np.linspace(0, length, n_holes + 1).astype(int)
     pieces, hole_flags, cursor = [], [], 0
     for h in range(n_holes):
-        start, end = pick_span(window, sp, rng, int(bounds[h]), int(bounds[h + 1]))
+        start, end = pick_span(window, sp, rng, int(bounds[h]), int(bounds[h + 1]), shapes)
         middle = end - start
         pads = int(rng.integers(0, max(16, 2 * middle) + 1))
         pieces += [window[cursor:start], window[start:end], np.full(pads, sp.pad, window.dtype)]
@@ -74,12 +107,13 @@ def cut_holes(window: np.ndarray, sp: Special, rng: np.random.Generator, length:
     return ids, is_hole
 
 
-def noise_window(window: np.ndarray, sp: Special, rng: np.random.Generator, length: int):
+def noise_window(window: np.ndarray, sp: Special, rng: np.random.Generator, length: int,
+                 shapes: HoleShapes = CORPUS_SHAPES):
     """(input ids, target ids, loss weights), each of `length`, for one training sample."""
-    if rng.random() < PLAIN_FRACTION:
+    if rng.random() < shapes.plain:
         ids, candidates = window[:length].copy(), np.ones(length, bool)
     else:
-        ids, candidates = cut_holes(window, sp, rng, length)
+        ids, candidates = cut_holes(window, sp, rng, length, shapes)
     candidates[0] = False  # position 0 is predicted from nothing when logits are shifted
     t = rng.uniform(T_MIN, 1.0)
     masked = candidates & (rng.random(length) < t)

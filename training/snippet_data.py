@@ -28,7 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,7 +43,7 @@ from infill.canvas import SNIPPET_SHARE, snippet_tokens
 from infill.paths import work_dir
 from infill.tokenizer import CodeTokenizer
 from training.corpus import Report, is_validation, stdlib_sources, wheel_sources
-from training.noising import Special, noise_window
+from training.noising import CORPUS_SHAPES, HoleShapes, Special, noise_window
 
 WINDOWS_PER_FILE = 4  # at most; one per 1,024 tokens of the file
 FULL_SHARE = 0.5  # training rows that keep every snippet of their record; the others keep the most important few
@@ -154,14 +154,16 @@ def build(corpus: Path, wheels: Path, seq_len: int, seed: int) -> tuple[dict[str
 
 
 class SnippetWindows:
-    """Training rows `[<|file|>] [snippets] [window]` from a file written by this module."""
+    """Training rows `[<|file|>] [snippets] [window]` from a file written by this module, or
+    from its arrays (`starts`, `offsets`, `ids`) made in memory."""
 
-    def __init__(self, path: Path, file_id: int, snippet_id: int):
-        data = np.load(path)
+    def __init__(self, source: Path | Mapping[str, np.ndarray], file_id: int, snippet_id: int):
+        data = source if isinstance(source, Mapping) else np.load(source)
         self.starts, self.offsets, self.ids = data["starts"], data["offsets"], data["ids"].astype(np.int64)
         self.file_id, self.snippet_id = file_id, snippet_id
         if len(self.starts) == 0:
-            raise ValueError(f"{path} holds no windows: build it again with `python -m training.snippet_data`")
+            where = "these snippet arrays" if isinstance(source, Mapping) else source
+            raise ValueError(f"{where} hold no windows: build them again with `python -m training.snippet_data`")
 
     def snippets(self, i: int, rng: np.random.Generator, room: int) -> np.ndarray:
         """Record i's snippet ids, or at 1 - FULL_SHARE only its last (most important) few,
@@ -185,10 +187,11 @@ class SnippetWindows:
         return np.concatenate([[self.file_id], snippets, window]), keep
 
 
-def noised_row(row: np.ndarray, keep: int, sp: Special, rng: np.random.Generator):
+def noised_row(row: np.ndarray, keep: int, sp: Special, rng: np.random.Generator,
+               shapes: HoleShapes = CORPUS_SHAPES):
     """(input ids, target ids, loss weights) of a row (L,) whose first `keep` positions are
-    context: the rest is noised as a corpus window (`training.noising.noise_window`)."""
-    inputs, targets, weights = noise_window(row[keep:], sp, rng, len(row) - keep)
+    context: the rest is noised as a window (`training.noising.noise_window`, holes by `shapes`)."""
+    inputs, targets, weights = noise_window(row[keep:], sp, rng, len(row) - keep, shapes)
     return (np.concatenate([row[:keep], inputs]), np.concatenate([row[:keep], targets]),
             np.concatenate([np.zeros(keep, np.float32), weights]))
 

@@ -107,13 +107,14 @@ def add_product_args(p: argparse.ArgumentParser) -> None:
 
 
 class Windows:
-    """Random fixed-length windows of a uint16 token file (memory-mapped)."""
+    """Random fixed-length windows of a uint16 token file (memory-mapped) or of token ids in memory."""
 
-    def __init__(self, path: Path, length: int):
-        self.ids = np.memmap(path, dtype=np.uint16, mode="r")
+    def __init__(self, source: Path | np.ndarray, length: int):
+        self.ids = source if isinstance(source, np.ndarray) else np.memmap(source, dtype=np.uint16, mode="r")
         self.length = length
         if len(self.ids) <= length:
-            raise ValueError(f"{path} has {len(self.ids)} tokens, fewer than one window of {length}")
+            where = "these tokens" if isinstance(source, np.ndarray) else source
+            raise ValueError(f"{where}: {len(self.ids)} tokens, fewer than one window of {length}")
 
     def sample(self, rng: np.random.Generator, batch: int) -> np.ndarray:
         starts = rng.integers(0, len(self.ids) - self.length, size=batch)

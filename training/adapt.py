@@ -1,0 +1,470 @@
+"""`infill adapt REPO`: fine-tune a model on one repository's code, on the CPU, in minutes.
+
+    infill adapt REPO [--out DIR] [--base MODEL] [--minutes N] [--exclude GLOB ...]
+
+The repository's source files (`training.repo_files`) are tokenized with the base model's
+tokenizer and the base is trained on them under its own objective (masked diffusion,
+`training.noising`) with holes shaped as editors ask (`EDITOR_SHAPES`: whole lines, line tails,
+short blocks). Three kinds of rows make each batch:
+
+- repository windows;
+- repository windows with the `<|snippet|>` context the language server would send for them
+  (definitions of the names used near a pseudo-cursor, from the whole repository, ranked and
+  fitted as the server does: `training.snippet_data`), so that the model learns to use them;
+  the adapted config then says `snippet_context: true`. Models without a snippet token skip them;
+- replay: windows of the running interpreter's standard library, which the bundled model was
+  trained on, under the corpus objective, so that general skill is kept.
+
+The learning rate warms up and then follows a cosine to 10% over `--minutes` (time, not steps).
+Progress shows the time left; the run folder (`OUT.partial/`) holds a resumable state, so running
+the same command again goes on where a cut run stopped, and Ctrl-C saves a usable model. The model
+folder is written beside OUT under a temporary name and renamed into place once complete, so OUT
+is either the previous model or the new one, never half of one. It holds the weights, the base's
+tokenizer and decoder defaults, a model card (`MODEL_CARD.md`: the repository, files, tokens,
+minutes, base) and `adapt.json`; `bench.repo` adds its held-out figures (`add_figures`).
+
+A public checkpoint (too large to train whole) gets LoRA adapters instead (`training.lora`).
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import random
+import shutil
+import sys
+import sysconfig
+import time
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+import torch
+from tqdm import tqdm
+
+from infill.checkpoint import is_own_config, load_model, save_model
+from infill.model import Transformer
+from infill.paths import REPO_ROOT, bundled_model_dir, work_dir
+from infill.serving import open_tokenizer
+from infill.tokenizer import ModelTokenizer
+from training.evalguard import EvalGuard
+from training.noising import CORPUS_SHAPES, EDITOR_SHAPES, Special, noise_window
+from training.repo_files import RepoError, RepoFile, gather, said
+from training.snippet_data import SnippetWindows, TrainFile, noised_row, package_index, window_record
+from training.train import Prefetcher, Windows, batch_loss, lr_at
+
+REPLAY_CHARS = 2_000_000  # standard-library text tokenized for replay (about 600k tokens)
+MIN_TOKENS = 64  # less code than this is nothing to learn from
+SNIPPET_WINDOWS_PER_FILE = 8
+SAVE_EVERY_S = 60.0  # seconds between resumable states
+CARD = "MODEL_CARD.md"
+
+
+@dataclass(slots=True)
+class AdaptConfig:
+    base: Path = field(default_factory=bundled_model_dir)  # the model folder to start from
+    out: Path | None = None  # the adapted model folder (default: work/adapted/REPO-NAME)
+    repo: Path | None = None  # where the files came from (the card says it)
+    minutes: float = 10.0  # wall-clock budget of the training loop
+    exclude: tuple[str, ...] = ()  # gitignore-style globs of files to leave out
+    lr: float = 5e-4  # peak learning rate (a fine-tune of an annealed model)
+    warmup: int = 10  # linear warm-up steps
+    seq_len: int = 512  # tokens per training row
+    batch: int = 8  # rows per step
+    snippet_share: float = 0.25  # rows with the server's snippet context before the window
+    replay_share: float = 0.25  # rows of standard-library code under the corpus objective
+    lora_rank: int = 16  # adapters' rank, for a base trained through LoRA
+    seed: int = 0
+    threads: int = 2
+
+    def __post_init__(self):
+        if not self.minutes > 0:
+            raise ValueError(f"--minutes must be above 0, got {self.minutes}")
+        if not (0 <= self.snippet_share < 1 and 0 <= self.replay_share < 1 and self.snippet_share + self.replay_share < 1):
+            raise ValueError("--snippet-share and --replay-share are shares of a batch: each in [0, 1), less than 1 together")
+
+
+def default_out(repo: Path) -> Path:
+    return work_dir() / "adapted" / Path(repo).resolve().name
+
+
+def tokenized(tok: ModelTokenizer, texts: list[str]) -> list[np.ndarray]:
+    """Each text's token ids (N_i,)."""
+    return [np.asarray(tok.encode(text), dtype=np.int64) for text in texts]
+
+
+def stream(tok: ModelTokenizer, pieces: list[np.ndarray]) -> tuple[np.ndarray, list[int]]:
+    """The pieces joined as the corpus joins files (each after the tokenizer's head, or a
+    newline when it has none), and where each piece starts in it."""
+    head = list(tok.head_ids) or [tok.newline_id]
+    joined, starts, at = [], [], 0
+    for ids in pieces:
+        joined += [np.asarray(head, np.int64), ids]
+        starts.append(at + len(head))
+        at += len(head) + len(ids)
+    return np.concatenate(joined) if joined else np.zeros(0, np.int64), starts
+
+
+def replay_texts(seed: int, guard: EvalGuard | None, chars: int = REPLAY_CHARS) -> list[str]:
+    """Standard-library modules of this interpreter (which the bundled corpus holds), drawn by
+    `seed` up to about `chars` of text, leaving out any that overlaps the evaluation sets."""
+    root = Path(sysconfig.get_paths()["stdlib"])
+    paths = sorted(p for p in root.rglob("*.py") if "site-packages" not in p.parts and "test" not in p.parts)
+    random.Random(seed).shuffle(paths)
+    texts, total = [], 0
+    for path in paths:
+        if total >= chars:
+            break
+        text = path.read_text("utf-8", "replace")
+        if guard is None or not guard.overlaps(text):
+            texts.append(text)
+            total += len(text)
+    return texts
+
+
+def snippet_records(tok: ModelTokenizer, files: list[RepoFile], pieces: list[np.ndarray], starts: list[int],
+                    seq_len: int, rng: np.random.Generator) -> dict[str, np.ndarray] | None:
+    """The arrays of `training.snippet_data.SnippetWindows` for the repository's Python files:
+    windows at random places with the snippets the server would send there (the whole
+    repository is the workspace), or None when none has any."""
+    python = [TrainFile(f.path, f.text, start, ids) for f, start, ids in zip(files, starts, pieces)
+              if f.path.endswith((".py", ".pyi")) and len(ids)]
+    if not python:
+        return None
+    index, imports_of = package_index(python)
+    records = [window_record(f, index, imports_of[f.name], tok, seq_len, rng)
+               for f in python for _ in range(min(SNIPPET_WINDOWS_PER_FILE, 1 + len(f.ids) // (seq_len // 2)))]
+    records = [(start, ids) for start, ids in records if ids]
+    if not records:
+        return None
+    offsets = np.cumsum([0] + [len(ids) for _, ids in records])
+    return {"starts": np.asarray([s for s, _ in records], np.int64), "offsets": offsets.astype(np.int64),
+            "ids": np.asarray([i for _, ids in records for i in ids], np.int64)}
+
+
+@dataclass(slots=True)
+class Rows:
+    """What a batch is drawn from, and how many rows of each kind a step takes."""
+
+    repo: Windows
+    snippets: SnippetWindows | None
+    replay: Windows | None
+    n_repo: int
+    n_snippets: int
+    n_replay: int
+    sp: Special
+
+    def batch(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
+        """(inputs, targets, weights), each (B, T): repository rows with editor-shaped holes
+        (some with snippet context, never noised), then replay rows with the corpus's holes."""
+        rows = [noise_window(w, self.sp, rng, self.repo.length, EDITOR_SHAPES) for w in self.repo.sample(rng, self.n_repo)]
+        for _ in range(self.n_snippets):
+            row, keep = self.snippets.row(self.repo.ids, rng, self.repo.length)
+            rows.append(noised_row(row, keep, self.sp, rng, EDITOR_SHAPES))
+        if self.replay is not None:
+            rows += [noise_window(w, self.sp, rng, self.repo.length, CORPUS_SHAPES) for w in self.replay.sample(rng, self.n_replay)]
+        return tuple(np.stack(x) for x in zip(*rows))
+
+
+def make_rows(tok: ModelTokenizer, files: list[RepoFile], config: AdaptConfig, guard: EvalGuard | None,
+              rng: np.random.Generator) -> tuple[Rows, dict]:
+    """The batch maker of a run, and what went into it (files, tokens, rows per step)."""
+    pieces = tokenized(tok, [f.text for f in files])
+    ids, starts = stream(tok, pieces)
+    if len(ids) < MIN_TOKENS:
+        raise RepoError(f"the repository's source files hold {len(ids)} tokens: too little code to learn from")
+    length = min(config.seq_len, len(ids) - 1)
+    records = snippet_records(tok, files, pieces, starts, length, rng) if tok.snippet_id is not None else None
+    n_snippets = round(config.batch * config.snippet_share) if records else 0
+    snippets = SnippetWindows(records, tok.head_ids[0], tok.snippet_id) if n_snippets else None
+    replay_ids = stream(tok, tokenized(tok, replay_texts(config.seed, guard)))[0] if config.replay_share else None
+    n_replay = round(config.batch * config.replay_share) if replay_ids is not None and len(replay_ids) > length else 0
+    replay = Windows(replay_ids, length) if n_replay else None
+    sp = Special(mask=tok.mask_id, pad=tok.pad_id, newline=tok.newline_id)
+    rows = Rows(Windows(ids, length), snippets, replay, config.batch - n_snippets - n_replay, n_snippets, n_replay, sp)
+    return rows, {"files": len(files), "tokens": int(len(ids)), "seq_len": length,
+                  "rows_per_step": {"repository": rows.n_repo, "with_snippets": n_snippets, "replay": n_replay}}
+
+
+def fingerprint(config: AdaptConfig, files: list[RepoFile]) -> str:
+    """What a saved state was trained on: the base, the files and the row layout; a resumed run
+    must match it."""
+    digest = hashlib.sha256(str(Path(config.base).resolve()).encode())
+    for f in files:
+        digest.update(f.path.encode() + b"\0" + hashlib.sha256(f.text.encode()).digest())
+    digest.update(json.dumps([config.seq_len, config.batch, config.snippet_share, config.replay_share]).encode())
+    return digest.hexdigest()[:16]
+
+
+@dataclass(slots=True)
+class Progress:
+    step: int = 0
+    seconds: float = 0.0  # training time spent, over all resumed runs
+    loss: float | None = None
+    sessions: int = 0  # runs that trained it (a resumed run adds one)
+
+
+def trainable(model: Transformer, config: AdaptConfig, lora: bool) -> list[torch.nn.Parameter]:
+    """The parameters the run trains: all of a bundled-size model's, or LoRA adapters'."""
+    if not lora:
+        return list(model.parameters())
+    from training.lora import add_adapters
+
+    return add_adapters(model, rank=config.lora_rank)
+
+
+def is_public(base: Path) -> bool:
+    """Whether `base` is a public family's checkpoint (trained through adapters), not one of ours."""
+    return not is_own_config(json.loads((Path(base) / "config.json").read_text()))
+
+
+def load_state(path: Path, model: Transformer, opt: torch.optim.Optimizer, rng: np.random.Generator,
+               expected: str) -> Progress:
+    """A saved run's progress, loaded into `model`, `opt` and `rng`; a fresh Progress when there
+    is no state or it was trained on something else."""
+    if not path.exists():
+        return Progress()
+    state = torch.load(path, weights_only=False)
+    if state.get("fingerprint") != expected:
+        tqdm.write(f"{path} was trained on other files or another base: starting over")
+        return Progress()
+    model.load_state_dict(state["model"], strict=False)
+    opt.load_state_dict(state["opt"])
+    rng.bit_generator.state = state["rng"]
+    tqdm.write(f"resuming at step {state['step']}, {state['seconds']:.0f} s of {path.parent} already trained")
+    return Progress(state["step"], state["seconds"], state.get("loss"), state["sessions"])
+
+
+def save_state(path: Path, model: Transformer, opt, rng: np.random.Generator, progress: Progress, mark: str) -> None:
+    """The resumable state, written under a temporary name and renamed (a cut write leaves the last one)."""
+    tmp = path.with_suffix(".tmp")
+    with rng.bit_generator.lock:  # the prefetch thread draws from it
+        rng_state = rng.bit_generator.state
+    weights = {k: v for k, v in model.state_dict().items() if trained_name(model, k)}
+    torch.save({"model": weights, "opt": opt.state_dict(), "rng": rng_state, "step": progress.step,
+                "seconds": progress.seconds, "loss": progress.loss, "sessions": progress.sessions,
+                "fingerprint": mark}, tmp)
+    tmp.replace(path)
+
+
+def trained_name(model: Transformer, name: str) -> bool:
+    """Whether a state-dict entry is trained (every one, or only the adapters' when the rest is frozen)."""
+    param = dict(model.named_parameters()).get(name)
+    return param is None or param.requires_grad
+
+
+def time_bar(budget_s: float, done_s: float) -> tqdm:
+    """A progress bar over the time budget, showing the time left."""
+    return tqdm(total=round(budget_s), initial=round(done_s), unit="s", dynamic_ncols=True,
+                bar_format="{l_bar}{bar}| {n:.0f}/{total:.0f} s, {remaining} left{postfix}",
+                mininterval=0.5 if sys.stderr.isatty() else 15)
+
+
+def train_loop(model: Transformer, params, rows: Rows, config: AdaptConfig, run: Path, mark: str) -> Progress:
+    """Steps until the time budget is spent or Ctrl-C; the state is saved on the way and at the end."""
+    opt = torch.optim.AdamW(params, lr=config.lr, betas=(0.9, 0.95), weight_decay=0.0)
+    rng = np.random.default_rng(config.seed)
+    state_path = run / "state.pt"
+    progress = load_state(state_path, model, opt, rng, mark)
+    progress.sessions += 1
+    budget_s, forever = config.minutes * 60, 1 << 40  # the schedule runs on time, not on a step count
+    batches = Prefetcher(rows.batch, rng)
+    batches.start()
+    bar, saved_at = time_bar(budget_s, progress.seconds), time.monotonic()
+    model.train()
+    try:
+        while progress.seconds < budget_s:
+            started = time.monotonic()
+            for group in opt.param_groups:
+                group["lr"] = lr_at(progress.step, forever, config, progress.seconds / budget_s)
+            loss = batch_loss(model, batches.next(), "diffusion", "cpu")
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(params, 1.0)
+            opt.step()
+            spent = time.monotonic() - started
+            progress = Progress(progress.step + 1, progress.seconds + spent, round(loss.item(), 4), progress.sessions)
+            bar.set_postfix_str(f"step {progress.step}, loss {progress.loss:.3f}", refresh=False)
+            bar.update(min(round(progress.seconds), bar.total) - bar.n)
+            if time.monotonic() - saved_at > SAVE_EVERY_S:
+                save_state(state_path, model, opt, rng, progress, mark)
+                saved_at = time.monotonic()
+    except KeyboardInterrupt:
+        tqdm.write(f"interrupted at step {progress.step}: saving the model as it is")
+    finally:
+        batches.stop()
+        bar.close()
+    save_state(state_path, model, opt, rng, progress, mark)
+    return progress
+
+
+def card_text(config: AdaptConfig, data: dict, progress: Progress, lora: bool, snippets: bool) -> str:
+    """The adapted model's card: where it came from and how it was made."""
+    how = f"LoRA adapters of rank {config.lora_rank} on the frozen base" if lora else "every weight fine-tuned"
+    rows = data["rows_per_step"]
+    return "\n".join([
+        f"# {Path(config.out).name}", "",
+        f"`{config.base}` adapted to the repository `{config.repo or '(files given)'}` by `infill adapt` "
+        f"({how}).", "",
+        "| | |", "| --- | --- |",
+        f"| files | {data['files']:,} (skipped: {data.get('skipped') or 'none'}) |",
+        f"| tokens | {data['tokens']:,} |",
+        f"| training | {progress.seconds / 60:.1f} minutes, {progress.step} steps of {config.batch} rows of {data['seq_len']} tokens, "
+        f"{config.threads} CPU threads |",
+        f"| rows per step | {rows['repository']} repository, {rows['with_snippets']} with snippet context, "
+        f"{rows['replay']} standard-library replay |",
+        f"| learning rate | {config.lr:g} peak, cosine over the time budget |",
+        f"| final loss | {progress.loss} |",
+        f"| snippet context | {'trained (`snippet_context: true`)' if snippets else 'not trained'} |", "",
+    ]) + "\n"
+
+
+def add_figures(model_dir: Path, figures: dict) -> None:
+    """Record held-out figures (`bench.repo`'s summary) in an adapted model's folder: in
+    `adapt.json` and as a section of its card."""
+    model_dir = Path(model_dir)
+    record_path = model_dir / "adapt.json"
+    record = json.loads(record_path.read_text()) if record_path.exists() else {}
+    record["held_out"] = figures
+    record_path.write_text(json.dumps(record, indent=2) + "\n")
+    card = (model_dir / CARD).read_text() if (model_dir / CARD).exists() else ""
+    card = card.split("\n## Held-out figures")[0].rstrip("\n") + "\n"
+    card += "\n## Held-out figures (`bench.repo`)\n\n```json\n" + json.dumps(figures, indent=2) + "\n```\n"
+    (model_dir / CARD).write_text(card)
+
+
+def write_folder(model: Transformer, config: AdaptConfig, data: dict, progress: Progress, lora: bool) -> Path:
+    """The model folder, written under a temporary name beside OUT and renamed into place."""
+    out = Path(config.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
+    shutil.rmtree(tmp, ignore_errors=True)
+    try:
+        fill_folder(tmp, model, config, data, progress, lora)
+        swap_into(tmp, out)
+    except OSError as error:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise SystemExit(f"could not write {out} ({error}); it was left as it was, and the run's state is in "
+                         f"{run_dir(out)}: run the same command again to save it") from error
+    return out
+
+
+def fill_folder(folder: Path, model: Transformer, config: AdaptConfig, data: dict, progress: Progress,
+                lora: bool) -> None:
+    folder.mkdir(parents=True)
+    snippets = data["rows_per_step"]["with_snippets"] > 0
+    if lora:
+        from training.lora import save_adapters
+
+        save_adapters(model, folder, Path(config.base).resolve())
+    else:
+        model.cfg.snippet_context = model.cfg.snippet_context or snippets
+        save_model(model, folder, dtype=torch.float16)
+        for name in ("tokenizer.json", "decoder.json"):
+            if (Path(config.base) / name).exists():
+                shutil.copyfile(Path(config.base) / name, folder / name)
+    record = {"base": str(config.base), "repo": str(config.repo or ""), "config": jsonable(config),
+              "data": data, "steps": progress.step, "seconds": round(progress.seconds, 1), "loss": progress.loss,
+              "sessions": progress.sessions}
+    (folder / "adapt.json").write_text(json.dumps(record, indent=2) + "\n")
+    (folder / CARD).write_text(card_text(config, data, progress, lora, snippets))
+
+
+def jsonable(config: AdaptConfig) -> dict:
+    return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()}
+
+
+def swap_into(tmp: Path, out: Path) -> None:
+    """Put the complete folder `tmp` at `out`, the previous one (if any) moved aside first and
+    removed once the new one is in place."""
+    old = out.with_name(f".{out.name}.old-{os.getpid()}")
+    if out.exists():
+        out.rename(old)
+    tmp.rename(out)
+    shutil.rmtree(old, ignore_errors=True)
+
+
+def run_dir(out: Path) -> Path:
+    return Path(out).with_name(Path(out).name + ".partial")
+
+
+def dev_guard() -> EvalGuard | None:
+    """The evaluation sets' fingerprints where this checkout has them (the project's own
+    measurements), so that replay never trains on them; None on a user's machine."""
+    data = REPO_ROOT.parent / "shared" / "data"
+    return EvalGuard.from_data_dir(data) if data.is_dir() else None
+
+
+def adapt(config: AdaptConfig, files: list[RepoFile] | None = None) -> Path:
+    """Adapt `config.base` to `files` (default: the repository `config.repo`'s source files) and
+    return the model folder written at `config.out`."""
+    torch.set_num_threads(config.threads)
+    torch.manual_seed(config.seed)
+    guard = dev_guard()
+    skipped = {}
+    if files is None:
+        gathered = gather(Path(config.repo), config.exclude, source_languages(config.base), guard)
+        files, skipped = gathered.files, dict(gathered.skipped)
+    config.out = Path(config.out or default_out(config.repo or Path.cwd()))
+    tok = open_tokenizer(config.base)
+    lora = is_public(config.base)
+    rows, data = make_rows(tok, files, config, guard, np.random.default_rng(config.seed + 1))
+    data["skipped"] = skipped
+    model = load_model(config.base).float()
+    params = trainable(model, config, lora)
+    run = run_dir(config.out)
+    run.mkdir(parents=True, exist_ok=True)
+    tqdm.write(f"adapting {config.base} to {data['files']} files ({data['tokens']:,} tokens){said(skipped)} "
+               f"for {config.minutes:g} minutes")
+    progress = train_loop(model, params, rows, config, run, fingerprint(config, files))
+    model.eval()
+    return write_folder(model, config, data, progress, lora)
+
+
+def source_languages(base: Path) -> tuple[str, ...] | None:
+    """The languages a base model completes: the bundled model knows Python; a public coder, any."""
+    return None if is_public(base) else ("python",)
+
+
+def build_parser(prog: str = "infill adapt") -> argparse.ArgumentParser:
+    defaults = AdaptConfig()
+    p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
+    p.add_argument("repo", type=Path, help="the repository's root folder")
+    p.add_argument("--out", type=Path, help="model folder to write (default: work/adapted/REPO-NAME)")
+    p.add_argument("--base", type=Path, default=bundled_model_dir(), help="model folder to start from (default: the bundled model)")
+    p.add_argument("--minutes", type=float, default=10.0, help="training time budget (the schedule anneals by then)")
+    p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
+                   help="gitignore-style pattern of files to leave out (repeatable)")
+    p.add_argument("--lr", type=float, default=defaults.lr, help="peak learning rate")
+    p.add_argument("--batch", type=int, default=defaults.batch, help="rows per step")
+    p.add_argument("--seq-len", type=int, default=defaults.seq_len, help="tokens per row")
+    p.add_argument("--snippet-share", type=float, default=defaults.snippet_share,
+                   help="share of rows with the language server's snippet context (0: none)")
+    p.add_argument("--replay-share", type=float, default=defaults.replay_share,
+                   help="share of rows of standard-library code, to keep general skill (0: none)")
+    p.add_argument("--lora-rank", type=int, default=defaults.lora_rank, help="LoRA rank, for a public checkpoint")
+    p.add_argument("--seed", type=int, default=0, help="seed of the data order and masking")
+    p.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
+    return p
+
+
+def main(argv: list[str] | None = None, prog: str = "infill adapt") -> int:
+    args = build_parser(prog).parse_args(argv)
+    try:
+        config = AdaptConfig(base=args.base, out=args.out, repo=args.repo, minutes=args.minutes,
+                             exclude=tuple(args.exclude), lr=args.lr, batch=args.batch, seq_len=args.seq_len,
+                             snippet_share=args.snippet_share, replay_share=args.replay_share,
+                             lora_rank=args.lora_rank, seed=args.seed, threads=args.threads)
+        if not (Path(args.base) / "config.json").is_file():
+            raise RepoError(f"--base {args.base} is not a model folder (no config.json)")
+        out = adapt(config)
+    except (RepoError, ValueError) as error:
+        print(f"infill adapt: {error}", file=sys.stderr)
+        return 2
+    print(f"wrote {out}; serve it with `infill run --model {out}`")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
