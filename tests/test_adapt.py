@@ -103,6 +103,11 @@ def test_a_second_run_resumes_and_a_changed_repository_starts_over(tiny_model_di
     assert json.loads((out / "adapt.json").read_text())["sessions"] == 1
 
 
+def test_a_step_budget_stops_the_run_before_the_time_budget(tiny_model_dir, repo, tmp_path):
+    out = adapt(quick(tiny_model_dir, tmp_path / "adapted", repo, minutes=5, steps=3))
+    assert json.loads((out / "adapt.json").read_text())["steps"] == 3
+
+
 def test_ctrl_c_still_saves_a_usable_model(tiny_model_dir, repo, tmp_path, monkeypatch):
     real, calls = adapt_module.batch_loss, []
 

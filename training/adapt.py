@@ -67,6 +67,7 @@ class AdaptConfig:
     out: Path | None = None  # the adapted model folder (default: work/adapted/REPO-NAME)
     repo: Path | None = None  # where the files came from (the card says it)
     minutes: float = 10.0  # wall-clock budget of the training loop
+    steps: int = 0  # a step budget as well (0: none), for comparisons that a busy machine must not move
     exclude: tuple[str, ...] = ()  # gitignore-style globs of files to leave out
     lr: float = 5e-4  # peak learning rate (a fine-tune of an annealed model)
     warmup: int = 10  # linear warm-up steps
@@ -268,16 +269,16 @@ def train_loop(model: Transformer, params, rows: Rows, config: AdaptConfig, run:
     state_path = run / "state.pt"
     progress = load_state(state_path, model, opt, rng, mark)
     progress.sessions += 1
-    budget_s, forever = config.minutes * 60, 1 << 40  # the schedule runs on time, not on a step count
+    budget_s, total = config.minutes * 60, config.steps or 1 << 40  # the schedule ends with the first budget spent
     batches = Prefetcher(rows.batch, rng)
     batches.start()
     bar, saved_at = time_bar(budget_s, progress.seconds), time.monotonic()
     model.train()
     try:
-        while progress.seconds < budget_s:
+        while progress.seconds < budget_s and progress.step < total:
             started = time.monotonic()
             for group in opt.param_groups:
-                group["lr"] = lr_at(progress.step, forever, config, progress.seconds / budget_s)
+                group["lr"] = lr_at(progress.step, total, config, progress.seconds / budget_s)
             loss = batch_loss(model, batches.next(), "diffusion", "cpu")
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -434,6 +435,8 @@ def build_parser(prog: str = "infill adapt") -> argparse.ArgumentParser:
     p.add_argument("--out", type=Path, help="model folder to write (default: work/adapted/REPO-NAME)")
     p.add_argument("--base", type=Path, default=bundled_model_dir(), help="model folder to start from (default: the bundled model)")
     p.add_argument("--minutes", type=float, default=10.0, help="training time budget (the schedule anneals by then)")
+    p.add_argument("--steps", type=int, default=0,
+                   help="stop after this many steps as well (0: none); the schedule anneals by the first budget spent")
     p.add_argument("--exclude", action="append", default=[], metavar="GLOB",
                    help="gitignore-style pattern of files to leave out (repeatable)")
     p.add_argument("--lr", type=float, default=defaults.lr, help="peak learning rate")
@@ -452,7 +455,7 @@ def build_parser(prog: str = "infill adapt") -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str = "infill adapt") -> int:
     args = build_parser(prog).parse_args(argv)
     try:
-        config = AdaptConfig(base=args.base, out=args.out, repo=args.repo, minutes=args.minutes,
+        config = AdaptConfig(base=args.base, out=args.out, repo=args.repo, minutes=args.minutes, steps=args.steps,
                              exclude=tuple(args.exclude), lr=args.lr, batch=args.batch, seq_len=args.seq_len,
                              snippet_share=args.snippet_share, replay_share=args.replay_share,
                              lora_rank=args.lora_rank, seed=args.seed, threads=args.threads)
