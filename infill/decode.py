@@ -235,7 +235,7 @@ class DecodeState:
     mask_id: int = 0  # the model's mask token, written over a position masked again
     windows: list[tuple[int, slice, slice]] | None = None  # a multi-hole window as `shrink` laid it
     #   out last: (hole, positions run, positions scored), hole-relative; None: every hole whole
-    unchecked: torch.Tensor | None = None  # (L,) bool: drafted tokens no pass has scored yet (`veto`)
+    unchecked: torch.Tensor | None = None  # (L,) bool: drafted tokens no pass has scored yet (`veto`; None without one)
 
     @property
     def span(self) -> slice:
@@ -353,8 +353,8 @@ def new_state(model: Transformer, ids: list[int], spans: list[slice], rules: lis
         masked=masked, committed_prob=(~masked).float(), grow_to=grow_to,
         max_context=model.cfg.max_position_embeddings,
         remasked=torch.zeros(length, dtype=torch.bool, device=device),
-        mask_id=model.cfg.mask_token_id, unchecked=None if bool(masked.all()) else ~masked,
-    )
+        mask_id=model.cfg.mask_token_id, unchecked=None if bool(masked.all()) or not cfg.veto else ~masked,
+    )  # without a veto no pass changes a drafted token: a job of whole drafts is done before any pass
 
 
 def start(model: Transformer, canvas: Canvas, rules: HoleRules, cfg: DecoderConfig,

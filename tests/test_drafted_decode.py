@@ -53,9 +53,11 @@ def test_a_draft_that_does_not_tokenize_back_to_itself_is_masked_whole(tiny_toke
     assert draft_ids(lossy, "", Hole("multi_line", 8, "", ("cafe = 1\n",))) is not None
 
 
-def test_a_whole_draft_stands_in_one_pass_without_vetoes(runner):
+def test_a_whole_draft_stands_without_a_pass_when_nothing_can_veto_it(runner):
     answers = runner.complete(Job(PIECES[:1] + PIECES[2:], (WHOLE,)), None)
-    assert [(a.text, a.forward_passes, a.confidence) for a in answers] == [("print(area(3, 4))\n", 1, 1.0)]
+    assert [(a.text, a.forward_passes, a.confidence) for a in answers] == [("print(area(3, 4))\n", 0, 1.0)]
+    checked = runner.complete(Job(PIECES[:1] + PIECES[2:], (WHOLE,), decoder={"veto": 0.999999}), None)
+    assert checked[0].forward_passes == 1  # a veto needs the model's view of each drafted token
 
 
 def test_slots_are_filled_and_the_draft_around_them_kept(runner):

@@ -152,6 +152,8 @@ class ModelRunner:
         started = time.perf_counter()
         first_pass = [any(state.passes == 0 for state in d.work.unfinished) for d in decodings]
         states = [state for d in decodings for state in d.work.unfinished]
+        if not states:  # whole drafts without a veto are done when laid out
+            return 0
         forwards = decode.step(self.model, states)
         for state in states:
             encoded = decode.take_encoded(state)
