@@ -2,10 +2,11 @@
 
 Each check prints one line, `ok` or `FAIL` with what to do; a check whose inputs failed is not
 run. The checks: config.json read and the family detected (and from which field), the weights'
-files present, the tokenizer read from the family's published files with its special ids, a
-round trip of a few code snippets (and that each token stays inside one piece of the family's
-pre-tokenizer split), the config fields read, the memory the model needs on the device at the
-context it will serve, the dtype on the device, and one short completion with its latency.
+files present (an adapter folder's base's, and its LoRA adapters), the tokenizer read from the
+family's published files with its special ids, a round trip of a few code snippets (and that each
+token stays inside one piece of the family's pre-tokenizer split), the config fields read, the
+memory the model needs on the device at the context it will serve, the dtype on the device, and
+one short completion with its latency.
 Exit status 0 when every check passes, 1 otherwise.
 
 `summary_line` is the one line `infill serve` logs when it starts.
@@ -155,11 +156,13 @@ def _names(folder: Path) -> set[str]:
 
 
 def _weights(folder: Path) -> str:
+    from infill.adapters import describe, is_adapter_folder
     from infill.checkpoint import tensor_files
 
-    files = tensor_files(folder)
+    files = tensor_files(folder)  # an adapter folder's base's
     shards = sorted({p.name for p in files.values()})
-    return f"{len(files)} tensors in {len(shards)} file(s) ({', '.join(shards[:3])}{', ...' * (len(shards) > 3)})"
+    text = f"{len(files)} tensors in {len(shards)} file(s) ({', '.join(shards[:3])}{', ...' * (len(shards) > 3)})"
+    return text + (f"; {describe(folder)}" if is_adapter_folder(folder) else "")
 
 
 def _tokenizer(folder: Path, raw: dict, report: Report):

@@ -3,7 +3,8 @@
 Our own checkpoints store a `ModelConfig` as `config.json`; public checkpoints (Hugging Face
 layout) are recognised by their `model_type`/`architectures` and translated by `infill.families`.
 A sharded checkpoint is read from the shards its `model.safetensors.index.json` names, and from
-nothing else in the folder.
+nothing else in the folder. A LoRA adapter folder (`infill.adapters`) loads its base's weights
+with its adapters merged into them.
 
 Loading builds the model on the meta device (no memory) and reads each tensor straight onto the
 target device in the target dtype, one at a time, then assigns it: a 7B bf16 checkpoint served in
@@ -19,6 +20,7 @@ import torch
 from safetensors import safe_open
 from safetensors.torch import save_file
 
+from infill.adapters import adapter_chain, merge_adapters, weights_folder
 from infill.int8_store import dequantized, is_int8_file, save_int8
 from infill.model import ModelConfig, Transformer
 
@@ -72,7 +74,9 @@ def read_config(folder: Path) -> dict:
 
 
 def tensor_files(folder: Path) -> dict[str, Path]:
-    """Each tensor's name and the file holding it: the index's shards, else model.safetensors."""
+    """Each tensor's name and the file holding it: the index's shards, else model.safetensors
+    (of the base model, for an adapter folder)."""
+    folder = weights_folder(folder)
     index = folder / INDEX
     if index.is_file():
         weight_map = read_json(index, "the shard index").get("weight_map")
@@ -154,6 +158,8 @@ def load_model(folder: Path, device: str | torch.device = "cpu", dtype: torch.dt
     if cfg.tie_word_embeddings:
         state.pop("lm_head.weight", None)
     _assign(model, state, folder)
+    for adapters in adapter_chain(folder):
+        merge_adapters(model, adapters)
     return model.eval()
 
 

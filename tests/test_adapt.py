@@ -13,6 +13,7 @@ import training.adapt as adapt_module
 from engine.worker.runner import ModelRunner
 from infill.job import Job
 from infill.paths import bundled_model_dir
+from infill.tiny import write_tiny
 from infill.tokenizer import CodeTokenizer
 from training.adapt import AdaptConfig, adapt, add_figures, main, make_rows, run_dir
 from training.noising import EDITOR_SHAPES, Special, cut_holes
@@ -176,3 +177,15 @@ def test_editor_shaped_holes_end_at_line_ends():
         assert (ids[ends] == newline).all()
         tails += int((ids[starts - 1] != newline).sum())  # a hole that starts mid-line: a line's tail
     assert tails > 10
+
+
+def test_a_public_checkpoint_gets_lora_adapters_that_serve(tmp_path, repo):
+    pytest.importorskip("peft")
+    base = write_tiny("dream", tmp_path / "dream")
+    out = adapt(quick(base, tmp_path / "adapted", repo, steps=2, minutes=1, lora_rank=4))
+    assert (out / "adapter_model.safetensors").exists() and not (out / "model.safetensors").exists()
+    record = json.loads((out / "adapt.json").read_text())
+    assert record["steps"] == 2 and record["data"]["rows_per_step"]["with_snippets"] == 0  # no snippet token
+    assert "LoRA adapters of rank 4" in (out / "MODEL_CARD.md").read_text()
+    [result] = ModelRunner(out).complete(Job.fim("def f(x):\n    return ", "\n", "single_line", 4), None)
+    assert isinstance(result.text, str)

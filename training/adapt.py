@@ -52,7 +52,7 @@ from training.evalguard import EvalGuard
 from training.noising import CORPUS_SHAPES, EDITOR_SHAPES, Special, noise_window
 from training.repo_files import RepoError, RepoFile, gather, said
 from training.snippet_data import SnippetWindows, TrainFile, noised_row, package_index, window_record
-from training.train import Prefetcher, Windows, batch_loss, lr_at
+from training.train import Prefetcher, Windows, batch_loss, check_device, lr_at
 
 REPLAY_CHARS = 2_000_000  # standard-library text tokenized for replay (about 600k tokens)
 MIN_TOKENS = 64  # less code than this is nothing to learn from
@@ -78,6 +78,7 @@ class AdaptConfig:
     lora_rank: int = 16  # adapters' rank, for a base trained through LoRA
     seed: int = 0
     threads: int = 2
+    device: str = field(default_factory=lambda: "cuda" if torch.cuda.is_available() else "cpu")
 
     def __post_init__(self):
         if not self.minutes > 0:
@@ -91,8 +92,8 @@ def default_out(repo: Path) -> Path:
 
 
 def tokenized(tok: ModelTokenizer, texts: list[str]) -> list[np.ndarray]:
-    """Each text's token ids (N_i,)."""
-    return [np.asarray(tok.encode(text), dtype=np.int64) for text in texts]
+    """Each text's token ids (N_i,), encoded in one batch (the tokenizer's threads)."""
+    return [np.asarray(ids, dtype=np.int64) for ids in tok.encode_batch(texts)]
 
 
 def stream(tok: ModelTokenizer, pieces: list[np.ndarray]) -> tuple[np.ndarray, list[int]]:
@@ -182,7 +183,7 @@ def make_rows(tok: ModelTokenizer, files: list[RepoFile], config: AdaptConfig, g
     replay_ids = stream(tok, tokenized(tok, replay_texts(config.seed, guard)))[0] if config.replay_share else None
     n_replay = round(config.batch * config.replay_share) if replay_ids is not None and len(replay_ids) > length else 0
     replay = Windows(replay_ids, length) if n_replay else None
-    sp = Special(mask=tok.mask_id, pad=tok.pad_id, newline=tok.newline_id)
+    sp = Special.of(tok)
     rows = Rows(Windows(ids, length), snippets, replay, config.batch - n_snippets - n_replay, n_snippets, n_replay, sp)
     return rows, {"files": len(files), "tokens": int(len(ids)), "seq_len": length,
                   "rows_per_step": {"repository": rows.n_repo, "with_snippets": n_snippets, "replay": n_replay}}
@@ -206,13 +207,30 @@ class Progress:
     sessions: int = 0  # runs that trained it (a resumed run adds one)
 
 
-def trainable(model: Transformer, config: AdaptConfig, lora: bool) -> list[torch.nn.Parameter]:
-    """The parameters the run trains: all of a bundled-size model's, or LoRA adapters'."""
-    if not lora:
-        return list(model.parameters())
-    from training.lora import add_adapters
+def lora_module():
+    """`training.lora`, which needs peft (the `lora` extra), imported only for a public base."""
+    try:
+        import training.lora as lora
+    except ImportError as error:
+        raise RepoError(f"a public checkpoint is adapted through LoRA adapters, which need peft ({error}): "
+                        "pip install 'infill[lora]'") from error
+    return lora
 
-    return add_adapters(model, rank=config.lora_rank)
+
+def opened(config: AdaptConfig, lora: bool) -> tuple[Transformer, list[torch.nn.Parameter]]:
+    """The base model to train and its trained parameters: every weight of one of ours (fp32),
+    or the LoRA adapters of a public checkpoint (bf16 on a GPU, layers recomputed in the
+    backward pass so that a 7B fits one card)."""
+    if not lora:
+        model = load_model(config.base, device=config.device).float()
+        return model, list(model.parameters())
+    adapters = lora_module()
+    on_gpu = config.device.startswith("cuda")
+    model = load_model(config.base, device=config.device, dtype=torch.bfloat16 if on_gpu else torch.float32)
+    params = adapters.add_adapters(model, rank=config.lora_rank)
+    if on_gpu:
+        adapters.checkpoint_layers(model)
+    return model, params
 
 
 def is_public(base: Path) -> bool:
@@ -273,13 +291,15 @@ def train_loop(model: Transformer, params, rows: Rows, config: AdaptConfig, run:
     batches = Prefetcher(rows.batch, rng)
     batches.start()
     bar, saved_at = time_bar(budget_s, progress.seconds), time.monotonic()
+    amp = torch.autocast("cuda", dtype=torch.bfloat16, enabled=config.device.startswith("cuda"))
     model.train()
     try:
         while progress.seconds < budget_s and progress.step < total:
             started = time.monotonic()
             for group in opt.param_groups:
                 group["lr"] = lr_at(progress.step, total, config, progress.seconds / budget_s)
-            loss = batch_loss(model, batches.next(), "diffusion", "cpu")
+            with amp:
+                loss = batch_loss(model, batches.next(), "diffusion", config.device)
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
@@ -356,9 +376,7 @@ def fill_folder(folder: Path, model: Transformer, config: AdaptConfig, data: dic
     folder.mkdir(parents=True)
     snippets = data["rows_per_step"]["with_snippets"] > 0
     if lora:
-        from training.lora import save_adapters
-
-        save_adapters(model, folder, Path(config.base).resolve())
+        lora_module().save_adapters(model, folder, Path(config.base).resolve())
     else:
         model.cfg.snippet_context = model.cfg.snippet_context or snippets
         save_model(model, folder, dtype=torch.float16)
@@ -400,6 +418,7 @@ def dev_guard() -> EvalGuard | None:
 def adapt(config: AdaptConfig, files: list[RepoFile] | None = None) -> Path:
     """Adapt `config.base` to `files` (default: the repository `config.repo`'s source files) and
     return the model folder written at `config.out`."""
+    check_device(config.device)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     guard = dev_guard()
@@ -412,8 +431,7 @@ def adapt(config: AdaptConfig, files: list[RepoFile] | None = None) -> Path:
     lora = is_public(config.base)
     rows, data = make_rows(tok, files, config, guard, np.random.default_rng(config.seed + 1))
     data["skipped"] = skipped
-    model = load_model(config.base).float()
-    params = trainable(model, config, lora)
+    model, params = opened(config, lora)
     run = run_dir(config.out)
     run.mkdir(parents=True, exist_ok=True)
     tqdm.write(f"adapting {config.base} to {data['files']} files ({data['tokens']:,} tokens){said(skipped)} "
@@ -449,6 +467,7 @@ def build_parser(prog: str = "infill adapt") -> argparse.ArgumentParser:
     p.add_argument("--lora-rank", type=int, default=defaults.lora_rank, help="LoRA rank, for a public checkpoint")
     p.add_argument("--seed", type=int, default=0, help="seed of the data order and masking")
     p.add_argument("--threads", type=int, default=2, help="CPU threads for torch")
+    p.add_argument("--device", default=defaults.device, help="cpu, cuda or cuda:N (default: a GPU when there is one)")
     return p
 
 
@@ -458,7 +477,8 @@ def main(argv: list[str] | None = None, prog: str = "infill adapt") -> int:
         config = AdaptConfig(base=args.base, out=args.out, repo=args.repo, minutes=args.minutes, steps=args.steps,
                              exclude=tuple(args.exclude), lr=args.lr, batch=args.batch, seq_len=args.seq_len,
                              snippet_share=args.snippet_share, replay_share=args.replay_share,
-                             lora_rank=args.lora_rank, seed=args.seed, threads=args.threads)
+                             lora_rank=args.lora_rank, seed=args.seed, threads=args.threads,
+                             device=args.device)
         if not (Path(args.base) / "config.json").is_file():
             raise RepoError(f"--base {args.base} is not a model folder (no config.json)")
         out = adapt(config)

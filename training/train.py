@@ -392,7 +392,7 @@ def train(args) -> None:
     torch.manual_seed(args.seed)
     torch.backends.cuda.matmul.allow_tf32 = True
     tok = CodeTokenizer(args.corpus / "tokenizer.json")
-    sp = Special(mask=tok.mask_id, pad=tok.pad_id, newline=tok.newline_id)
+    sp = Special.of(tok)
     length = args.seq_len + (1 if args.phase == "ar" else 0)
     train_data, val_data = Windows(args.corpus / "train.bin", length), Windows(args.corpus / "val.bin", length)
     args.out.mkdir(parents=True, exist_ok=True)
