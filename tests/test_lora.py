@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from engine.client.launch import weights_gb
 from engine.worker.runner import ModelRunner
 from infill.adapters import ADAPTER_CONFIG, ADAPTER_WEIGHTS
 from infill.checkpoint import load_model
@@ -210,3 +211,9 @@ def test_the_objectives_ids_are_the_tokenizers(base, tiny_model_dir):
         assert (sp.mask, sp.pad) == (tok.mask_id, tok.pad_id)
         assert [sp.newline] == tok.encode("\n")
     assert not is_public(tiny_model_dir)
+
+
+def test_the_worker_start_up_timeout_counts_the_bases_weights(adapted):
+    own = sum(f.stat().st_size for f in adapted.folder.glob("*.safetensors")) / 1e9
+    assert weights_gb(adapted.folder) == pytest.approx(own + weights_gb(adapted.base))
+    assert weights_gb(adapted.base) > 0

@@ -25,6 +25,7 @@ child and waits (SIGKILL after a grace period), so no child outlives it.
 from __future__ import annotations
 
 import collections
+import json
 import logging
 import os
 import re
@@ -71,13 +72,20 @@ class WorkerStartError(RuntimeError):
     """A local worker process did not come up; the message carries its stderr tail."""
 
 
-def weights_gb(model_dir: str | Path | None) -> float:
-    """Gigabytes of safetensors in a model folder (0 for the bundled model or an unreadable folder)."""
-    if model_dir is None:
+def weights_gb(model_dir: str | Path | None, depth: int = 0) -> float:
+    """Gigabytes of safetensors in a model folder, and in its base's when it holds LoRA adapters
+    (`adapter_config.json` names the base, which the worker reads too); 0 for the bundled model
+    or an unreadable folder."""
+    if model_dir is None or depth > 8:
         return 0.0
     try:
-        return sum(f.stat().st_size for f in Path(model_dir).glob("*.safetensors")) / 1e9
-    except OSError:
+        own = sum(f.stat().st_size for f in Path(model_dir).glob("*.safetensors")) / 1e9
+        adapters = Path(model_dir) / "adapter_config.json"
+        if not adapters.is_file():
+            return own
+        base = Path(model_dir) / json.loads(adapters.read_text()).get("base_model_name_or_path", "")
+        return own + weights_gb(base, depth + 1)
+    except (OSError, ValueError, AttributeError):
         return 0.0
 
 
