@@ -7,7 +7,8 @@
  * on takes neither; each outcome goes to the server as `infill.arenaVote` with `[battleId, pick]`.
  * Nothing here imports VS Code: the editor's edits and the vote come in as functions.
  */
-import type { WirePosition } from "./protocol";
+import type { Lines } from "./edits";
+import type { WirePosition, WireRange } from "./protocol";
 
 export const VOTE_COMMAND = "infill.arenaVote";
 export const TAKE_TOP_COMMAND = "infill.arena.takeTop";
@@ -76,6 +77,17 @@ export interface ArenaHost {
   setVisible(visible: boolean): void;
 }
 
+/**
+ * The item that shows a pair. Its range is empty at the cursor: VS Code gives an item without one
+ * the range from the start of the cursor's word to the line's end, and draws ghost text only for
+ * an item whose text begins with what its range replaces, which the top answer does not.
+ */
+export interface ArenaItem {
+  insertText: string;
+  range: WireRange;
+  command: { title: string; command: string; arguments: unknown[] };
+}
+
 interface Shown {
   uri: string;
   at: WirePosition;
@@ -88,14 +100,14 @@ export class Arena {
 
   constructor(private readonly host: ArenaHost) {}
 
-  /** The single item VS Code shows for a pair at `at`; its command takes the top. */
-  present(uri: string, at: WirePosition, linePrefix: string, pair: ArenaPair) {
+  /** The single item VS Code shows for a pair at `at`, inserted there; its command takes the top. */
+  present(uri: string, at: WirePosition, linePrefix: string, pair: ArenaPair): ArenaItem {
     this.passOver(uri);
     const ghost = arenaGhostText(pair, linePrefix);
     this.shown.set(uri, { uri, at, pair, ghost });
     this.host.setVisible(true);
-    return { insertText: ghost, command: { title: "infill arena: take the top", command: TAKE_TOP_COMMAND,
-                                           arguments: [uri] } };
+    return { insertText: ghost, range: { start: { ...at }, end: { ...at } },
+             command: { title: "infill arena: take the top", command: TAKE_TOP_COMMAND, arguments: [uri] } };
   }
 
   /** Tab: VS Code inserted the whole ghost text; keep the top answer alone. */
@@ -123,6 +135,29 @@ export class Arena {
     if (shown) {
       this.host.vote(shown.pair.battleId, "neither");
     }
+  }
+
+  /**
+   * Whether `lines` (the document `uri` now) hold the whole ghost text of its pair at its place:
+   * Tab took it and VS Code, which asks for a completion after that insertion, runs the item's
+   * command (`takeTop`) next. A request then is no new battle and passes nothing over.
+   */
+  isBeingTaken(uri: string, lines: Lines): boolean {
+    const shown = this.shown.get(uri);
+    if (!shown) {
+      return false;
+    }
+    const { at, ghost } = shown;
+    const end = endOf(at, ghost);
+    if (end.line >= lines.lineCount) {
+      return false;
+    }
+    const held: string[] = [];
+    for (let line = at.line; line <= end.line; line += 1) {
+      const text = lines.lineAt(line);
+      held.push(text.slice(line === at.line ? at.character : 0, line === end.line ? end.character : text.length));
+    }
+    return held.join("\n") === ghost;
   }
 
   isShowing(uri: string): boolean {

@@ -8,7 +8,7 @@
  */
 import type { CancellationToken, InlineCompletionItem, InlineCompletionList } from "vscode";
 import type { Middleware } from "vscode-languageclient";
-import { type Arena, arenaPair } from "./arena";
+import { type Arena, type ArenaItem, arenaPair } from "./arena";
 import type { Feedback, Suggestion } from "./feedback";
 import { ACCEPT_COMMAND, isAcceptArgument } from "./protocol";
 
@@ -26,6 +26,8 @@ export interface InlineOptions {
   onLatency(ms: number): void;
   now(): number;
   arena?: Arena; // shows the server's arena pairs (`arena.ts`)
+  /** The `vscode.InlineCompletionItem` of an item made here (an arena pair's), its range included. */
+  newItem(item: ArenaItem): InlineCompletionItem;
 }
 
 type Provide = NonNullable<Middleware["provideInlineCompletionItems"]>;
@@ -51,6 +53,10 @@ export class InlineRequests {
 
   readonly provideInlineCompletionItems: Provide = async (document, position, context, token, next) => {
     const uri = document.uri.toString();
+    const lines = { lineCount: document.lineCount, lineAt: (line: number) => document.lineAt(line).text };
+    if (this.options.arena?.isBeingTaken(uri, lines)) {
+      return null; // the pair's ghost text was just taken with Tab: its command comes next
+    }
     this.inFlight.get(uri)?.cancel();
     this.options.feedback.passOver(uri);
     this.options.arena?.passOver(uri);
@@ -72,7 +78,7 @@ export class InlineRequests {
       if (pair && this.options.arena) {
         const linePrefix = document.lineAt(position.line).text.slice(0, position.character);
         const at = { line: position.line, character: position.character };
-        return [this.options.arena.present(uri, at, linePrefix, pair)] as never;
+        return [this.options.newItem(this.options.arena.present(uri, at, linePrefix, pair))];
       }
       this.options.feedback.showing(uri, firstSuggestion(answer));
       return answer;

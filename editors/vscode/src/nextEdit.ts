@@ -50,6 +50,21 @@ export interface View {
   target: LineEdit | undefined;
 }
 
+/**
+ * The line (0-based) that the "Tab: next edit at line N" hint names, or undefined for no hint: none
+ * while an edit shows as ghost text, while the target is on screen (`onScreen`), or while the
+ * cursor is on the target already (Tab takes the edits there; it is also where a jump lands before
+ * the editor has scrolled to it).
+ */
+export function hintLine(view: View | undefined, cursorLine: number, onScreen: (line: number) => boolean)
+  : number | undefined {
+  const target = view?.target;
+  if (!target || view.ghost || isAt(target, cursorLine) || onScreen(target.startLine)) {
+    return undefined;
+  }
+  return target.startLine;
+}
+
 export interface Host {
   isEnabled(): boolean;
   debounceMs(): number;
@@ -97,7 +112,7 @@ export class NextEdits {
     this.timer = this.host.setTimer(() => void this.ask(uri), this.host.debounceMs());
   }
 
-  /** The cursor moved: the ghost text and Tab's target follow it. */
+  /** The cursor moved or the editor scrolled: the ghost text, Tab's target and its hint follow. */
   moved(): void {
     if (this.suggestion) {
       this.render();

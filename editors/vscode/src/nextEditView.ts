@@ -10,7 +10,7 @@ import { ExecuteCommandRequest, type LanguageClient } from "vscode-languageclien
 import { nextEditSettings, SECTION } from "./config";
 import { marked } from "./edits";
 import {
-  DISMISS_COMMAND, type Editor, GHOST_ACCEPTED_COMMAND, type GhostAccepted, type Host, NextEdits, TAB_COMMAND,
+  DISMISS_COMMAND, type Editor, GHOST_ACCEPTED_COMMAND, type GhostAccepted, hintLine, type Host, NextEdits, TAB_COMMAND,
   type TextChange, type View, VISIBLE_CONTEXT,
 } from "./nextEdit";
 import { DidShowInlineEdit, InlineEditRequest, type WirePosition, type WireRange } from "./protocol";
@@ -76,14 +76,14 @@ class Decorations implements vscode.Disposable {
   }
 
   private hints(editor: vscode.TextEditor, view: View | undefined): vscode.DecorationOptions[] {
-    const target = view?.target;
-    const start = target && new vscode.Position(target.startLine, 0);
-    if (!start || view?.ghost || editor.visibleRanges.some((visible) => visible.contains(start))) {
+    const line = hintLine(view, editor.selection.active.line,
+                          (at) => editor.visibleRanges.some((visible) => visible.contains(new vscode.Position(at, 0))));
+    if (line === undefined) {
       return [];
     }
     const end = editor.document.lineAt(editor.selection.active.line).range.end;
     return [{ range: new vscode.Range(end, end),
-              renderOptions: { after: { contentText: `Tab: next edit at line ${start.line + 1}` } } }];
+              renderOptions: { after: { contentText: `Tab: next edit at line ${line + 1}` } } }];
   }
 }
 
@@ -114,6 +114,11 @@ export class NextEditView implements vscode.Disposable {
       vscode.window.onDidChangeTextEditorSelection((event) => {
         if (event.textEditor === vscode.window.activeTextEditor) {
           this.edits.moved();
+        }
+      }),
+      vscode.window.onDidChangeTextEditorVisibleRanges((event) => {
+        if (event.textEditor === vscode.window.activeTextEditor) {
+          this.edits.moved(); // the hint shows only while the target is off screen
         }
       }),
       vscode.window.onDidChangeActiveTextEditor(() => this.edits.reset()),

@@ -67,6 +67,9 @@ export class Session implements vscode.Disposable {
     onLatency: (ms) => this.status.update({ lastLatencyMs: ms }),
     now: () => performance.now(),
     arena: this.arena,
+    newItem: ({ insertText, range, command }) => new vscode.InlineCompletionItem(
+      insertText, new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character),
+      command),
   });
 
   constructor(private readonly output: vscode.LogOutputChannel, private readonly status: StatusBar) {

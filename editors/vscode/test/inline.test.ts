@@ -25,6 +25,7 @@ function setup(enabled = true) {
     feedback: new Feedback((type, params) => sent.push([type.method, params])),
     onLatency: (ms) => latencies.push(ms),
     now: () => clock,
+    newItem: () => { throw new Error("no item of its own for a plain answer"); },
   });
   const tick = (ms: number) => { clock += ms; };
   return { requests, sent, sources, latencies, tick };

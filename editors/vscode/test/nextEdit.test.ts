@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { CancellationToken } from "vscode";
-import { type Editor, type Host, NextEdits, type TextChange, type View } from "../src/nextEdit";
+import { type Editor, hintLine, type Host, NextEdits, type TextChange, type View } from "../src/nextEdit";
 import type { InlineEditCommand, InlineEditParams, InlineEditResult, WirePosition } from "../src/protocol";
 import { applied, MockTokenSource, textLines } from "./mocks";
 
@@ -222,4 +222,24 @@ test("ghost text taken after the document changed otherwise makes nothing else",
   assert.equal(await edits.ghostAccepted({ uri: URI, version: 2, startLine: 4 }), false);
   assert.equal(host.text, BEFORE.replace("return count", "return counts"));
   assert.deepEqual(host.taken, []);
+});
+
+test("the Tab hint names the target while it is off screen, and never once the cursor is on it", async () => {
+  const host = new FakeHost();
+  const edits = new NextEdits(host);
+  await suggested(host, edits);
+  const view = host.lastView!;
+  assert.equal(view.target?.startLine, 3);
+  const offScreen = () => false;
+  assert.equal(hintLine(view, 1, offScreen), 3, "off screen, from the cursor's line: the hint names it");
+  assert.equal(hintLine(view, 1, (line) => line === 3), undefined, "on screen: no hint");
+  // Tab's jump puts the cursor on the target before the editor has scrolled there
+  await edits.tab();
+  edits.moved(); // VS Code's selection event for the jump
+  const jumped = host.lastView!;
+  assert.equal(jumped.target?.startLine, 3);
+  assert.equal(hintLine(jumped, host.cursor.line, offScreen), undefined, "the hint stayed on the edit it named");
+  assert.equal(hintLine(undefined, 1, offScreen), undefined);
+  assert.equal(hintLine({ ...view, ghost: { edit: view.target!, range: { start: { line: 1, character: 0 },
+    end: { line: 1, character: 0 } }, insertText: "x" } }, 1, offScreen), undefined, "ghost text says it itself");
 });

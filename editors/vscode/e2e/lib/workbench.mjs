@@ -167,12 +167,17 @@ export class Workbench {
     return until(check, what, WAIT_S);
   }
 
-  /** The ghost text shown now, its lines joined, or undefined when none is shown. */
+  /**
+   * The ghost text shown now, its lines joined, or undefined when none is shown: its first line's
+   * part is decorations in the cursor's line, the lines after it are a view zone's lines (in a
+   * `.suggest-preview-text` in this VS Code, a `.ghost-text` in older ones).
+   */
   async ghostText() {
     return this.page.evaluate(() => {
       const editor = document.querySelector(".editor-instance .monaco-editor") ?? document;
       const first = [...editor.querySelectorAll(".ghost-text-decoration")].map((node) => node.textContent).join("");
-      const more = [...editor.querySelectorAll(".ghost-text .view-line")].map((node) => node.textContent);
+      const more = [...editor.querySelectorAll(".view-zones .suggest-preview-text .view-line, .ghost-text .view-line")]
+        .map((node) => node.textContent);
       if (!first && more.length === 0) {
         return undefined;
       }
@@ -215,10 +220,38 @@ export class Workbench {
     });
   }
 
-  /** The visible lines' text, decorations' injected text included. */
+  /**
+   * The visible lines' text, top to bottom, with what decorations add: the extension's `before` and
+   * `after` text (`renderOptions.contentText`) is no text of the DOM but the CSS `content` of a
+   * `::before` or `::after` of an empty span, read here as the page computes it, at its place.
+   */
   async lines() {
-    return this.page.locator(".editor-instance .monaco-editor .view-lines").first().innerText()
-      .then((text) => text.replace(/\u00a0/g, " "));
+    return this.page.evaluate(() => {
+      /** The text of a computed `content` ("none", "normal", or quoted strings with CSS escapes). */
+      const generated = (element, pseudo) => {
+        const content = getComputedStyle(element, pseudo).content;
+        let text = "";
+        for (const [, double, single] of content.matchAll(/"((?:[^"\\]|\\.)*)"|'((?:[^'\\]|\\.)*)'/gs)) {
+          text += (double ?? single).replace(/\\([0-9a-fA-F]{1,6}) ?|\\(.)/gs,
+            (_, hex, other) => (hex ? String.fromCodePoint(parseInt(hex, 16)) : other));
+        }
+        return text;
+      };
+      const textOf = (node) => {
+        if (node.nodeType === Node.TEXT_NODE) {
+          return node.textContent;
+        }
+        if (node.nodeType !== Node.ELEMENT_NODE) {
+          return "";
+        }
+        return generated(node, "::before") + [...node.childNodes].map(textOf).join("") + generated(node, "::after");
+      };
+      const view = document.querySelector(".editor-instance .monaco-editor .view-lines");
+      const lines = [...(view?.querySelectorAll(".view-line") ?? [])]
+        .map((line) => ({ top: line.getBoundingClientRect().top, text: textOf(line) }))
+        .sort((a, b) => a.top - b.top);
+      return lines.map((line) => line.text).join("\n").replace(/\u00a0/g, " ");
+    });
   }
 
   async close(passed) {
