@@ -20,7 +20,7 @@ FORBIDDEN_ROOTS = {"lsp_server", "lsprotocol", "pygls", "infill", "torch", "zmq"
 WORKER_USES_OF_CLIENT = {f"engine.client.{name}" for name in
                          ("protocol", "transport", "keys", "private", "ratelimit", "flags")}
 # Benchmarks that run the model runner in this process (no worker, no socket) to measure it alone.
-IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py", "next_edit_drafts.py"}
+IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py", "next_edit_drafts.py", "repo.py"}
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -246,12 +246,12 @@ def load_state(path: Path, model: Transformer, opt: torch.optim.Optimizer, rng: 
         return Progress()
     state = torch.load(path, weights_only=False)
     if state.get("fingerprint") != expected:
-        tqdm.write(f"{path} was trained on other files or another base: starting over")
+        tqdm.write(f"{path} was trained on other files or another base: starting over", file=sys.stderr)
         return Progress()
     model.load_state_dict(state["model"], strict=False)
     opt.load_state_dict(state["opt"])
     rng.bit_generator.state = state["rng"]
-    tqdm.write(f"resuming at step {state['step']}, {state['seconds']:.0f} s of {path.parent} already trained")
+    tqdm.write(f"resuming at step {state['step']}, {state['seconds']:.0f} s of {path.parent} already trained", file=sys.stderr)
     return Progress(state["step"], state["seconds"], state.get("loss"), state["sessions"])
 
 
@@ -312,7 +312,7 @@ def train_loop(model: Transformer, params, rows: Rows, config: AdaptConfig, run:
                 save_state(state_path, model, opt, rng, progress, mark)
                 saved_at = time.monotonic()
     except KeyboardInterrupt:
-        tqdm.write(f"interrupted at step {progress.step}: saving the model as it is")
+        tqdm.write(f"interrupted at step {progress.step}: saving the model as it is", file=sys.stderr)
     finally:
         batches.stop()
         bar.close()
@@ -435,7 +435,7 @@ def adapt(config: AdaptConfig, files: list[RepoFile] | None = None) -> Path:
     run = run_dir(config.out)
     run.mkdir(parents=True, exist_ok=True)
     tqdm.write(f"adapting {config.base} to {data['files']} files ({data['tokens']:,} tokens){said(skipped)} "
-               f"for {config.minutes:g} minutes")
+               f"for {config.minutes:g} minutes", file=sys.stderr)
     progress = train_loop(model, params, rows, config, run, fingerprint(config, files))
     model.eval()
     return write_folder(model, config, data, progress, lora)
