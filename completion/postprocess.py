@@ -3,7 +3,8 @@
 1. Keep the document's indentation style: the leading spaces of the model's lines (four to a level)
    become tabs where the document indents with tabs, and its tabs become the document's width of
    spaces where it indents with spaces. The first line continues the cursor's and is left alone.
-2. Trim to the mode: a single line stops at its first line break; a multi-line completion keeps at
+2. Trim to the mode: a single line stops at its first line break (which it keeps when the cursor
+   is at the start of a line that holds text: the line goes in above that text); a multi-line completion keeps at
    most `max_lines` lines and stops where the code leaves the block it was written in (a line
    indented less than the completion's first line), keeping one such line if it only closes
    brackets (a `}`) and the suffix's code does not go on inside the block; step 3 drops it when
@@ -41,7 +42,7 @@ def trim_to_mode(text: str, mode: str, max_lines: int, left: str = "", suffix: s
     """The completion cut to its mode (see the module's step 2); `left` is the cursor's line."""
     lines = LINE_BREAK.split(text)
     if mode == Mode.SINGLE_LINE:
-        return lines[0]
+        return lines[0] + _line_above_break(text, lines, left, suffix)
     first = next((i for i, line in enumerate(lines) if line.strip()), None)
     if first is None:
         return ""
@@ -54,6 +55,15 @@ def trim_to_mode(text: str, mode: str, max_lines: int, left: str = "", suffix: s
             break
         kept.append(line)
     return _at_most(kept, max_lines)
+
+
+def _line_above_break(text: str, lines: list[str], left: str, suffix: str) -> str:
+    """The line break ending a single line written at the start of a line that holds text (the
+    line goes in above it, so its break goes with it), else nothing."""
+    right = LINE_BREAK.split(suffix, maxsplit=1)[0]
+    if left or not right.strip() or len(lines) < 2 or not lines[0].strip():
+        return ""
+    return LINE_BREAK.match(text, len(lines[0])).group()
 
 
 def _block_goes_on(suffix: str, base: int) -> bool:

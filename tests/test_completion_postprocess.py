@@ -1,10 +1,13 @@
 """Tests of completion.postprocess: from the worker's text to what the editor shows."""
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from completion.positions import LINE_BREAK
 from completion.postprocess import (balance, clean, drop_suffix_repeat, indent_style, rank,
                                     reindent, trim_to_mode)
 
@@ -95,5 +98,16 @@ def test_clean_never_fails_and_keeps_its_promises(text, prefix, suffix, mode, la
         return
     assert shown.strip()
     assert shown == shown.rstrip() or suffix.split("\n", 1)[0].strip()
-    assert mode == "multi_line" or not any(c in shown for c in "\r\n")
+    at_line_start = not LINE_BREAK.split(prefix)[-1] and LINE_BREAK.split(suffix, maxsplit=1)[0].strip()
+    one_line = re.sub(r"(\r\n|\r|\n)$", "", shown) if at_line_start else shown  # a line that goes in above
+    assert mode == "multi_line" or not any(c in one_line for c in "\r\n")
     assert sum(bool(line.strip()) for line in shown.splitlines()) <= 3
+
+
+def test_a_single_line_written_before_a_lines_text_keeps_its_break():
+    """At column 0 of a line holding text, the completion is a line inserted above it: without
+    its break the two lines would run together."""
+    suffix = "    return total\n"
+    assert clean("    total += 1\n    return", "single_line", 1, "def f(total):\n", suffix) == "    total += 1\n"
+    assert clean("total += 1\n", "single_line", 1, "def f(total):\n    ", suffix) == "total += 1"  # mid-line
+    assert clean("    total += 1\n", "single_line", 1, "def f(total):\n", "\n" + suffix) == "    total += 1"  # empty line
