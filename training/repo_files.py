@@ -87,7 +87,7 @@ def candidate_paths(root: Path) -> list[str]:
     return git_paths(root) or walked_paths(root)
 
 
-def skip_reason(root: Path, path: str, raw: bytes | None) -> str | None:
+def skip_reason(raw: bytes | None) -> str | None:
     """Why a listed file is not read as source, or None to keep it; `raw` None: not a regular
     file inside the repository."""
     if raw is None:
@@ -134,7 +134,7 @@ def gather(root: Path, exclude: Sequence[str] = (), languages: Collection[str] |
     gathered, seen, total = Gathered(), set(), 0
     for path in source_paths(root, languages, exclude, gathered.skipped):
         raw = read_inside(root, path)
-        reason = skip_reason(root, path, raw)
+        reason = skip_reason(raw)
         if reason is None:
             reason = kept_or_why(raw, seen, total, max_bytes, guard)
         if reason:
