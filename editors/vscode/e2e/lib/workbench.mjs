@@ -19,6 +19,7 @@ export const VSIX = path.join(REPO, "editors", "vscode", "infill.vsix");
 export const CHROMIUM = process.env.INFILL_CHROMIUM || "/usr/bin/chromium";
 export const ARTIFACTS = path.join(HERE, "artifacts");
 const WAIT_S = 90; // for the workbench and the extension to come up, only against a hang
+const OPEN_TRIES = 3; // Enter presses on Quick Open's result before a file counts as not opening
 
 /** Settings of a person's editor that would stand between the keys and what a case checks. */
 const QUIET = {
@@ -119,16 +120,29 @@ export class Workbench {
     return label;
   }
 
-  /** Open `name` (a file of the workspace) by Quick Open, as a person does, and wait for its text. */
+  /**
+   * Open `name` (a file of the workspace) by Quick Open, as a person does, and wait for its text.
+   * Enter waits for the file among the results; where it still opened nothing (the list was
+   * redrawn under it), it is pressed again while Quick Open is up.
+   */
   async open(name, firstLine) {
     await this.page.keyboard.press("Control+P");
     const input = this.page.locator(".quick-input-widget input");
     await input.waitFor();
     await input.pressSequentially(name, { delay: 40 });
-    await sleep(300);
-    await this.page.keyboard.press("Enter");
+    await this.page.locator(".quick-input-list .monaco-list-row", { hasText: name }).first().waitFor();
     const lines = this.page.locator(".editor-instance .monaco-editor .view-lines", { hasText: firstLine }).first();
-    await lines.waitFor();
+    for (let tries = 1; ; tries += 1) {
+      await this.page.keyboard.press("Enter");
+      const opened = await lines.waitFor({ timeout: 10_000 }).then(() => true, () => false);
+      if (opened) {
+        break;
+      }
+      if (tries === OPEN_TRIES || !(await input.isVisible())) {
+        await lines.waitFor(); // the last wait: fails with the locator's own message
+        break;
+      }
+    }
     await lines.click();
   }
 
