@@ -422,7 +422,7 @@ def adapt(config: AdaptConfig, files: list[RepoFile] | None = None) -> Path:
     check_device(config.device)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
-    guard = dev_guard()
+    guard = dev_guard() if files is None or config.replay_share else None  # only what is read here needs it
     skipped = {}
     if files is None:
         gathered = gather(Path(config.repo), config.exclude, source_languages(config.base), guard)
