@@ -2,9 +2,12 @@
 
 `Sources` is what `completion.fim.context_for` reads: an index of definitions, the files it
 counts as open (their definitions outrank the workspace's), the places edited last and the text of
-a file. The language server's documents (`lsp_server.documents.Documents`) are one: every open
-document and the workspace. `TextSources` is the other, for a caller with one text and no session
-(`infill complete`, an HTTP request): the definitions of that text alone, no edits.
+a file; for drafts (`completion.draft_sources`), the other texts a key is looked up in
+(`draft_corpus`: a snapshot without the hole's own document, which the hole itself holds) and the
+completions the user accepted lately. The language server's documents
+(`lsp_server.documents.Documents`) are one: every open document and the workspace. `TextSources` is the other, for a caller with one text and no session
+(`infill complete`, an HTTP request): the definitions of that text alone, no edits, no other texts
+to draft from.
 """
 from __future__ import annotations
 
@@ -13,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from completion.definitions import DefinitionIndex, definitions
+from completion.draft_corpus import DraftCorpus
 from completion.syntax import ParsedDocument
 
 
@@ -28,6 +32,11 @@ class Sources(Protocol):
 
     def text_of(self, uri: str) -> str | None: ...
 
+    def draft_corpus(self, uri: str) -> DraftCorpus | None: ...  # the other texts than `uri`'s
+
+    @property
+    def accepted_texts(self) -> Sequence[str]: ...  # completions accepted lately, newest last
+
 
 @dataclass(slots=True)
 class TextSources:
@@ -37,6 +46,7 @@ class TextSources:
     text: str
     index: DefinitionIndex = field(default_factory=DefinitionIndex)
     recent_edits: tuple[tuple[str, int], ...] = ()
+    accepted_texts: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, uri: str, document: ParsedDocument | None, text: str) -> TextSources:
@@ -52,3 +62,6 @@ class TextSources:
 
     def text_of(self, uri: str) -> str | None:
         return self.text if uri == self.uri else None
+
+    def draft_corpus(self, uri: str) -> DraftCorpus | None:
+        return None
