@@ -18,6 +18,8 @@ from infill.paths import REPO_ROOT
 
 TASK = {"task_id": "t/0", "prompt": "def f(x):\n    return x\n", "canonical_solution": "    pass\n",
         "suffix": "\n"}
+TWO_LINES = {"task_id": "t/1", "prompt": "import math\n\n\ndef area(r):\n", "suffix": "\n",
+             "canonical_solution": "    return math.pi * r * r\n"}
 
 
 def result(stop_reason: str) -> Result:
@@ -61,10 +63,12 @@ def test_the_report_has_the_ratio_of_p99s_and_the_lost_total():
 
 @pytest.mark.slow
 @pytest.mark.timeout(120)
-def test_a_tiny_run_on_the_bundled_model_loses_nothing():
+def test_a_tiny_run_on_the_bundled_model_loses_nothing(tmp_path):
+    tasks = tmp_path / "tasks.jsonl"  # its own tasks: the run needs no ../shared/data
+    tasks.write_text("".join(json.dumps(task) + "\n" for task in (TASK, TWO_LINES)))
     done = subprocess.run([sys.executable, "-m", "bench.load", "--clients", "1,2", "--seconds", "3",
-                           "--threads", "1", "--json"], cwd=REPO_ROOT, capture_output=True, text=True,
-                          timeout=110)
+                           "--threads", "1", "--tasks", str(tasks), "--json"], cwd=REPO_ROOT,
+                          capture_output=True, text=True, timeout=110)
     assert done.returncode == 0, done.stderr[-3000:]
     figures = json.loads(done.stdout.splitlines()[-1])
     assert set(figures) == {"runs", "p99_ratio", "lost", "recoveries_s"}
