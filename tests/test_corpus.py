@@ -73,7 +73,8 @@ def test_guard_flags_files_that_contain_evaluation_code():
     assert not guard.overlaps("import os\n\n\ndef unrelated(a, b):\n    value = a * b + 17\n    return value // 3\n")
 
 
-@pytest.mark.skipif(not DATA.is_dir(), reason="shared/data is not beside this checkout (the builder's overlap check needs it)")
+@pytest.mark.skipif(not DATA.is_dir(),
+                    reason="shared/data is not beside this checkout (the builder's overlap check needs it)")
 def test_a_grown_corpus_keeps_the_tokenizer_it_is_given(tmp_path, tiny_tokenizer, monkeypatch):
     given = tmp_path / "given.json"
     tiny_tokenizer.tok.save(str(given))
