@@ -7,6 +7,7 @@ UTF-8 (a lone surrogate), gives no hole at all: callers answer with nothing.
 """
 from __future__ import annotations
 
+import itertools
 import re
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")  # every line ending an editor may send
@@ -43,20 +44,47 @@ def split_lines(text: str) -> list[str]:
     return LINE_BREAK.split(text)
 
 
-def offset_at(text: str, line: int, column: int, encoding: str = "utf-16") -> int | None:
-    """The string offset of an LSP position in `text`, or None when it lies outside the text."""
-    if line < 0 or column < 0:
-        return None
+def line_starts(text: str) -> list[int]:
+    """The offset where each line starts, plus `len(text)` last."""
+    return [0, *(found.end() for found in LINE_BREAK.finditer(text)), len(text)]
+
+
+def _line_bounds(text: str, line: int) -> tuple[int, int] | None:
+    """(start, end) offsets of line `line` of `text` without its break, or None past the last line."""
     start = 0
-    for _ in range(line):
-        found = LINE_BREAK.search(text, start)
+    if line > 0:
+        found = next(itertools.islice(LINE_BREAK.finditer(text), line - 1, None), None)
         if found is None:
             return None
         start = found.end()
     found = LINE_BREAK.search(text, start)
-    end = found.start() if found else len(text)
+    return start, found.start() if found else len(text)
+
+
+def offset_at(text: str, line: int, column: int, encoding: str = "utf-16") -> int | None:
+    """The string offset of an LSP position in `text`, or None when it lies outside the text."""
+    bounds = None if line < 0 or column < 0 else _line_bounds(text, line)
+    if bounds is None:
+        return None
+    start, end = bounds
     index = column_to_index(text[start:end], column, encoding)
     return None if index is None else start + index
+
+
+def editor_offset(text: str, line: int, column: int, encoding: str = "utf-16") -> int:
+    """The string offset where an editor's change at an LSP position applies: never outside the
+    text. A line past the last means the text's end; a column past its line's end means that end
+    (as LSP defines it); a column inside a character (half a surrogate pair) means its start."""
+    bounds = _line_bounds(text, max(line, 0))
+    if bounds is None:
+        return len(text)
+    start, end = bounds
+    units, column = 0, max(column, 0)
+    for index, char in enumerate(text[start:end]):
+        units += _code_units(char, encoding)
+        if units > column:
+            return start + index
+    return end
 
 
 def is_sendable(text: str) -> bool:

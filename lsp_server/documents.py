@@ -1,4 +1,12 @@
-"""The server's view of the code: parsed open documents and the index of definitions.
+"""The server's view of the code: the open documents' text, their trees and the index of definitions.
+
+The text of every open document is the server's own, kept as the editor keeps it: each `didChange`
+applies by LSP's lines and columns (`lsp_server.trees.applied`, `completion.positions`), never by
+`str.splitlines`'s (which would also end lines at a form feed, `\\x85` or U+2028), so that the
+server's text and the editor's agree character for character after any edits; it is what
+completions and next edits read (`opened`), with the version the editor gave it. pygls's own
+workspace never sees the documents (`EditorDocumentsProtocol`): it splits lines as `str.splitlines`
+does and rewrites a change's positions in place before the server's handler gets them.
 
 Trees follow every edit (incremental reparse, `lsp_server.trees`); the definitions of an open
 document are re-read from its tree once its edits pause for `INDEX_DELAY_S`, never per keystroke;
@@ -18,14 +26,16 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from pathlib import Path
+from typing import Any
 
 from lsprotocol import types
+from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from completion.definitions import DefinitionIndex, definitions
 from lsp_server.edit_history import EditHistory
-from lsp_server.trees import SyntaxStore
+from lsp_server.trees import SyntaxStore, applied
 from lsp_server.workspace import scan_workspace
 
 logger = logging.getLogger(__name__)
@@ -40,6 +50,28 @@ SAME_PLACE_LINES = 3  # an edit this close to the last one in its document is th
 MAX_DOCUMENT_CHARS = 512 * 1024
 
 
+class EditorDocumentsProtocol(LanguageServerProtocol):
+    """pygls's protocol with the text documents left to the server's handlers (`Documents`):
+    `didOpen`, `didChange` and `didClose` reach them untouched, and pygls keeps no copy."""
+
+    def _to_handler(self, method: str, params: Any) -> Iterator[tuple]:
+        handler = self.fm.features.get(method)
+        if handler is not None:
+            yield handler, (params,), None
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> Iterator[tuple]:
+        yield from self._to_handler(types.TEXT_DOCUMENT_DID_OPEN, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> Iterator[tuple]:
+        yield from self._to_handler(types.TEXT_DOCUMENT_DID_CHANGE, params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> Iterator[tuple]:
+        yield from self._to_handler(types.TEXT_DOCUMENT_DID_CLOSE, params)
+
+
 class Documents:
     """Trees, edit histories and definitions of the open documents, definitions of the workspace."""
 
@@ -51,18 +83,26 @@ class Documents:
         self.history = EditHistory()
         self._language_ids: dict[str, str | None] = {}  # of every open document
         self._too_large: set[str] = set()  # open documents over MAX_DOCUMENT_CHARS
+        self._opened: dict[str, tuple[str, int | None]] = {}  # (text, version) of every open document
 
-    def open(self, uri: str, language_id: str | None, text: str) -> None:
+    def open(self, uri: str, language_id: str | None, text: str, version: int | None = None) -> None:
         self._language_ids[uri] = language_id
+        self._opened[uri] = (text, version)
         if len(text) > MAX_DOCUMENT_CHARS:
             self._switch_off(uri, len(text))
         else:
             self._start(uri, text)
 
     def change(self, uri: str, changes: list[types.TextDocumentContentChangeEvent],
-               encoding: str, editor_text: str) -> None:
-        """Reparse now; re-index once the edits pause (must run on the event loop). A document
-        that crosses `MAX_DOCUMENT_CHARS` loses or regains its features."""
+               encoding: str, version: int | None = None) -> None:
+        """Apply the changes to the text, reparse now; re-index once the edits pause (must run on
+        the event loop). A document that crosses `MAX_DOCUMENT_CHARS` loses or regains its
+        features; one that is not open is ignored."""
+        opened = self._opened.get(uri)
+        if opened is None:
+            return
+        editor_text = applied(opened[0], changes, encoding)
+        self._opened[uri] = (editor_text, version)
         if len(editor_text) > MAX_DOCUMENT_CHARS:
             self._switch_off(uri, len(editor_text))
         elif uri in self._too_large:
@@ -113,7 +153,12 @@ class Documents:
                 break
         self.recent_edits.append((uri, line))
 
+    def opened(self, uri: str) -> tuple[str, int | None] | None:
+        """(text, version) of `uri` as the editor has it open, or None when it is not open."""
+        return self._opened.get(uri)
+
     def text_of(self, uri: str) -> str | None:
+        """The text of an open document that has a tree, for the context's snippets."""
         document = self.syntax.get(uri)
         return None if document is None else document.text
 
@@ -122,6 +167,7 @@ class Documents:
         ones."""
         self._cancel_reindex(uri)
         self._language_ids.pop(uri, None)
+        self._opened.pop(uri, None)
         self._too_large.discard(uri)
         self.syntax.close(uri)
         self.history.close(uri)

@@ -1,7 +1,7 @@
 """The language server (pygls 2.x): inline completions and completion items from an engine worker.
 
-The server keeps every open document (pygls's workspace, incremental sync) with its tree-sitter
-tree and its definitions (`lsp_server.documents`). On `textDocument/inlineCompletion` or
+The server keeps every open document (incremental sync, applied by LSP's own line rules) with its
+tree-sitter tree and its definitions (`lsp_server.documents`). On `textDocument/inlineCompletion` or
 `textDocument/completion` it answers through `lsp_server.completer`: decide, build the context,
 ask the worker within the deadline, post-process. It answers with nothing, never with an error,
 when the position lies outside the document, the text cannot be sent, it is no place to complete,
@@ -45,7 +45,6 @@ from collections.abc import Callable, Sequence
 from importlib.metadata import version
 from pathlib import Path
 from typing import Any
-from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -57,6 +56,7 @@ from engine.client.hosts import is_loopback
 from engine.client.keys import ClientKeys, load_client_keys
 from lsp_server import arena, inline_edit, logs, transport
 from lsp_server.completer import complete_at, hole_for
+from lsp_server.documents import EditorDocumentsProtocol
 from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
 from lsp_server.launch_token import new_token, remove_token, token_path, write_token
 from lsp_server.protocol import (ACCEPT_COMMAND, ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT,
@@ -77,7 +77,7 @@ class InfillLanguageServer(LanguageServer):
     def __init__(self, worker_address: str | None = None, worker_keys: ClientKeys | None = None,
                  stats_log: str | None = None, worker_flags: Sequence[str] = (),
                  startup_timeout_s: float | None = None, backend: dict | None = None) -> None:
-        super().__init__("infill-lsp", version("infill"))
+        super().__init__("infill-lsp", version("infill"), protocol_cls=EditorDocumentsProtocol)
         self.default_worker_address = worker_address
         self.default_backend = backend  # --backend's, until a setting names one
         self.default_stats_log = stats_log
@@ -119,8 +119,8 @@ class InfillLanguageServer(LanguageServer):
         await self.session.workers.close()
 
     def _open_document(self, uri: str) -> OpenDocument | None:
-        document = self.workspace.text_documents.get(unquote(uri))
-        return None if document is None else OpenDocument(document.source, document.version)
+        opened = self.session.documents.opened(uri)
+        return None if opened is None else OpenDocument(*opened)
 
     def _worker_ready(self, model: str, address: str) -> None:
         self.protocol.notify(WORKER_READY, {"model": model, "address": address})
@@ -179,14 +179,12 @@ async def on_shutdown(ls: InfillLanguageServer, params: None) -> None:
 
 def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
-    ls.session.documents.open(document.uri, document.language_id, document.text)
+    ls.session.documents.open(document.uri, document.language_id, document.text, document.version)
 
 
 def on_did_change(ls: InfillLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-    uri, session = params.text_document.uri, ls.session
-    editor_text = session.open_text(uri)
-    if editor_text is not None:
-        session.documents.change(uri, params.content_changes, session.encoding(), editor_text)
+    document, session = params.text_document, ls.session
+    session.documents.change(document.uri, params.content_changes, session.encoding(), document.version)
 
 
 def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentParams) -> None:

@@ -1,10 +1,12 @@
 """Tree-sitter trees of the open documents, kept current by incremental reparsing.
 
-Each open document in a language we parse has a `completion.syntax.ParsedDocument`, its own copy
-of the text and its tree: on `didChange` every change is applied to the text and announced to the
-tree, and one reparse with the old tree reuses everything the edit did not touch. If the text ever
-disagrees with the editor's (a change that does not fit, a full-text sync), the document is parsed
-afresh from the editor's text.
+Each open document in a language we parse has a `completion.syntax.ParsedDocument`, its text and
+its tree: on `didChange` every change is applied to the text and announced to the tree, and one
+reparse with the old tree reuses everything the edit did not touch. Changes apply as an editor
+applies them, by LSP's own lines (`\\n`, `\\r\\n`, `\\r`) and columns (`change_span`), so the text
+follows the editor's through any edit; `lsp_server.documents` keeps the editor's text by the same
+rule. If the texts ever disagree (a full-text sync), the document is parsed afresh from the
+editor's text.
 """
 from __future__ import annotations
 
@@ -12,26 +14,42 @@ import logging
 
 from lsprotocol import types
 
-from completion.positions import offset_at
+from completion.positions import editor_offset
 from completion.syntax import ParsedDocument, language_for
 
 logger = logging.getLogger(__name__)
 
 
+def change_span(text: str, change: types.TextDocumentContentChangePartial, encoding: str) -> tuple[int, int]:
+    """The offsets of `text` that a partial change replaces, as an editor applies it: positions
+    outside the text are brought to its nearest end (`completion.positions.editor_offset`), and a
+    range given end first is the same range."""
+    where = change.range
+    start = editor_offset(text, where.start.line, where.start.character, encoding)
+    end = editor_offset(text, where.end.line, where.end.character, encoding)
+    return min(start, end), max(start, end)
+
+
+def applied(text: str, changes: list[types.TextDocumentContentChangeEvent], encoding: str) -> str:
+    """`text` after one `didChange`'s changes, in order, each as an editor applies it."""
+    for change in changes:
+        if isinstance(change, types.TextDocumentContentChangePartial):
+            start, end = change_span(text, change, encoding)
+            text = text[:start] + change.text + text[end:]
+        else:
+            text = change.text
+    return text
+
+
 def apply_change(document: ParsedDocument, change: types.TextDocumentContentChangeEvent,
-                 encoding: str) -> bool:
-    """Apply one LSP change; False when its range does not fit the text (nothing changed)."""
+                 encoding: str) -> None:
+    """Apply one LSP change to the document's text and tell its tree (a whole text drops it)."""
     if not isinstance(change, types.TextDocumentContentChangePartial):
         document.text = change.text
         document.tree = None
-        return True
-    text, where = document.text, change.range
-    start = offset_at(text, where.start.line, where.start.character, encoding)
-    end = offset_at(text, where.end.line, where.end.character, encoding)
-    if start is None or end is None or end < start:
-        return False
+        return
+    start, end = change_span(document.text, change, encoding)
     document.replace(start, end, change.text)
-    return True
 
 
 class SyntaxStore:
@@ -55,10 +73,12 @@ class SyntaxStore:
         document = self.documents.get(uri)
         if document is None:
             return
-        fitted = all(apply_change(document, change, encoding) for change in changes)
-        if not fitted or document.text != editor_text:
+        for change in changes:
+            apply_change(document, change, encoding)
+        fitted = document.text == editor_text
+        document.text = editor_text  # one copy of the text, shared with the caller's
+        if not fitted:
             logger.info("reparsing %s from scratch: its changes did not fit the text", uri)
-            document.text = editor_text
             document.reparse(incremental=False)
             return
         document.reparse()

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lsprotocol import types
 
 from completion.definitions import Definition
@@ -40,8 +42,8 @@ async def test_definitions_are_reindexed_once_the_edits_pause(monkeypatch):
     text = "def alpha():\n    pass\n"
     for index, char in enumerate("def beta(): pass\n"):
         text = text + char
-        documents.change(URI, [insert(2, index, char)], "utf-16", text)
-    assert documents.syntax.get(URI).text == text  # the tree follows every keystroke ...
+        documents.change(URI, [insert(2, index, char)], "utf-16", index + 2)
+    assert documents.syntax.get(URI).text == text == documents.opened(URI)[0]  # the tree follows every keystroke ...
     assert [d.name for d in documents.index.by_uri[URI]] == ["alpha"]  # ... the index waits
     await asyncio.wait_for(reindexed.wait(), REINDEX_WAIT_S)
     assert calls == [URI]
@@ -110,3 +112,67 @@ def test_a_document_just_opened_gets_the_requests_that_plan_makes_from_its_text(
     assert planned.mode == mode == "single_line" and planned.requests == served
     assert [s.text for s in served[0].snippets] == ['def far_away(a, b):\n    """Add two things."""',
                                                     "import os"]
+
+
+# Characters that end a line for `str.splitlines` but not for LSP, beside LSP's own line ends and
+# characters of one, two (UTF-16) and more code units.
+NOT_LSP_LINE_ENDS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+EDIT_ALPHABET = NOT_LSP_LINE_ENDS + "\r\n" + "ax é\U0001F600"
+HIGH_SURROGATES = range(0xD800, 0xDC00)
+
+
+def lsp_line_starts(units: list[int]) -> list[int]:
+    """The code-unit index where each line starts: LSP ends a line at CR LF, CR or LF only."""
+    starts, index = [0], 0
+    while index < len(units):
+        unit = units[index]
+        index += 1
+        if unit == 0x0D and index < len(units) and units[index] == 0x0A:
+            index += 1
+        if unit in (0x0A, 0x0D):
+            starts.append(index)
+    return starts
+
+
+def lsp_offset(units: list[int], line: int, character: int) -> int:
+    """A position in UTF-16 code units: a line past the last is the end; a character past its line's
+    end is the line's end; half a surrogate pair is the pair's start."""
+    starts = lsp_line_starts(units)
+    if line >= len(starts):
+        return len(units)
+    end = starts[line + 1] if line + 1 < len(starts) else len(units)
+    while end > starts[line] and units[end - 1] in (0x0A, 0x0D):
+        end -= 1
+    offset = min(starts[line] + character, end)
+    return offset - 1 if offset > starts[line] and units[offset - 1] in HIGH_SURROGATES else offset
+
+
+def lsp_apply(text: str, start: tuple[int, int], end: tuple[int, int], new_text: str) -> str:
+    """The LSP specification's incremental change, done on the text's UTF-16 code units."""
+    data = text.encode("utf-16-le", "surrogatepass")
+    units = [int.from_bytes(data[i:i + 2], "little") for i in range(0, len(data), 2)]
+    first, last = sorted((lsp_offset(units, *start), lsp_offset(units, *end)))
+    return data[:2 * first].decode("utf-16-le") + new_text + data[2 * last:].decode("utf-16-le")
+
+
+positions = st.tuples(st.integers(0, 12), st.integers(0, 12))
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(EDIT_ALPHABET, max_size=40),
+       st.lists(st.tuples(positions, positions, st.text(EDIT_ALPHABET, max_size=6)), max_size=8))
+def test_the_server_text_follows_the_editor_through_any_incremental_edits(text, edits):
+    """Random edits, applied by the LSP rules in UTF-16 code units, give the server the very text
+    the editor has (and its tree the same text), whatever characters `str.splitlines` would split."""
+    async def follow(text: str) -> None:  # a change schedules its re-index on the running loop
+        documents = Documents()
+        documents.open(URI, "python", text, 1)
+        for version, (start, end, new_text) in enumerate(edits, 2):
+            text = lsp_apply(text, start, end, new_text)
+            change = types.TextDocumentContentChangePartial(
+                range=types.Range(start=types.Position(*start), end=types.Position(*end)), text=new_text)
+            documents.change(URI, [change], "utf-16", version)
+            assert documents.opened(URI) == (text, version)
+            assert documents.syntax.get(URI).text == text
+        documents.close(URI)
+    asyncio.run(follow(text))

@@ -181,7 +181,7 @@ def test_the_edit_history_setting():
 
 
 async def test_the_servers_did_open_and_did_change_feed_the_history(monkeypatch):
-    """The real server's protocol, in process (no worker): pygls's document sync, our handlers,
+    """The real server's protocol, in process (no worker): the server's document sync, its handlers,
     the history."""
     monkeypatch.setattr(server_module.InfillLanguageServer, "connect_worker", lambda ls: None)
     ls = server_module.build_server()
@@ -203,7 +203,7 @@ async def test_the_servers_did_open_and_did_change_feed_the_history(monkeypatch)
             [replace(line, 0, line, 0, typed)])))
     events = ls.session.documents.history.events(URI)
     assert [(event.start_line, event.inserted) for event in events] == [(20, "cline20"), (30, "dline30")]
-    assert events[-1].after == ls.workspace.get_text_document(URI).source
+    assert events[-1].after == ls.session.documents.opened(URI)[0]
     notify(types.DidCloseTextDocumentNotification(params=types.DidCloseTextDocumentParams(
         types.TextDocumentIdentifier(uri=URI))))
     assert ls.session.documents.history.events(URI) == []

@@ -55,8 +55,8 @@ async def test_a_document_over_the_cap_has_no_tree_no_history_and_one_log_line(c
     text = LARGE
     for line in ["y = 2\n", "z = 3\n", "w = 4\n"]:
         changes, text = append_line(text, line)
-        documents.change(URI, changes, "utf-16", text)
-    documents.change(URI, [whole(text + "# full\n")], "utf-16", text + "# full\n")
+        documents.change(URI, changes, "utf-16")
+    documents.change(URI, [whole(text + "# full\n")], "utf-16")
     assert features_off(documents)
     assert list(documents.recent_edits) == []  # its edited places are not remembered
     assert documents.index.by_uri.get(URI) is None  # nor is its text read for definitions
@@ -66,13 +66,13 @@ async def test_a_document_over_the_cap_has_no_tree_no_history_and_one_log_line(c
 async def test_a_document_that_shrinks_under_the_cap_gets_its_features_back():
     documents = Documents()
     documents.open(URI, "python", LARGE)
-    documents.change(URI, [whole(SMALL)], "utf-16", SMALL)
+    documents.change(URI, [whole(SMALL)], "utf-16")
     assert not documents.is_too_large(URI)
     document = documents.syntax.get(URI)
     assert document is not None and document.tree is not None and document.text == SMALL
     assert [d.name for d in documents.index.by_uri[URI]] == ["alpha"]
     changes, text = append_line(SMALL, "beta = 2\n")
-    documents.change(URI, changes, "utf-16", text)
+    documents.change(URI, changes, "utf-16")
     assert documents.history.latest(URI).after == text  # the history starts again
     assert list(documents.recent_edits) == [(URI, 2)]
 
@@ -80,7 +80,7 @@ async def test_a_document_that_shrinks_under_the_cap_gets_its_features_back():
 async def test_a_document_that_grows_over_the_cap_loses_them_and_is_logged_again_after_a_reopen(caplog):
     documents = Documents()
     documents.open(URI, "python", SMALL)
-    documents.change(URI, [whole(LARGE)], "utf-16", LARGE)
+    documents.change(URI, [whole(LARGE)], "utf-16")
     assert features_off(documents)
     assert [d.name for d in documents.index.by_uri[URI]] == ["alpha"]  # its last known definitions
     documents.close(URI)
