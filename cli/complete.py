@@ -37,6 +37,7 @@ from engine.client.sync_client import WorkerClient
 from lsp_server import logs
 from upstream.backend import HttpBackend
 from upstream.config import BackendSettingError, add_backend_flags, backend_setting, upstream_of
+from upstream.dialects import printable
 
 EXIT_WORKER_FAILED = 1
 EXIT_BAD_INPUT = 2
@@ -145,11 +146,13 @@ def summary(results: Sequence[Result], texts: Sequence[str], mode: str) -> dict:
 
 
 def human_report(answer: dict) -> str:
+    """The answer for a terminal: the completion without control characters (terminal escapes) or
+    lone surrogates (`upstream.dialects.printable`), then its figures."""
     t = answer["timings"]
     if t is None:
         return ("(no completion)\n-- none: an editor completes nothing here while the user types "
                 "(--invoked asks anyway); no worker asked\n")
-    return (f"{answer['completion'] or '(no completion)'}\n"
+    return (f"{printable(answer['completion']) or '(no completion)'}\n"
             f"-- {answer['mode']}, {answer['stop_reason']}: {answer['forward_passes']} forward "
             f"passes, confidence {answer['confidence']:.2f}\n"
             f"-- queue {t['queue_ms']:.1f} ms, layout {t['prepare_ms']:.1f} ms, first pass "

@@ -1,8 +1,10 @@
 """The arena in the editor: with the `arena` setting on, an inline completion is a battle of two backends.
 
 Two backends of the `arenaBackends` setting (each `{"name", "address"?, "decoder"?, "backend"?}`;
-`backend` an upstream of any kind, as the `backend` setting names one (`upstream.config`); one with
-neither is the server's own worker or upstream) are drawn at random, shown in a random order, and asked
+`backend` an upstream of any kind, as the `backend` setting names one (`upstream.config`), but with
+no `apiKeyFile`: a workspace may set these, so a side's key is the `backend` setting's (or the
+command line's), and only where the side names that backend's origin (`upstream.config.with_key_of`);
+one with neither is the server's own worker or upstream) are drawn at random, shown in a random order, and asked
 for the same hole at once; the slower one is waited for, up to `arenaDeadlineMs`. The pair is
 planned as every completion is (`completion.fim`: the `languages` setting, the decision, one
 context for both), with one request per backend's decoder. The answer is
@@ -91,21 +93,23 @@ class ArenaState:
 
 
 def valid_backends(value: Any) -> bool:
-    """Two or more `{"name", "address"?, "decoder"?, "backend"?}` objects with different names."""
+    """Two or more `{"name", "address"?, "decoder"?, "backend"?}` objects with different names, no
+    `backend` naming a key file."""
     if not isinstance(value, list) or len(value) < 2 or not all(isinstance(b, dict) for b in value):
         return False
     names = [b.get("name") for b in value]
     return (all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
             and all(isinstance(b.get("address", ""), str) and isinstance(b.get("decoder", {}), dict)
-                    and upstream_config.valid(b.get("backend", {}))
+                    and upstream_config.valid(b.get("backend", {})) and "apiKeyFile" not in b.get("backend", {})
                     and set(b) <= {"name", "address", "decoder", "backend"} for b in value))
 
 
 async def client_for(session: Session, backend: dict, timeout_s: float) -> Any:
     """The client of a backend: its upstream's, its address's worker's, else the server's own."""
     state: ArenaState = session.arena
-    upstream = upstream_config.upstream_of(backend["backend"]) if backend.get("backend") else None
+    upstream = upstream_config.upstream_of(backend["backend"], trusted=False) if backend.get("backend") else None
     if upstream is not None:
+        upstream = upstream_config.with_key_of(upstream, session.settings.backend)
         key = f"{upstream.kind} {upstream.url} {upstream.model} {upstream.template}"
         if key not in state.clients:
             state.clients[key] = HttpBackend(upstream, session.show_error)

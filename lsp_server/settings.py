@@ -5,7 +5,8 @@ worker runs), where the stats go, which languages to complete, how many edit eve
 to keep for next-edit suggestions and how their regions' drafts are used (`nextEditDrafts`:
 `completion.next_edit.Drafting`) and whether an upstream HTTP model server answers instead of the
 workers (`backend`: `upstream.config`; its key file should come from the command line or
-machine-scoped editor settings, which a workspace cannot set); all come from the client's
+machine-scoped editor settings, which a workspace cannot set; an arena backend names no key file and
+borrows that key for the backend's own origin only); all come from the client's
 `initializationOptions` and configuration changes.
 """
 from __future__ import annotations
@@ -65,7 +66,8 @@ ServerSettings.OPTIONS = {
                        f"one of {', '.join(Drafting)}"),
     "arena": ("arena", lambda value: isinstance(value, bool), "true or false"),
     "arenaBackends": ("arena_backends", valid_backends,
-                      "a list of two or more {\"name\", \"address\"?, \"decoder\"?} objects with different names"),
+                      "a list of two or more {\"name\", \"address\"?, \"decoder\"?, \"backend\"?} objects with "
+                      "different names, no backend naming an apiKeyFile (its key is the backend setting's)"),
     "arenaVotes": ("arena_votes", _non_empty_text, "the path of the SQLite vote store"),
     "backend": ("backend", upstream_config.valid,
                 f"an object with some of {', '.join(upstream_config.OPTIONS)} (see `upstream.config`)"),

@@ -200,7 +200,8 @@ async def test_the_arena_battles_a_worker_against_upstreams_of_any_kind(tmp_path
     assert await session.end() == 0
 
 
-def test_infill_complete_through_the_gateway_prints_the_workers_answer(tmp_path, worker, gateway):
+def test_infill_complete_through_the_gateway_prints_the_workers_answer_with_or_without_v1(tmp_path, worker,
+                                                                                          gateway):
     import json
     import subprocess
     import sys
@@ -211,10 +212,11 @@ def test_infill_complete_through_the_gateway_prints_the_workers_answer(tmp_path,
     source.write_text("def add(a, b):\n    return \n")
     base = [sys.executable, "-m", "cli", "complete", str(source), "--line", "1", "--col", "11", "--json"]
     answers = [subprocess.run(base + flags, check=False, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120)
-               for flags in (["--worker", worker], ["--backend", gateway.url])]
-    assert [a.returncode for a in answers] == [0, 0], answers[1].stderr[-2000:]
-    direct, upstream = (json.loads(a.stdout.strip().splitlines()[-1]) for a in answers)
-    assert direct["completion"] and upstream["completion"] == direct["completion"]
+               for flags in (["--worker", worker], ["--backend", gateway.url], ["--backend", f"{gateway.url}/v1"],
+                             ["--backend", f"{gateway.url}/v1/"])]
+    assert [a.returncode for a in answers] == [0] * 4, [a.stderr[-2000:] for a in answers]
+    direct, *upstream = (json.loads(a.stdout.strip().splitlines()[-1]) for a in answers)
+    assert direct["completion"] and [u["completion"] for u in upstream] == [direct["completion"]] * 3
     dead = subprocess.run(base + ["--backend", "http://127.0.0.1:9"], check=False, cwd=REPO_ROOT, capture_output=True,
                           text=True, timeout=120)
     assert dead.returncode == 1 and "cannot connect" in dead.stderr

@@ -4,10 +4,14 @@ One call is one HTTP request (`dialects`): the request's deadline (or the settin
 shorter) is its timeout; a cancelled task (a superseded keystroke) leaves the `async with`
 that holds the response, which closes the connection, so the upstream sees its client go. A
 streamed answer is read to its end (the settled text is what is shown). What is read is capped:
-`MAX_BODY_BYTES` of body and `MAX_CHARS_PER_TOKEN` times `max_tokens` of text.
+`MAX_BODY_BYTES` of body, read raw (identity encoding is asked for, and a compressed answer is
+refused rather than inflated), `MAX_LINE_BYTES` of buffered stream line and `MAX_CHARS_PER_TOKEN`
+times `max_tokens` of text. The text and the messages lose control characters and lone surrogates
+(`dialects.printable`) before they reach an editor or a terminal.
 
-It never raises for the upstream's faults: one that is down, slow, refuses the key, rate-limits,
-errs or answers garbage gets an empty `Result`, and the first failure after a success sends ONE
+It never raises for the upstream's answers: one that is down, slow, refuses the key, rate-limits,
+errs or answers garbage (or anything the reading of its answer raises on, such as JSON nested too
+deep) gets an empty `Result`, and the first failure after a success sends ONE
 status message (`on_status`); further requests are not sent at all for a backoff that doubles up to
 `MAX_BACKOFF_S` (or the upstream's Retry-After), so a failing upstream costs no retry storm.
 """
@@ -29,6 +33,7 @@ from upstream.dialects import BadAnswer
 logger = logging.getLogger(__name__)
 
 MAX_BODY_BYTES = 1 << 20
+MAX_LINE_BYTES = 64 << 10  # an event-stream line (one chunk) longer than this is garbage
 MAX_CHARS_PER_TOKEN = 16  # an answer longer than this per token asked for is garbage
 FIRST_BACKOFF_S = 0.5
 MAX_BACKOFF_S = 30.0
@@ -48,7 +53,9 @@ class HttpBackend:
     def __init__(self, upstream: Upstream, on_status: Callable[[str], None] = lambda message: None,
                  transport: httpx.AsyncBaseTransport | None = None) -> None:
         self.upstream, self.on_status = upstream, on_status
-        headers = {"Authorization": f"Bearer {upstream.api_key}"} if upstream.api_key else {}
+        headers = {"Accept-Encoding": "identity"}
+        if upstream.api_key:
+            headers["Authorization"] = f"Bearer {upstream.api_key}"
         self._client = httpx.AsyncClient(base_url=upstream.url, headers=headers, follow_redirects=False,
                                          timeout=None, transport=transport, trust_env=False)
         self.address = upstream.url  # what logs and the arena call it
@@ -71,6 +78,8 @@ class HttpBackend:
             self._failed(Failure(_describe(exc)))
         except (Failure, BadAnswer) as exc:
             self._failed(exc)
+        except Exception as exc:  # never raises: whatever reading the answer raised on makes it a bad answer
+            self._failed(BadAnswer(f"its answer could not be read ({type(exc).__name__}: {str(exc)[:120]})"))
         else:
             if self.failures:
                 logger.info("the upstream at %s answers again", self.upstream.url)
@@ -90,8 +99,8 @@ class HttpBackend:
         backoff_s = min(MAX_BACKOFF_S, FIRST_BACKOFF_S * 2 ** (self.failures - 1))
         backoff_s = max(backoff_s, min(MAX_BACKOFF_S * 2, getattr(exc, "retry_after_s", 0.0)))
         self.quiet_until = time.monotonic() + backoff_s
-        message = (f"infill: no completions from the upstream at {self.upstream.url}: {exc}; "
-                   f"trying again in {backoff_s:.1f} s")
+        message = dialects.one_line(f"infill: no completions from the upstream at {self.upstream.url}: {exc}; "
+                                    f"trying again in {backoff_s:.1f} s")
         logger.warning("%s", message)
         if self.failures == 1:
             self.on_status(message)
@@ -101,14 +110,20 @@ class HttpBackend:
         async with self._client.stream("POST", call.path, json=call.body) as response:
             if response.status_code != 200:
                 raise _status_failure(response)
+            encoding = response.headers.get("content-encoding", "identity").strip().lower()
+            if encoding not in ("identity", ""):
+                raise BadAnswer(f"the answer is {encoding[:40]}-encoded though identity was asked for: "
+                                "it is not inflated here")
             cap = MAX_CHARS_PER_TOKEN * max(request.max_tokens, 1)
             if response.headers.get("content-type", "").startswith("text/event-stream"):
                 text = await _read_stream(response, cap)
             else:
                 answer = await _read_json(response)
                 if request.kind == "edit":
-                    return dialects.edit_items(request, _edit_content(answer))
+                    content = _edit_content(answer)
+                    return dialects.edit_items(request, None if content is None else dialects.printable(content))
                 text = dialects.text_of(answer)
+        text = dialects.printable(text)
         if request.kind == "edit":
             return dialects.edit_items(request, text)
         if len(text) > cap:
@@ -127,7 +142,7 @@ def _edit_content(answer: object) -> str | None:
 
 async def _read_json(response: httpx.Response) -> object:
     raw = bytearray()
-    async for chunk in response.aiter_bytes():
+    async for chunk in response.aiter_raw():
         raw += chunk
         if len(raw) > MAX_BODY_BYTES:
             raise Failure(f"the answer is over {MAX_BODY_BYTES} bytes")
@@ -138,29 +153,41 @@ async def _read_json(response: httpx.Response) -> object:
 
 
 async def _read_stream(response: httpx.Response, cap: int) -> str:
-    """The text of an event stream's chunks, to `[DONE]`, a chunk that says stop, or its end."""
-    pieces, read = [], 0
-    async for line in response.aiter_lines():
-        read += len(line) + 1
+    """The text of an event stream's chunks, to `[DONE]`, a chunk that says stop, or its end. The
+    body is read raw and split here, so that what waits for a line break is capped too."""
+    pieces: list[str] = []
+    pending, read = b"", 0
+    async for chunk in response.aiter_raw():
+        read += len(chunk)
         if read > MAX_BODY_BYTES:
             raise Failure(f"the stream is over {MAX_BODY_BYTES} bytes")
-        if not line.startswith("data:"):
-            continue
-        data = line[len("data:"):].strip()
-        if data == "[DONE]":
-            break
-        try:
-            chunk = json.loads(data)
-        except ValueError:
-            raise BadAnswer(f"a stream chunk is not JSON: {data[:60]!r}") from None
-        text = dialects.text_of(chunk, chunk=True)
-        if text:
-            pieces.append(text)
-            if sum(map(len, pieces)) > cap:
-                raise BadAnswer(f"the answer runs past {cap} characters")
-        if dialects.chunk_ends(chunk):
-            break
+        *lines, pending = (pending + chunk).split(b"\n")
+        if len(pending) > MAX_LINE_BYTES:
+            raise BadAnswer(f"a stream line runs past {MAX_LINE_BYTES} bytes with no line break")
+        for line in lines:
+            if _take_line(line, pieces, cap):
+                return "".join(pieces)
+    _take_line(pending, pieces, cap)
     return "".join(pieces)
+
+
+def _take_line(line: bytes, pieces: list[str], cap: int) -> bool:
+    """Add the text of one event-stream line to `pieces`; whether the stream says it is done."""
+    if not line.startswith(b"data:"):
+        return False
+    data = line[len(b"data:"):].strip()
+    if data == b"[DONE]":
+        return True
+    try:
+        chunk = json.loads(data)
+    except ValueError:
+        raise BadAnswer(f"a stream chunk is not JSON: {data[:60]!r}") from None
+    text = dialects.text_of(chunk, chunk=True)
+    if text:
+        pieces.append(text)
+        if sum(map(len, pieces)) > cap:
+            raise BadAnswer(f"the answer runs past {cap} characters")
+    return dialects.chunk_ends(chunk)
 
 
 def _status_failure(response: httpx.Response) -> Failure:

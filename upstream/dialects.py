@@ -12,10 +12,12 @@
                next edits: the other kinds' servers have no such endpoint (the drafts stand)
 
 An answer that is not what the kind promises (no choices, a choice without text, an error object
-in a 200) raises `BadAnswer`, which the backend turns into an empty answer.
+in a 200) raises `BadAnswer`, which the backend turns into an empty answer. What an upstream wrote
+reaches an editor or a terminal only through `printable` (text) or `one_line` (a message).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +26,8 @@ from upstream.config import Upstream
 from upstream.templates import CHAT, chat_prompt, render, unfence
 
 CURSOR = "<|cursor|>"
+# C0 and C1 controls but tab and line feed, a carriage return but before a line feed, DEL, lone surrogates
+UNPRINTABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]|\r(?!\n)")
 
 
 class BadAnswer(Exception):
@@ -35,6 +39,17 @@ class Call:
     path: str
     body: dict
     chat: bool = False  # the answer is a chat message (maybe fenced)
+
+
+def printable(text: str) -> str:
+    """An upstream's `text` as it may reach an editor or a terminal: no control character (terminal
+    escapes included) but tab, line feed and CRLF's carriage return, and no lone surrogate."""
+    return UNPRINTABLE.sub("", text)
+
+
+def one_line(text: str) -> str:
+    """`printable(text)` on one line, for a message."""
+    return re.sub(r"[\t\r\n]+", " ", printable(text))
 
 
 def call_for(upstream: Upstream, request: CompleteRequest) -> Call:
