@@ -1,7 +1,7 @@
 """Drafts of the next-edit regions: the new text the user's last edit implies for each region.
 
 `draft_regions(event, document, regions)` gives one `Draft` per region: the region's lines (as
-`line_starts` in completion/next_edit.py cuts them, the last line's break included) as they should
+`completion.positions.line_starts` cuts them, the last line's break included) as they should
 become, so that a model only fills what a draft cannot know. One rule, picked by the event:
 - *rename* (`renamed(event)`): the other uses of the old name that `rename_uses` finds, plus the
   keyword arguments `f(old=...)` of the calls of a function whose parameter was renamed, get the

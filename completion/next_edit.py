@@ -26,9 +26,12 @@ go with it (their changed lines before and after) as the job's cause. `edits_fro
 region's proposal into an `Edit` of those lines and keeps only the edits worth showing: a
 proposal the same as the current text (up to trailing whitespace) is no edit; a hole below
 `MIN_CONFIDENCE` shows nothing rather than a wrong edit; an edit that undoes the user's last event
-goes; and when the edits together add a tree-sitter ERROR node, none is kept. Edits come nearest the cursor first. Lines are counted as the LSP counts them; a region's
-text includes its last line break, and an edit's text ends as its region's does (the model's
-trailing whitespace is not trusted). Everything here is pure.
+goes; a proposal that removes more lines than its region's draft changes goes, and in Python
+the edits of top-level statements that would no longer compile as far as they did
+(`completion.edit_checks`); and when the edits together add a tree-sitter ERROR
+node, none is kept. Edits come nearest the cursor first. Lines are counted as the LSP counts them;
+a region's text includes its last line break, and an edit's text ends as its region's does (the
+model's trailing whitespace is not trusted). Everything here is pure.
 """
 from __future__ import annotations
 
@@ -40,9 +43,10 @@ from enum import StrEnum
 
 from completion.context import approx_tokens
 from completion.edit_drafts import Draft, draft_regions
+from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_regions import Region, changed_literal, regions_after, renamed, signature_change
-from completion.positions import LINE_BREAK
+from completion.positions import LINE_BREAK, line_starts
 from completion.syntax import ParsedDocument, error_count
 from engine.client.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
                                     CompleteRequest, Event, Hole as EditHole, Item, Mode)
@@ -61,20 +65,6 @@ class Drafting(StrEnum):
     DRAFTED = "drafted"  # each region's draft, checked and completed by the model
     RULES = "rules"  # the drafts alone: no backend asked
     MODEL = "model"  # every region masked whole: the model writes each
-
-
-@dataclass(slots=True, frozen=True)
-class Edit:
-    """Lines `start_line .. end_line - 1` of the document become `new_text`."""
-
-    start_line: int
-    end_line: int  # exclusive
-    new_text: str
-
-
-def line_starts(text: str) -> list[int]:
-    """The offset where each line starts, plus `len(text)` last (lines as the LSP counts them)."""
-    return [0, *(found.end() for found in LINE_BREAK.finditer(text)), len(text)]
 
 
 def hole_tokens(text: str) -> int:
@@ -175,14 +165,6 @@ def undoes(edit: Edit, current: str, event: EditEvent) -> bool:
     return names is not None and back == (names[1], names[0])
 
 
-def applied(text: str, edits: Sequence[Edit]) -> str:
-    """`text` with every edit made (none may overlap)."""
-    starts = line_starts(text)
-    for edit in sorted(edits, key=lambda e: e.start_line, reverse=True):
-        text = text[:starts[edit.start_line]] + edit.new_text + text[starts[edit.end_line]:]
-    return text
-
-
 def _distance(edit: Edit, cursor_line: int) -> int:
     if edit.start_line <= cursor_line < edit.end_line:
         return 0
@@ -190,15 +172,23 @@ def _distance(edit: Edit, cursor_line: int) -> int:
 
 
 def edits_from(document: ParsedDocument, proposals: dict[Region, str], event: EditEvent,
-               cursor_line: int) -> list[Edit]:
-    """The edits to show for the regions' `proposals`, nearest the cursor first; none when they
-    would add a syntax error or the document has no tree to check them with."""
+               cursor_line: int, removable: dict[Region, int] | None = None) -> list[Edit]:
+    """The edits to show for the regions' `proposals`, nearest the cursor first: none that
+    removes more lines than `removable` allows its region (when given), none of Python that does
+    not compile as far as its statements did; none at all when they would add a syntax error or
+    the document has no tree to check them with."""
     if document.tree is None:
         return []
     text = document.text
     starts = line_starts(text)
+    if removable is not None:
+        proposals = {region: proposal for region, proposal in proposals.items()
+                     if removed_lines(text[starts[region.start_line]:starts[region.end_line]], proposal)
+                     <= removable.get(region, 0)}
     edits = [edit for edit in changed(text, proposals)
              if not undoes(edit, text[starts[edit.start_line]:starts[edit.end_line]], event)]
+    if edits and document.language == "python":
+        edits = compiling_edits(document, edits)
     if not edits:
         return []
     after = ParsedDocument.parse(document.language, applied(text, edits))
@@ -247,6 +237,7 @@ class EditPlan:
     sent: list[Region]  # the regions of `request`
     request: CompleteRequest | None
     drafting: Drafting = Drafting.DRAFTED
+    removable: dict[Region, int] | None = None  # the lines each region's draft changes: no more may go
 
 
 def draft_budget(regions: Sequence[Region], drafts: dict[Region, Draft]) -> list[Region]:
@@ -273,12 +264,16 @@ def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: 
     if gate(document, event) is not None:
         return None
     regions = regions_after(event, document, cursor_line)
-    drafts = {} if drafting == Drafting.MODEL else dict(zip(regions, draft_regions(event, document, regions)))
+    every_draft = dict(zip(regions, draft_regions(event, document, regions)))
+    starts = line_starts(document.text)
+    removable = {region: draft_changed_lines(document.text[starts[region.start_line]:starts[region.end_line]],
+                                             draft) for region, draft in every_draft.items()}
+    drafts = {} if drafting == Drafting.MODEL else every_draft
     sent = regions if drafting == Drafting.MODEL else [] if drafting == Drafting.RULES \
         else draft_budget(regions, drafts)
     request = edit_request(request_id, document.text, sent, deadline_ms, uri, session, events,
                            drafts) if sent else None
-    return EditPlan(document, event, cursor_line, regions, drafts, sent, request, drafting)
+    return EditPlan(document, event, cursor_line, regions, drafts, sent, request, drafting, removable)
 
 
 def within(planned: EditPlan, budget_ms: int) -> EditPlan:
@@ -300,4 +295,5 @@ def proposals(planned: EditPlan, items: Sequence[Item]) -> dict[Region, str]:
 def finish(planned: EditPlan, items: Sequence[Item]) -> list[Edit]:
     """The edits to show for the backend's `items` (none: the backend was not asked, or did not
     answer), nearest the cursor first (`edits_from`)."""
-    return edits_from(planned.document, proposals(planned, items), planned.event, planned.cursor_line)
+    return edits_from(planned.document, proposals(planned, items), planned.event, planned.cursor_line,
+                      planned.removable)

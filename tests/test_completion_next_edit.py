@@ -2,12 +2,15 @@
 the drafts alone) back to edits, and the gate, without a model."""
 from __future__ import annotations
 
+import pytest
+
+from completion import edit_checks, next_edit
+from completion.edit_checks import compiles_as_far, failure_line
 from completion.edit_events import EditEvent, diff_span
-from completion import next_edit
 from completion.edit_regions import CURSOR, RENAME, Region
 from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Drafting, Edit, answered, applied,
                                   edit_request, edits_from, hole_tokens)
-from completion.syntax import ParsedDocument
+from completion.syntax import ParsedDocument, error_count
 from engine.client.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
 
 BEFORE = '''\
@@ -197,3 +200,68 @@ def test_common_ends_bound_the_smallest_change():
     assert common_ends("count = 0", "total = 0") == (0, 4)
     assert common_ends("aXa", "aa") == (1, 1)  # the shared end never overlaps the shared start
     assert common_ends("same", "same") == (4, 0)
+
+
+def model_plan(text: str, event: EditEvent, cursor_line: int) -> next_edit.EditPlan:
+    """The plan of a `model` next edit: every region masked whole, the model writes each."""
+    planned = next_edit.plan(document(text), event, cursor_line, "r", 800, drafting=Drafting.MODEL)
+    assert planned is not None and planned.request is not None
+    return planned
+
+
+@pytest.mark.parametrize("old, new", [
+    ("    return count\n", "      return acc\n"),  # an unindent that matches no outer level
+    ("        count += item\n", "\tacc += item\n"),  # a tab where the block indents with spaces
+    ("    return count\n", "    acc += 0\n        return acc\n"),  # an unexpected indent
+])
+def test_a_model_edit_that_breaks_python_indentation_is_not_shown(old, new):
+    """tree-sitter-python finds no error in these texts; CPython refuses them, and so does the guard."""
+    planned = model_plan(AFTER, EVENT, 1)
+    answers = [hole.replaces.replace(old, new).replace("count", "acc") for hole in planned.request.holes]
+    assert any(old in hole.replaces for hole in planned.request.holes)
+    items = [item(index, text) for index, text in enumerate(answers)]
+    proposed = applied(AFTER, [Edit(r.start_line, r.end_line, text) for r, text in
+                               zip(sorted(planned.sent, key=lambda r: r.start_line), answers)])
+    assert error_count(document(proposed).tree) == 0 and failure_line(proposed) is not None
+    assert next_edit.finish(planned, items) == []
+    sound = [item(index, hole.replaces.replace("count", "acc")) for index, hole in enumerate(planned.request.holes)]
+    assert applied(AFTER, next_edit.finish(planned, sound)) == BEFORE.replace("count", "acc")
+
+
+def test_a_model_edit_may_not_delete_lines_that_its_draft_keeps():
+    """After a comment edit, an answer that drops a whole function is no edit; one that changes
+    the lines in place still is."""
+    before = "# helpers for totals\ndef total(items):\n    return sum(items)\n\n\ndef mean(items):\n    return 0\n"
+    after = before.replace("totals", "sums")
+    event = EditEvent("file:///t.py", before, after, diff_span(before, after), 0.0)
+    planned = model_plan(after, event, 0)
+    [hole] = planned.request.holes
+    assert hole.replaces.startswith("def total(items):\n") and hole.replaces.endswith("def mean(items):\n")
+    assert next_edit.finish(planned, [item(0, "def mean(items):\n")]) == []
+    rewritten = hole.replaces.replace("sum(items)", "sum(items, 0)")
+    edits = next_edit.finish(planned, [item(0, rewritten)])
+    assert applied(after, edits) == after.replace("sum(items)", "sum(items, 0)")
+
+
+def test_python_that_already_fails_keeps_edits_that_fail_no_earlier():
+    text = "x = 1\ny = 2\nz = 3\n  w = 4\n"  # CPython stops at line 3 (an unexpected indent)
+    assert failure_line(text) == 3
+    assert compiles_as_far(text, [Edit(0, 1, "x = 10\n")])  # above the failure, sound
+    assert compiles_as_far(text, [Edit(0, 1, "x = 10\nv = 0\n")])  # the failure moves down with it
+    assert not compiles_as_far(text, [Edit(1, 2, "  y = 2\n")])  # a new failure above it
+    assert compiles_as_far(text, [Edit(3, 4, "w = 4\n")])  # the user's own error mended
+    assert not compiles_as_far("a = 1\n", [Edit(0, 1, "a = (\n")])
+
+
+def test_only_the_top_level_statements_an_edit_touches_are_compiled(monkeypatch):
+    """A big file costs what its edited statements do; a statement over the cap shows nothing."""
+    functions = "".join(f"def f{i}(a):\n    return a + {i}\n\n\n" for i in range(5000))
+    text = functions + "def total(items):\n    acc = 0\n    return acc\n"
+    compiled = []
+    monkeypatch.setattr(edit_checks, "failure_line", lambda source: compiled.append(source) or None)
+    edit = Edit(text.count("\n") - 1, text.count("\n"), "    return acc + 1\n")
+    assert edit_checks.compiling_edits(document(text), [edit]) == [edit]
+    assert compiled == ["def total(items):\n    acc = 0\n    return acc\n",
+                        "def total(items):\n    acc = 0\n    return acc + 1\n"]
+    monkeypatch.setattr(edit_checks, "MAX_COMPILE_CHARS", 20)
+    assert edit_checks.compiling_edits(document(text), [edit]) == []

@@ -1,0 +1,137 @@
+"""A next edit (`Edit`: whole lines of a document and their new text) and the checks it passes
+before it is shown, beside those of `completion.next_edit`.
+
+- Lines: a proposal may remove no more lines than its region's draft changes (`removed_lines`,
+  `draft_changed_lines`): a model asked to rewrite a function after a comment edit must not delete it.
+- Python: tree-sitter-python takes an unexpected indent, an unindent that matches no outer level
+  and a mix of tabs and spaces that CPython refuses as sound, so the edits of each group of
+  top-level statements they touch are kept only when those statements, edited, compile as far as
+  they did (`compiling_edits`, `compiles_as_far`): if they compiled, they still compile; if CPython
+  stopped at line N, it stops no earlier than where line N went. Only the touched statements are
+  compiled, each group at most `MAX_COMPILE_CHARS`, so a big file costs what its edited part does;
+  CPython reports one error, so an edit below a line the user left broken is judged by that line.
+Lines are counted as the LSP counts them, as CPython does (`\\n`, `\\r\\n`, `\\r`). Everything here is pure.
+"""
+from __future__ import annotations
+
+import bisect
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from completion.edit_drafts import Draft
+from completion.edit_events import diff_span, line_breaks
+from completion.positions import line_starts
+from completion.syntax import ParsedDocument, encode
+
+# The Python text one group of edits' top-level statements may hold to be compiled (a 20 KB module
+# compiles in about 10 ms here); a group over it shows nothing rather than an edit it cannot check.
+MAX_COMPILE_CHARS = 64 * 1024
+
+
+@dataclass(slots=True, frozen=True)
+class Edit:
+    """Lines `start_line .. end_line - 1` of the document become `new_text`."""
+
+    start_line: int
+    end_line: int  # exclusive
+    new_text: str
+
+
+def applied(text: str, edits: Sequence[Edit]) -> str:
+    """`text` with every edit made (none may overlap)."""
+    starts = line_starts(text)
+    for edit in sorted(edits, key=lambda e: e.start_line, reverse=True):
+        text = text[:starts[edit.start_line]] + edit.new_text + text[starts[edit.end_line]:]
+    return text
+
+
+def _line_count(text: str) -> int:
+    """How many lines `text` covers: a final line break ends its last line, not opens another."""
+    return line_breaks(text) + (0 if text == "" or text[-1] in "\r\n" else 1)
+
+
+def removed_lines(current: str, proposal: str) -> int:
+    """How many lines fewer than `current` `proposal` has (its trailing blank lines not counted)."""
+    return max(0, _line_count(current.rstrip()) - _line_count(proposal.rstrip()))
+
+
+def draft_changed_lines(current: str, draft: Draft) -> int:
+    """How many lines of a region's `current` text its draft changes."""
+    span = diff_span(current, draft.text)
+    return span.before_end - span.start_line if draft.changes else 0
+
+
+def failure_line(source: str) -> int | None:
+    """The 0-based line where CPython first refuses `source` (indentation included), or None
+    when it compiles; compiler warnings are not shown."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(source, "<doc>", "exec", dont_inherit=True)
+        except SyntaxError as exc:  # IndentationError and TabError too
+            return max((exc.lineno or 1) - 1, 0)
+        except (ValueError, RecursionError, MemoryError):  # a null byte, nesting too deep
+            return 0
+    return None
+
+
+def _line_after(line: int, edits: Sequence[Edit]) -> int:
+    """Where line `line` of a text lies once `edits` are made (the first line of an edit that
+    covers it)."""
+    shift = 0
+    for edit in sorted(edits, key=lambda e: e.start_line):
+        if edit.end_line <= line:
+            shift += _line_count(edit.new_text) - (edit.end_line - edit.start_line)
+        elif edit.start_line <= line:
+            return edit.start_line + shift
+    return line + shift
+
+
+def compiles_as_far(before: str, edits: Sequence[Edit]) -> bool:
+    """True when Python `before` with `edits` made compiles, or fails no earlier than `before`
+    does (an edit below a line the user left broken is judged as far as CPython reads)."""
+    failed_before = failure_line(before)
+    failed_after = failure_line(applied(before, edits))
+    if failed_before is None or failed_after is None:
+        return failed_after is None
+    return failed_after >= _line_after(failed_before, edits)
+
+
+def statement_lines(document: ParsedDocument) -> list[int]:
+    """The lines where the document's top-level statements start, with 0, in order."""
+    text, starts = document.text, line_starts(document.text)
+    byte_starts = [0]
+    for start, end in zip(starts, starts[1:]):
+        byte_starts.append(byte_starts[-1] + len(encode(text[start:end])))
+    found = {bisect.bisect_right(byte_starts, child.start_byte) - 1 for child in document.tree.root_node.children}
+    return sorted(found | {0})
+
+
+def statement_groups(edits: Sequence[Edit], bounds: list[int], line_count: int) -> list[tuple[int, int, list[Edit]]]:
+    """(first line, end line, edits) of the top-level statements each group of `edits` touches;
+    `bounds` are the lines where statements start."""
+    groups: list[tuple[int, int, list[Edit]]] = []
+    for edit in sorted(edits, key=lambda e: e.start_line):
+        first = bounds[bisect.bisect_right(bounds, edit.start_line) - 1]
+        after = bisect.bisect_left(bounds, edit.end_line)
+        end = bounds[after] if after < len(bounds) else line_count
+        if groups and first < groups[-1][1]:
+            start, last_end, grouped = groups.pop()
+            groups.append((start, max(end, last_end), [*grouped, edit]))
+        else:
+            groups.append((first, end, [edit]))
+    return groups
+
+
+def compiling_edits(document: ParsedDocument, edits: Sequence[Edit]) -> list[Edit]:
+    """The edits of each group of top-level statements that, edited, still compile as far as
+    they did (`compiles_as_far`); none of a group over `MAX_COMPILE_CHARS`."""
+    text, starts = document.text, line_starts(document.text)
+    kept: list[Edit] = []
+    for first, end, grouped in statement_groups(edits, statement_lines(document), len(starts) - 1):
+        before = text[starts[first]:starts[end]]
+        moved = [Edit(e.start_line - first, e.end_line - first, e.new_text) for e in grouped]
+        if len(before) <= MAX_COMPILE_CHARS and compiles_as_far(before, moved):
+            kept.extend(grouped)
+    return kept
