@@ -121,7 +121,7 @@ def test_ctrl_c_still_saves_a_usable_model(tiny_model_dir, repo, tmp_path, monke
     monkeypatch.setattr(adapt_module, "batch_loss", interrupted)
     out = adapt(quick(tiny_model_dir, tmp_path / "adapted", repo, steps=5))
     assert json.loads((out / "adapt.json").read_text())["steps"] == 1
-    assert (run_dir(out) / "state.pt").exists()
+    assert (run_dir(out) / "state.safetensors").exists()
     ModelRunner(out)
 
 

@@ -16,12 +16,15 @@ short blocks). Three kinds of rows make each batch:
   trained on, under the corpus objective, so that general skill is kept.
 
 The learning rate warms up and then follows a cosine to 10% over `--minutes` (time, not steps).
-Progress shows the time left; the run folder (`OUT.partial/`) holds a resumable state, so running
-the same command again goes on where a cut run stopped, and Ctrl-C saves a usable model. The model
-folder is written beside OUT under a temporary name and renamed into place once complete, so OUT
-is either the previous model or the new one, never half of one. It holds the weights, the base's
-tokenizer and decoder defaults, a model card (`MODEL_CARD.md`: the repository, files, tokens,
-minutes, base) and `adapt.json`; `bench.repo` adds its held-out figures (`add_figures`).
+Progress shows the time left; the run folder (`OUT.partial/`) holds a resumable state, without
+pickle (`training.adapt_state`), so running the same command again goes on where a cut run
+stopped, and Ctrl-C saves a usable model. OUT is checked before anything is trained: new, empty,
+or a folder adapt wrote, and apart from the repository and the base (`training.adapt_folder`). The
+model folder is written beside OUT under a temporary name and renamed into place once complete,
+so OUT is either the previous model or the new one, never half of one. It holds the weights, the
+base's tokenizer and decoder defaults, a model card (`MODEL_CARD.md`: the repository, files,
+tokens, minutes, base) and `adapt.json` (with the list of files adapt wrote); `bench.repo` adds its
+held-out figures (`add_figures`).
 
 A public checkpoint (too large to train whole) gets LoRA adapters instead (`training.lora`).
 """
@@ -30,7 +33,6 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import os
 import random
 import shutil
 import sys
@@ -48,9 +50,11 @@ from infill.model import Transformer
 from infill.paths import REPO_ROOT, bundled_model_dir, work_dir
 from infill.serving import open_tokenizer
 from infill.tokenizer import ModelTokenizer
+from training.adapt_folder import RECORD, checked_out, run_dir, write_folder
+from training.adapt_state import Progress, load_state, save_state
 from training.evalguard import EvalGuard
 from training.noising import CORPUS_SHAPES, EDITOR_SHAPES, Special, noise_window
-from training.repo_files import RepoError, RepoFile, gather, said
+from training.repo_files import Gathered, RepoError, RepoFile, counts_text, gather, said
 from training.snippet_data import SnippetWindows, TrainFile, noised_row, package_index, window_record
 from training.train import Prefetcher, Windows, batch_loss, check_device, lr_at
 
@@ -199,14 +203,6 @@ def fingerprint(config: AdaptConfig, files: list[RepoFile]) -> str:
     return digest.hexdigest()[:16]
 
 
-@dataclass(slots=True)
-class Progress:
-    step: int = 0
-    seconds: float = 0.0  # training time spent, over all resumed runs
-    loss: float | None = None
-    sessions: int = 0  # runs that trained it (a resumed run adds one)
-
-
 def lora_module():
     """`training.lora`, which needs peft (the `lora` extra), imported only for a public base."""
     try:
@@ -238,41 +234,6 @@ def is_public(base: Path) -> bool:
     return not is_own_config(json.loads((Path(base) / "config.json").read_text()))
 
 
-def load_state(path: Path, model: Transformer, opt: torch.optim.Optimizer, rng: np.random.Generator,
-               expected: str) -> Progress:
-    """A saved run's progress, loaded into `model`, `opt` and `rng`; a fresh Progress when there
-    is no state or it was trained on something else."""
-    if not path.exists():
-        return Progress()
-    state = torch.load(path, weights_only=False)
-    if state.get("fingerprint") != expected:
-        tqdm.write(f"{path} was trained on other files or another base: starting over", file=sys.stderr)
-        return Progress()
-    model.load_state_dict(state["model"], strict=False)
-    opt.load_state_dict(state["opt"])
-    rng.bit_generator.state = state["rng"]
-    tqdm.write(f"resuming at step {state['step']}, {state['seconds']:.0f} s of {path.parent} already trained", file=sys.stderr)
-    return Progress(state["step"], state["seconds"], state.get("loss"), state["sessions"])
-
-
-def save_state(path: Path, model: Transformer, opt, rng: np.random.Generator, progress: Progress, mark: str) -> None:
-    """The resumable state, written under a temporary name and renamed (a cut write leaves the last one)."""
-    tmp = path.with_suffix(".tmp")
-    with rng.bit_generator.lock:  # the prefetch thread draws from it
-        rng_state = rng.bit_generator.state
-    weights = {k: v for k, v in model.state_dict().items() if trained_name(model, k)}
-    torch.save({"model": weights, "opt": opt.state_dict(), "rng": rng_state, "step": progress.step,
-                "seconds": progress.seconds, "loss": progress.loss, "sessions": progress.sessions,
-                "fingerprint": mark}, tmp)
-    tmp.replace(path)
-
-
-def trained_name(model: Transformer, name: str) -> bool:
-    """Whether a state-dict entry is trained (every one, or only the adapters' when the rest is frozen)."""
-    param = dict(model.named_parameters()).get(name)
-    return param is None or param.requires_grad
-
-
 def time_bar(budget_s: float, done_s: float) -> tqdm:
     """A progress bar over the time budget, showing the time left."""
     return tqdm(total=round(budget_s), initial=round(done_s), unit="s", dynamic_ncols=True,
@@ -284,8 +245,7 @@ def train_loop(model: Transformer, params, rows: Rows, config: AdaptConfig, run:
     """Steps until the time budget is spent or Ctrl-C; the state is saved on the way and at the end."""
     opt = torch.optim.AdamW(params, lr=config.lr, betas=(0.9, 0.95), weight_decay=0.0)
     rng = np.random.default_rng(config.seed)
-    state_path = run / "state.pt"
-    progress = load_state(state_path, model, opt, rng, mark)
+    progress = load_state(run, model, opt, rng, mark)
     progress.sessions += 1
     budget_s, total = config.minutes * 60, config.steps or 1 << 40  # the schedule ends with the first budget spent
     batches = Prefetcher(rows.batch, rng)
@@ -310,14 +270,14 @@ def train_loop(model: Transformer, params, rows: Rows, config: AdaptConfig, run:
             bar.set_postfix_str(f"step {steps}, loss {progress.loss:.3f}", refresh=False)
             bar.update(min(round(progress.seconds), bar.total) - bar.n)
             if time.monotonic() - saved_at > SAVE_EVERY_S:
-                save_state(state_path, model, opt, rng, progress, mark)
+                save_state(run, model, opt, rng, progress, mark)
                 saved_at = time.monotonic()
     except KeyboardInterrupt:
         tqdm.write(f"interrupted at step {progress.step}: saving the model as it is", file=sys.stderr)
     finally:
         batches.stop()
         bar.close()
-    save_state(state_path, model, opt, rng, progress, mark)
+    save_state(run, model, opt, rng, progress, mark)
     return progress
 
 
@@ -330,7 +290,7 @@ def card_text(config: AdaptConfig, data: dict, progress: Progress, lora: bool, s
         f"`{config.base}` adapted to the repository `{config.repo or '(files given)'}` by `infill adapt` "
         f"({how}).", "",
         "| | |", "| --- | --- |",
-        f"| files | {data['files']:,} (skipped: {data.get('skipped') or 'none'}) |",
+        f"| files | {data['files']:,} (skipped: {counts_text(data.get('skipped', {}))}) |",
         f"| tokens | {data['tokens']:,} |",
         f"| training | {progress.seconds / 60:.1f} minutes, {progress.step} steps of {config.batch} rows of {data['seq_len']} tokens, "
         f"{config.threads} CPU threads |",
@@ -346,7 +306,7 @@ def add_figures(model_dir: Path, figures: dict) -> None:
     """Record held-out figures (`bench.repo`'s summary) in an adapted model's folder: in
     `adapt.json` and as a section of its card."""
     model_dir = Path(model_dir)
-    record_path = model_dir / "adapt.json"
+    record_path = model_dir / RECORD
     record = json.loads(record_path.read_text()) if record_path.exists() else {}
     record["held_out"] = figures
     record_path.write_text(json.dumps(record, indent=2) + "\n")
@@ -356,25 +316,9 @@ def add_figures(model_dir: Path, figures: dict) -> None:
     (model_dir / CARD).write_text(card)
 
 
-def write_folder(model: Transformer, config: AdaptConfig, data: dict, progress: Progress, lora: bool) -> Path:
-    """The model folder, written under a temporary name beside OUT and renamed into place."""
-    out = Path(config.out)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp-{os.getpid()}")
-    shutil.rmtree(tmp, ignore_errors=True)
-    try:
-        fill_folder(tmp, model, config, data, progress, lora)
-        swap_into(tmp, out)
-    except OSError as error:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise SystemExit(f"could not write {out} ({error}); it was left as it was, and the run's state is in "
-                         f"{run_dir(out)}: run the same command again to save it") from error
-    return out
-
-
 def fill_folder(folder: Path, model: Transformer, config: AdaptConfig, data: dict, progress: Progress,
                 lora: bool) -> None:
-    folder.mkdir(parents=True)
+    """Write the adapted model into the new, empty `folder`, `adapt.json` last (it lists the files)."""
     snippets = data["rows_per_step"]["with_snippets"] > 0
     if lora:
         lora_module().save_adapters(model, folder, Path(config.base).resolve())
@@ -387,26 +331,13 @@ def fill_folder(folder: Path, model: Transformer, config: AdaptConfig, data: dic
     record = {"base": str(config.base), "repo": str(config.repo or ""), "config": jsonable(config),
               "data": data, "steps": progress.step, "seconds": round(progress.seconds, 1), "loss": progress.loss,
               "sessions": progress.sessions}
-    (folder / "adapt.json").write_text(json.dumps(record, indent=2) + "\n")
     (folder / CARD).write_text(card_text(config, data, progress, lora, snippets))
+    record["files"] = sorted({p.name for p in folder.iterdir()} | {RECORD})
+    (folder / RECORD).write_text(json.dumps(record, indent=2) + "\n")
 
 
 def jsonable(config: AdaptConfig) -> dict:
     return {k: str(v) if isinstance(v, Path) else v for k, v in asdict(config).items()}
-
-
-def swap_into(tmp: Path, out: Path) -> None:
-    """Put the complete folder `tmp` at `out`, the previous one (if any) moved aside first and
-    removed once the new one is in place."""
-    old = out.with_name(f".{out.name}.old-{os.getpid()}")
-    if out.exists():
-        out.rename(old)
-    tmp.rename(out)
-    shutil.rmtree(old, ignore_errors=True)
-
-
-def run_dir(out: Path) -> Path:
-    return Path(out).with_name(Path(out).name + ".partial")
 
 
 def dev_guard() -> EvalGuard | None:
@@ -418,28 +349,33 @@ def dev_guard() -> EvalGuard | None:
 
 def adapt(config: AdaptConfig, files: list[RepoFile] | None = None) -> Path:
     """Adapt `config.base` to `files` (default: the repository `config.repo`'s source files) and
-    return the model folder written at `config.out`."""
+    return the model folder written at `config.out`, once it is a folder adapt may write."""
     check_device(config.device)
+    config.out = checked_out(config.out or default_out(config.repo or Path.cwd()), config.repo, config.base)
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     guard = dev_guard() if files is None or config.replay_share else None  # only what is read here needs it
-    skipped = {}
-    if files is None:
-        gathered = gather(Path(config.repo), config.exclude, source_languages(config.base), guard)
-        files, skipped = gathered.files, dict(gathered.skipped)
-    config.out = Path(config.out or default_out(config.repo or Path.cwd()))
+    gathered = Gathered(files) if files is not None else read_repo(config, guard)
     tok = open_tokenizer(config.base)
     lora = is_public(config.base)
-    rows, data = make_rows(tok, files, config, guard, np.random.default_rng(config.seed + 1))
-    data["skipped"] = skipped
+    rows, data = make_rows(tok, gathered.files, config, guard, np.random.default_rng(config.seed + 1))
+    data["skipped"] = dict(gathered.skipped)
     model, params = opened(config, lora)
     run = run_dir(config.out)
     run.mkdir(parents=True, exist_ok=True)
-    tqdm.write(f"adapting {config.base} to {data['files']} files ({data['tokens']:,} tokens){said(skipped)} "
-               f"for {config.minutes:g} minutes", file=sys.stderr)
-    progress = train_loop(model, params, rows, config, run, fingerprint(config, files))
+    tqdm.write(f"adapting {config.base} to {data['files']} files ({data['tokens']:,} tokens)"
+               f"{said(gathered.skipped)} for {config.minutes:g} minutes", file=sys.stderr)
+    progress = train_loop(model, params, rows, config, run, fingerprint(config, gathered.files))
     model.eval()
-    return write_folder(model, config, data, progress, lora)
+    return write_folder(config.out, lambda folder: fill_folder(folder, model, config, data, progress, lora))
+
+
+def read_repo(config: AdaptConfig, guard: EvalGuard | None) -> Gathered:
+    """The repository's source files; the skips worth a look are named on stderr."""
+    gathered = gather(Path(config.repo), config.exclude, source_languages(config.base), guard)
+    for line in gathered.named:
+        tqdm.write(f"skipped {line}", file=sys.stderr)
+    return gathered
 
 
 def source_languages(base: Path) -> tuple[str, ...] | None:
@@ -486,6 +422,10 @@ def main(argv: list[str] | None = None, prog: str = "infill adapt") -> int:
     except (RepoError, ValueError) as error:
         print(f"infill adapt: {error}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("infill adapt: interrupted; the model folder was left as it was and the run's last saved state "
+              "is kept: run the same command again to go on", file=sys.stderr)
+        return 130
     print(f"wrote {out}; serve it with `infill run --model {out}`")
     return 0
 
