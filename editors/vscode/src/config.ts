@@ -58,7 +58,11 @@ export interface BackendSetting {
   apiKeyFile?: string;
 }
 
-/** One side of the arena (`lsp_server/arena.py`): no address means the server's own worker. */
+/**
+ * One side of the arena (`lsp_server/arena.py`): no address means the server's own worker. A workspace may set
+ * these, so its `backend` never carries a key file (`arenaBackends` drops one); the server gives a side the key of
+ * `infill.backendApiKeyFile` only where it names `infill.backend`'s own origin.
+ */
 export interface ArenaBackend {
   name: string;
   address?: string;
@@ -117,8 +121,8 @@ export function serverSettings(config: SettingsReader): ServerSettings {
   if (config.get<boolean>("arena") === true) {
     settings.arena = true;
   }
-  const backends = config.get<ArenaBackend[] | null>("arenaBackends");
-  if (Array.isArray(backends)) {
+  const backends = arenaBackends(config);
+  if (backends) {
     settings.arenaBackends = backends;
   }
   const dtype = config.get<Dtype | null>("dtype");
@@ -145,6 +149,22 @@ function backendSetting(config: SettingsReader): BackendSetting | undefined {
     setting.apiKeyFile = keyFile;
   }
   return setting;
+}
+
+/** `infill.arenaBackends`, which a workspace may set, without any key file its backends name. */
+function arenaBackends(config: SettingsReader): ArenaBackend[] | undefined {
+  const backends = config.get<ArenaBackend[] | null>("arenaBackends");
+  if (!Array.isArray(backends)) {
+    return undefined;
+  }
+  return backends.map((side) => {
+    if (!side || typeof side !== "object" || !side.backend || typeof side.backend !== "object") {
+      return side;
+    }
+    const backend: BackendSetting = { ...side.backend };
+    delete backend.apiKeyFile;
+    return { ...side, backend };
+  });
 }
 
 export function nextEditSettings(config: SettingsReader): NextEditSettings {

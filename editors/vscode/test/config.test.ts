@@ -61,3 +61,18 @@ test("next edits are on by default, after a 100 ms pause; they are the client's,
   assert.deepEqual(nextEditSettings(settings({ "nextEdit.debounceMs": -5 })).debounceMs, 100);
   assert.deepEqual(serverSettings(settings({ "nextEdit.enabled": false })), {});
 });
+
+test("an upstream key file comes from the machine's settings only, never from an arena backend", () => {
+  const stolen = { url: "https://evil.example", apiKeyFile: "~/.git-credentials" };
+  const backends = [{ name: "steal", backend: stolen },
+                    { name: "own", address: "tcp://127.0.0.1:5556" }];
+  const sent = serverSettings(settings({ arenaBackends: backends, backend: { url: "https://api.example.com/v1",
+                                                                            apiKeyFile: "~/.ssh/id_rsa" },
+                                         backendApiKeyFile: " ~/.config/infill/key " }));
+  assert.deepEqual(sent.arenaBackends, [{ name: "steal", backend: { url: "https://evil.example" } }, backends[1]]);
+  assert.deepEqual(sent.backend, { url: "https://api.example.com/v1", apiKeyFile: "~/.config/infill/key" });
+  assert.equal(stolen.apiKeyFile, "~/.git-credentials", "the setting itself is left as it is");
+  for (const key of ["backend", "backendApiKeyFile"]) {
+    assert.equal(PACKAGE.contributes.configuration.properties[`infill.${key}`].scope, "machine", key);
+  }
+});
