@@ -9,7 +9,9 @@ names the request and the edit for the stats log, as `textDocument/didShowInline
 `{item: {command}}`) does when an edit is shown. The answer is `{edits: []}`, never an error, for
 bad params, a document the editor did not open or whose version is not the request's (or changes
 while the worker answers), one without a tree (over the size cap of `lsp_server.documents`, or
-without a grammar), with a syntax error, or without an edit event. When the worker errs or is
+without a grammar), with a syntax error, or without an edit event; a request in flight when its
+document changes is dropped at once (`on_document_change`), its worker job cancelled, rather than
+left to run to its deadline for an answer that could not be shown. When the worker errs or is
 late, the regions' whole drafts are the answer (`completion.next_edit.proposals`); the
 `nextEditDrafts` setting says how drafts are used (`rules`: no worker is asked). A newer request
 for the document supersedes the one in flight; `$/cancelRequest` cancels one. The server never
@@ -96,6 +98,15 @@ async def on_inline_edit(session: Session, params: Any) -> dict:
                        "command": {"title": "infill: accept the edit", "command": ACCEPT_INLINE_EDIT,
                                    "arguments": [{"requestId": answer.request_id, "index": index}]}}
                       for index, edit in enumerate(edits)]}
+
+
+def on_document_change(session: Session, uri: str) -> None:
+    """Drop the next edit in flight for `uri` (a `didChange` came): it answers nothing now and
+    its worker job is cancelled with it."""
+    task = session.in_flight.get((INLINE_EDIT, uri))
+    if task is not None and not task.done():
+        logger.info("next edit in %s dropped: the document changed", uri)
+        task.cancel()
 
 
 def _current(session: Session, uri: str, version: int) -> str | None:

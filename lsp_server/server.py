@@ -185,6 +185,7 @@ def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParam
 def on_did_change(ls: InfillLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     document, session = params.text_document, ls.session
     session.documents.change(document.uri, params.content_changes, session.encoding(), document.version)
+    inline_edit.on_document_change(session, document.uri)
 
 
 def on_did_close(ls: InfillLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
