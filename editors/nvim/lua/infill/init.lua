@@ -4,10 +4,14 @@
 --   require("infill").setup({ debounce_ms = 75, settings = { deadlineMs = 1500 } })
 --   require("infill").setup({ address = "127.0.0.1:2087" }) -- a running `infill lsp --tcp 2087`
 --
--- Buffers of the configured filetypes attach to the server. On Neovim 0.12 and later the
--- built-in vim.lsp.inline_completion shows and accepts the suggestions; before it the plugin's
--- own session (infill.session) does. Next edits (infill.next_edit) are the plugin's own on every
--- version. Options: see infill.config.
+-- Buffers of the configured filetypes attach to the server. The plugin's own session
+-- (infill.session) shows and accepts the suggestions on every version, and next edits
+-- (infill.next_edit) are its own too. On Neovim 0.12 and later, where the built-in
+-- vim.lsp.inline_completion could ask the same server and draw a second ghost text, the plugin
+-- owns ghost text and the accept key in its buffers: the built-in never sees infill's client
+-- (infill.lsp), and a buffer where the built-in is on gets one message saying so. To use the
+-- built-in instead, configure the server with vim.lsp.config and leave this plugin out.
+-- Options: see infill.config.
 local config_module = require("infill.config")
 local lsp = require("infill.lsp")
 local next_edit = require("infill.next_edit")
@@ -16,35 +20,21 @@ local session = require("infill.session")
 
 local M = {}
 
-local BUILT_IN = vim.lsp.inline_completion ~= nil
-
 local function feed(key)
   vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(key, true, true, true), "n", false)
 end
 
 -- Accept the suggestion shown in the current buffer; false when there is none.
 function M.accept()
-  if BUILT_IN then
-    return vim.lsp.inline_completion.get() == true
-  end
   return session.accept(vim.api.nvim_get_current_buf())
 end
 
 local function map_accept_key(bufnr, key)
-  if BUILT_IN then
-    vim.keymap.set("i", key, function()
-      if not vim.lsp.inline_completion.get() then
-        return key
-      end
-      return ""
-    end, { buffer = bufnr, expr = true, desc = "infill: accept the suggestion" })
-  else
-    vim.keymap.set("i", key, function()
-      if not session.accept(bufnr) then
-        feed(key)
-      end
-    end, { buffer = bufnr, desc = "infill: accept the suggestion" })
-  end
+  vim.keymap.set("i", key, function()
+    if not session.accept(bufnr) then
+      feed(key)
+    end
+  end, { buffer = bufnr, desc = "infill: accept the suggestion" })
 end
 
 -- <S-Tab> (`arena_bottom_key`) takes the bottom answer of an arena pair, else does what it always does.
@@ -102,14 +92,11 @@ local function enable(bufnr, group, config)
   if config.accept_key then
     map_accept_key(bufnr, config.accept_key)
   end
-  if BUILT_IN then
-    vim.lsp.inline_completion.enable(true, { bufnr = bufnr })
-  else
-    follow_typing(bufnr, group, config)
-    if config.arena_bottom_key then
-      map_arena_bottom_key(bufnr, config.arena_bottom_key)
-    end
+  follow_typing(bufnr, group, config)
+  if config.arena_bottom_key then
+    map_arena_bottom_key(bufnr, config.arena_bottom_key)
   end
+  lsp.say_who_owns_ghost_text(bufnr)
   if config.next_edit.enabled then
     follow_edits(bufnr, group, config.next_edit)
   end

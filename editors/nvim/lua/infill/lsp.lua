@@ -1,7 +1,8 @@
 -- The built-in client, across versions: find or start the `infill` client for a buffer, and call
 -- client methods (plain functions before Neovim 0.11, methods since). A started server gets a
 -- client per root directory; a running TCP server, which serves one client at a time, gets one
--- client for every buffer, and the token it wrote in initializationOptions.
+-- client for every buffer, and the token it wrote in initializationOptions. The client keeps its
+-- inline completions to the plugin: Neovim's built-in vim.lsp.inline_completion (0.12) never sees it.
 local tcp = require("infill.tcp")
 
 local M = {}
@@ -29,6 +30,31 @@ end
 
 local started = {} -- root directory (or a TCP server's address) -> client id
 
+-- The plugin's session owns infill's ghost text and accept key: with the server's
+-- inlineCompletionProvider out of the client's capabilities, the built-in inline completion (which
+-- attaches only to clients that support the method, whatever vim.lsp.inline_completion.enable
+-- says) neither asks this server nor draws a second ghost text. The plugin's own requests still go.
+local function keep_inline_completions(client)
+  if client.server_capabilities then
+    client.server_capabilities.inlineCompletionProvider = nil
+  end
+end
+
+local said_who_owns = false
+
+-- Where the built-in inline completion is on for `bufnr`, say once which one shows infill's
+-- suggestions there.
+function M.say_who_owns_ghost_text(bufnr)
+  local built_in = vim.lsp.inline_completion
+  if said_who_owns or not (built_in and built_in.is_enabled({ bufnr = bufnr })) then
+    return
+  end
+  said_who_owns = true
+  vim.notify("infill: the plugin shows infill's suggestions and takes them with its accept key; "
+             .. "vim.lsp.inline_completion does not ask infill's server (for the built-in alone, "
+             .. "configure `infill lsp` with vim.lsp.config and leave the plugin out)", vim.log.levels.INFO)
+end
+
 -- The client's init_options: the settings and, for a TCP server, its token (read at each start,
 -- since a restarted server has a new one); nil and a message when there is no token.
 local function init_options(config)
@@ -48,10 +74,14 @@ local function client_config(config, root)
   if not options then
     return nil, err
   end
-  local client = { name = NAME, cmd = config.cmd, root_dir = root, init_options = options }
+  local client = { name = NAME, cmd = config.cmd, root_dir = root, init_options = options,
+                   on_init = keep_inline_completions }
   if config.tcp then
     local initialized = false
-    client.on_init = function() initialized = true end
+    client.on_init = function(started_client)
+      initialized = true
+      keep_inline_completions(started_client)
+    end
     client.on_exit = function()
       if not initialized then
         vim.schedule(function()
