@@ -14,7 +14,8 @@ import sys
 
 import pytest
 import torch
-from safetensors.torch import load_file
+from safetensors import safe_open
+from safetensors.torch import load_file, save_file
 
 import training.adapt as adapt_module
 from training.adapt import main
@@ -238,3 +239,37 @@ def test_a_planted_pickle_in_the_run_folder_never_runs(tiny_model_dir, repo, tmp
     assert (record["sessions"], record["steps"]) == (1, 1)  # started over
     if name == "state.safetensors":
         assert "is not resumed (it cannot be read as a state" in capsys.readouterr().err
+
+
+def forged_progress(tensors, meta):
+    meta["progress"] = ["one", 0.0, None, 1]
+
+
+def forged_shape(tensors, meta):
+    name = next(n for n in tensors if n.startswith("model/"))
+    tensors[name] = torch.zeros(3, 5, dtype=tensors[name].dtype)
+
+
+@pytest.mark.parametrize("forge", [forged_progress, forged_shape], ids=["progress", "shape"])
+def test_a_state_that_does_not_fit_the_run_starts_it_over(tiny_model_dir, repo, tmp_path, capsys, forge):
+    out = tmp_path / "adapted"
+    assert main(argv(repo, out, tiny_model_dir)) == 0
+    path = tmp_path / "adapted.partial" / "state.safetensors"
+    with safe_open(str(path), framework="pt") as handle:
+        meta = json.loads(handle.metadata()["state"])
+        tensors = {name: handle.get_tensor(name) for name in handle.keys()}
+    forge(tensors, meta)  # the fingerprint still matches: only the contents are wrong
+    save_file(tensors, str(path), metadata={"state": json.dumps(meta)})
+    capsys.readouterr()
+    assert main(argv(repo, out, tiny_model_dir, "--steps", "2")) == 0
+    assert "is not resumed (it does not fit this run" in capsys.readouterr().err
+    record = json.loads((out / "adapt.json").read_text())
+    assert (record["sessions"], record["steps"]) == (1, 2)
+
+
+def test_a_run_folder_that_is_a_link_is_refused(tiny_model_dir, repo, tmp_path, capsys):
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    os.symlink(elsewhere, tmp_path / "adapted.partial")
+    refused(capsys, argv(repo, tmp_path / "adapted", tiny_model_dir), "is a link or not a folder")
+    assert not any(elsewhere.iterdir()) and not (tmp_path / "adapted").exists()

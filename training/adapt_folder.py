@@ -50,10 +50,16 @@ def checked_out(out: Path, repo: Path | None, base: Path) -> Path:
 
 def check_apart(folder: Path, place: Path, what: str) -> None:
     """Refuse `folder` when it is `place`, inside it or above it."""
-    if folder == place or folder.is_relative_to(place) or place.is_relative_to(folder):
-        where = "is" if folder == place else "is inside" if folder.is_relative_to(place) else "holds"
-        raise RepoError(f"--out {folder} {where} {what} {place}: give a folder outside it, such as "
-                        f"{place.parent / (place.name + '-adapted')}")
+    if folder == place:
+        where = f"is {what}"
+    elif folder.is_relative_to(place):
+        where = f"is inside {what} {place}"
+    elif place.is_relative_to(folder):
+        where = f"holds {what} {place}"
+    else:
+        return
+    beside = place.parent / (place.name + "-adapted")
+    raise RepoError(f"--out {folder} {where}: give a folder outside it, such as {beside}")
 
 
 def check_own(out: Path) -> None:
