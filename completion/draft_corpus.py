@@ -23,13 +23,14 @@ import numpy as np
 
 WINDOW_TOKENS = 3  # tokens hashed together: the shortest key an index lookup can find
 MAX_KEY_TOKENS = 64  # a key is extended backwards at most this far
-MAX_OCCURRENCES = 256  # occurrences of one window looked at per segment (the nearest to its end)
+MAX_OCCURRENCES = 64  # occurrences of one window kept per segment: those with the longest keys
 CORPUS_MAX_FILES = 5000
 CORPUS_MAX_BYTES = 64 * 1024 * 1024
 
 _P = np.uint64(0x100000001B3)  # odd, so invertible modulo 2**64
 _P_INVERSE = np.uint64(pow(int(_P), -1, 2**64))
 _Q = np.uint64(0x9E3779B97F4A7C15)
+_NONE = np.zeros(0, dtype=np.int64)
 _WORD = np.zeros(256, dtype=bool)
 for _byte in b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_":
     _WORD[_byte] = True
@@ -108,16 +109,27 @@ class Segment:
         arrays = (self.tokens, self.ends, self.sorted_windows, self.window_order)
         return len(self.data) + sum(a.nbytes for a in arrays)
 
-    def matches(self, key: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(last token index, key tokens matched) of each place the key's last window occurs:
-        the matched length counts back from the key's last token while the tokens agree."""
-        if len(key) < WINDOW_TOKENS:
-            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-        wanted = window_hashes(key[-WINDOW_TOKENS:])[0]
-        low = int(np.searchsorted(self.sorted_windows, wanted, side="left"))
-        high = int(np.searchsorted(self.sorted_windows, wanted, side="right"))
-        places = np.sort(self.window_order[low:high].astype(np.int64))[-MAX_OCCURRENCES:]
-        return places, matched_lengths(self.tokens, places, key)
+    def matches(self, key: np.ndarray, wanted: int) -> tuple[np.ndarray, np.ndarray]:
+        """(last token index, key tokens matched) of each place the key's last window (whose
+        hash is `wanted`, see `last_window`) occurs: the matched length counts back from the
+        key's last token while the tokens agree. Those with the longest keys, at most
+        `MAX_OCCURRENCES`."""
+        windows = self.sorted_windows
+        low = int(windows.searchsorted(wanted))
+        if low == len(windows) or windows[low] != wanted:
+            return _NONE, _NONE
+        high = int(windows.searchsorted(wanted, side="right"))
+        places = self.window_order[low:high].astype(np.int64)
+        lengths = matched_lengths(self.tokens, places, key)
+        if len(places) > MAX_OCCURRENCES:
+            longest = np.argsort(-lengths, kind="stable")[:MAX_OCCURRENCES]
+            places, lengths = places[longest], lengths[longest]
+        return places, lengths
+
+
+def last_window(key: np.ndarray) -> int | None:
+    """The hash of the key's last `WINDOW_TOKENS` tokens; None for a key shorter than that."""
+    return int(window_hashes(key[-WINDOW_TOKENS:])[0]) if len(key) >= WINDOW_TOKENS else None
 
 
 def matched_lengths(tokens: np.ndarray, places: np.ndarray, key: np.ndarray) -> np.ndarray:
@@ -203,13 +215,17 @@ class DraftCorpus:
 
     def occurrences(self, key: np.ndarray) -> Iterator[Occurrence]:
         """Where the key (token hashes, see `key_tokens`) occurs in every segment."""
+        wanted = last_window(key)
+        if wanted is None:
+            return
         for name, (segment, source) in list(self._segments.items()):
-            yield from segment_occurrences(name, source, segment, key)
+            yield from segment_occurrences(name, source, segment, key, wanted)
 
 
-def segment_occurrences(name: str, source: str, segment: Segment, key: np.ndarray) -> Iterator[Occurrence]:
-    """Where the key occurs in one segment."""
-    places, lengths = segment.matches(key)
+def segment_occurrences(name: str, source: str, segment: Segment, key: np.ndarray,
+                        wanted: int) -> Iterator[Occurrence]:
+    """Where the key, whose last window's hash is `wanted`, occurs in one segment."""
+    places, lengths = segment.matches(key, wanted)
     for place, length in zip(places.tolist(), lengths.tolist()):
         yield Occurrence(name, source, segment, int(segment.ends[place]), length)
 

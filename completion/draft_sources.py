@@ -9,36 +9,51 @@ continuation. Tokens ignore horizontal space (`completion.draft_corpus`), so `f(
 between the two places' indentation when the cursor starts a line.
 
 The mode's end: the line's end for a single line; for several lines, the first line and the lines
-after it while they are blank or indented at least as deep as the first one, at most
-`MAX_BLOCK_LINES`, stopping before a line that is the document's next line after the cursor.
+after it while they stay inside the block that holds it (blank, or indented at most one level less
+than the first: on the tuning set, stopping at the first line less deep than the first made 3-line
+drafts exact half as often), at most `MAX_BLOCK_LINES`, stopping before a line that is the
+document's next line after the cursor.
 
 `drafts_for` groups the candidates by text and ranks them by the length of the matched key (in
 tokens), the occurrences that agree, and the distance to the cursor (another file counts as
-farthest). A draft is worth sending only when its key has at least `MIN_KEY_TOKENS` tokens: a
-short key is nearly always wrong (chosen on a tuning repository, `bench/draft_lookup.py`). When
-the best key's occurrences disagree only in a few tokens, the draft has slots where they differ.
+farthest). A draft is worth sending only when its key has at least `MIN_KEY_TOKENS` tokens, or
+`AGREED_MIN_KEY_TOKENS` and two occurrences that continue alike, and no occurrence of as long a
+key continues otherwise: a short key is nearly always wrong (the thresholds were chosen on a
+tuning repository with `bench.draft_lookup`). When the best key's occurrences disagree only in a
+few tokens, the draft has slots where they differ; otherwise there is none.
 Pure functions: no I/O, no torch.
 """
 from __future__ import annotations
 
 import re
+from bisect import bisect_right
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 
-from completion.draft_corpus import (WINDOW_TOKENS, DraftCorpus, Occurrence, Segment, key_tokens,
+from completion.draft_corpus import (DraftCorpus, Occurrence, Segment, key_tokens, last_window,
                                      segment_occurrences, token_bounds)
 from engine.client.protocol import Mode
 
-MIN_KEY_TOKENS = 8  # the shortest matched key worth a draft (tuned on cattrs, bench/draft_lookup.py)
+MIN_KEY_TOKENS = 12  # the shortest matched key worth a draft on its own (tuned on cattrs, bench.draft_lookup)
+AGREED_MIN_KEY_TOKENS = 4  # the shortest when `AGREED_OCCURRENCES` occurrences continue alike
+AGREED_OCCURRENCES = 2
 MAX_BLOCK_LINES = 3  # lines of a multi-line draft at most
+INDENT_LEVEL = 4  # spaces of one indentation level (a tab is one)
 KEY_TAIL_CHARS = 2048  # the prefix's tail a key is cut from
+INDENT_LOOKBACK_BYTES = 512  # text before an occurrence searched for its indentation
 DOCUMENT_BEFORE_CHARS = 200_000  # the document around the cursor searched for the key
 DOCUMENT_AFTER_CHARS = 100_000
 MAX_DOCUMENT_CHARS = 512 * 1024  # a document over this gets no drafts (as it gets no tree)
-CONTINUATION_BYTES = 4096  # bytes read after an occurrence
+CONTINUATION_BYTES = 2048  # bytes read after an occurrence
+MAX_CANDIDATES = 128  # occurrences whose continuation is read: those with the longest keys
+MAX_SLOTS = 2  # places two agreeing-length drafts may differ and still make one draft with slots
+MAX_SLOT_TOKENS = 4  # of our tokens, in either text, at one such place
+CHARS_PER_MODEL_TOKEN = 3  # a slot's masked tokens: the longer text's characters there / this, +1
 DOCUMENT, OPEN, WORKSPACE, ACCEPTED = "document", "open", "workspace", "accepted"
 _PARTIAL_WORD = re.compile(r"[A-Za-z0-9_\u0080-\U0010ffff]+\Z")
 _INDENT = re.compile(r"[ \t]*")
+_TOKEN = re.compile(r"[A-Za-z0-9_\u0080-\U0010ffff]+|[^ \t\r\f\v]")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +80,7 @@ class Key:
     at_line_start: bool  # the key ends with a line break: the draft starts a line
     typed_indent: str  # blanks typed on the cursor's line when it starts a line
     previous_indent: str  # the indentation of the last line with text before the cursor's
+    window: int | None  # the hash of the key's last tokens (None: too few tokens for a key)
 
     @classmethod
     def of(cls, prefix: str) -> Key:
@@ -76,8 +92,9 @@ class Key:
         at_line_start = key_text.endswith("\n")
         typed = before[len(key_text):] if at_line_start and not partial_text else ""
         data = key_text.encode("utf-8", "surrogatepass")
-        return cls(key_tokens(data), data, partial_text, len(key_text) < len(before), at_line_start,
-                   typed, last_indent(key_text))
+        tokens = key_tokens(data)
+        return cls(tokens, data, partial_text, len(key_text) < len(before), at_line_start,
+                   typed, last_indent(key_text), last_window(tokens))
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,11 +125,13 @@ def reindent(line: str, old: str, new: str) -> str:
 
 
 def block_lines(lines: list[str], base: str, next_line: str) -> list[str]:
-    """The multi-line draft's lines: the first, then those as deep as `base` while they last, at
-    most `MAX_BLOCK_LINES`, stopping before `next_line` (the document's) and trailing blanks."""
+    """The multi-line draft's lines: the first, then those still inside the block that holds it
+    (indented at most one level less than `base`), at most `MAX_BLOCK_LINES`, stopping before
+    `next_line` (the document's) and leaving out trailing blanks."""
+    floor = len(base) - (1 if base.startswith("\t") else INDENT_LEVEL)
     kept = lines[:1]
     for line in lines[1:MAX_BLOCK_LINES]:
-        if line.strip() and (len(indent_of(line)) < len(base) or line.strip() == next_line):
+        if line.strip() and (len(indent_of(line)) < floor or line.strip() == next_line):
             break
         kept.append(line)
     while len(kept) > 1 and not kept[-1].strip():
@@ -130,7 +149,7 @@ def continuation(occurrence: Occurrence, key: Key, mode: str, suffix: str) -> st
     if not after.startswith(key.partial):
         return None
     after = after[len(key.partial):]
-    lines = after.split("\n")
+    lines = after.split("\n", MAX_BLOCK_LINES)[:MAX_BLOCK_LINES]
     if key.at_line_start and not key.partial:
         lines = shifted(lines, occurrence, key)
     next_line = first_text_line(suffix)
@@ -146,7 +165,7 @@ def continuation(occurrence: Occurrence, key: Key, mode: str, suffix: str) -> st
 def shifted(lines: list[str], occurrence: Occurrence, key: Key) -> list[str]:
     """Lines that start at a line start, re-indented from the occurrence's to the cursor's
     indentation; the blanks the user typed already are left out of the first."""
-    before = occurrence.segment.data[max(0, occurrence.end - KEY_TAIL_CHARS):occurrence.end]
+    before = occurrence.segment.data[max(0, occurrence.end - INDENT_LOOKBACK_BYTES):occurrence.end]
     old, new = last_indent(before.decode("utf-8", "ignore")), key.previous_indent
     moved = [reindent(line, old, new) if line.strip() else line for line in lines]
     first = moved[0]
@@ -180,7 +199,7 @@ def document_occurrences(prefix: str, suffix: str, key: Key) -> Iterable[tuple[O
     segment = Segment.of((before + after).decode("utf-8", "surrogatepass"))
     own_end = len(before) - len(key.partial.encode("utf-8", "surrogatepass"))
     own_end -= len(before[:own_end]) - len(before[:own_end].rstrip(b" \t"))
-    for occurrence in segment_occurrences("", DOCUMENT, segment, key.tokens):
+    for occurrence in segment_occurrences("", DOCUMENT, segment, key.tokens, key.window):
         if occurrence.end != own_end:
             yield occurrence, abs(len(before) - occurrence.end)
 
@@ -188,13 +207,17 @@ def document_occurrences(prefix: str, suffix: str, key: Key) -> Iterable[tuple[O
 def candidates(prefix: str, suffix: str, mode: str, key: Key, corpus: DraftCorpus | None,
                accepted: Sequence[str]) -> list[Candidate]:
     """Every occurrence's continuation, from the document, the corpus and the accepted texts."""
+    if key.window is None:
+        return []
     found: list[tuple[Occurrence, int]] = list(document_occurrences(prefix, suffix, key))
     if corpus is not None:
         found += [(occurrence, 0) for occurrence in corpus.occurrences(key.tokens)]
     for index, text in enumerate(accepted):
-        found += [(o, 0) for o in segment_occurrences(str(index), ACCEPTED, Segment.of(text), key.tokens)]
+        taken = Segment.of(text)
+        found += [(o, 0) for o in segment_occurrences(str(index), ACCEPTED, taken, key.tokens, key.window)]
+    found.sort(key=lambda pair: -pair[0].key_tokens)
     made = []
-    for occurrence, distance in found:
+    for occurrence, distance in found[:MAX_CANDIDATES]:
         text = continuation(occurrence, key, mode, suffix)
         if text is not None:
             made.append(Candidate(text, occurrence.source, occurrence.key_tokens, distance))
@@ -218,12 +241,14 @@ def ranked(found: Sequence[Candidate], key: Key) -> list[tuple[int, Draft]]:
     by_text: dict[str, list[Candidate]] = {}
     for candidate in found:
         by_text.setdefault(candidate.text, []).append(candidate)
+    longest_first = sorted(-c.key_tokens for c in found)  # negated key lengths, ascending
+    chars = {n: key_chars(key, n) for n in {c.key_tokens for c in found}}
     drafts = []
     for text, group in by_text.items():
         best = max(group, key=lambda c: (c.key_tokens, -nearness(c.distance)))
         agreeing = sum(c.key_tokens >= best.key_tokens for c in group)
-        occurrences = sum(c.key_tokens >= best.key_tokens for c in found)
-        drafts.append((best.key_tokens, Draft(text, best.source, key_chars(key, best.key_tokens), agreeing,
+        occurrences = bisect_right(longest_first, -best.key_tokens)
+        drafts.append((best.key_tokens, Draft(text, best.source, chars[best.key_tokens], agreeing,
                                               occurrences, best.distance)))
     drafts.sort(key=lambda pair: (-pair[0], -pair[1].agreement, nearness(pair[1].distance)))
     return drafts
@@ -235,7 +260,50 @@ def drafts_for(prefix: str, suffix: str, mode: str, corpus: DraftCorpus | None =
     if mode not in (Mode.SINGLE_LINE, Mode.MULTI_LINE) or len(prefix) + len(suffix) > MAX_DOCUMENT_CHARS:
         return []
     key = Key.of(prefix)
-    if len(key.tokens) < max(WINDOW_TOKENS, 1):
+    if key.window is None:
         return []
-    drafts = ranked(candidates(prefix, suffix, mode, key, corpus, accepted), key)
-    return [draft for tokens, draft in drafts if tokens >= MIN_KEY_TOKENS][:limit]
+    return worth_trying(ranked(candidates(prefix, suffix, mode, key, corpus, accepted), key))[:limit]
+
+
+def worth_trying(drafts: Sequence[tuple[int, Draft]], min_key_tokens: int = MIN_KEY_TOKENS) -> list[Draft]:
+    """The ranked drafts to send. None unless the best key has `min_key_tokens` tokens, or
+    `AGREED_MIN_KEY_TOKENS` with `AGREED_OCCURRENCES` occurrences continuing alike. When every
+    occurrence of the best key agrees, the drafts with such keys; when they disagree, the best
+    text with slots where the two best differ, if they differ in a few tokens only, else none."""
+    if not drafts:
+        return []
+    tokens, best = drafts[0]
+    agreed = tokens >= AGREED_MIN_KEY_TOKENS and best.agreement >= AGREED_OCCURRENCES
+    if tokens < min_key_tokens and not agreed:
+        return []
+    if best.agreement == best.occurrences:
+        return [draft for tokens, draft in drafts if tokens >= min(min_key_tokens, AGREED_MIN_KEY_TOKENS)]
+    slotted = with_slots(best.text, drafts[1][1].text)
+    return [] if slotted is None else [replace(best, pieces=slotted[0], slots=slotted[1])]
+
+
+def with_slots(text: str, other: str) -> tuple[tuple[str, ...], tuple[int, ...]] | None:
+    """`text` cut where `other` differs from it, with each cut's masked tokens; None when they
+    differ in more than `MAX_SLOTS` places, in more than `MAX_SLOT_TOKENS` tokens at one, or at
+    the text's start (a draft that starts masked is no draft)."""
+    ours, theirs = list(_TOKEN.finditer(text)), list(_TOKEN.finditer(other))
+    matcher = SequenceMatcher(None, [m.group() for m in ours], [m.group() for m in theirs], autojunk=False)
+    places = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not places or len(places) > MAX_SLOTS or places[0][1] == 0:
+        return None
+    pieces, slots, start = [], [], 0
+    for _, low, high, other_low, other_high in places:
+        if max(high - low, other_high - other_low) > MAX_SLOT_TOKENS:
+            return None
+        cut = ours[low].start() if low < len(ours) else len(text)
+        end = ours[high - 1].end() if high > low else cut
+        other_chars = span_chars(theirs, other_low, other_high)
+        pieces.append(text[start:cut])
+        slots.append(max(end - cut, other_chars) // CHARS_PER_MODEL_TOKEN + 1)
+        start = end
+    return (*pieces, text[start:]), tuple(slots)
+
+
+def span_chars(tokens: Sequence[re.Match], low: int, high: int) -> int:
+    """Characters from token `low` to the end of token `high - 1` (0 for none)."""
+    return tokens[high - 1].end() - tokens[low].start() if high > low else 0

@@ -5,7 +5,7 @@ import numpy as np
 
 from completion import draft_sources
 from completion.draft_corpus import DraftCorpus, Segment, key_tokens, token_bounds
-from completion.draft_sources import MIN_KEY_TOKENS, Draft, drafts_for
+from completion.draft_sources import Key, candidates, drafts_for, ranked, with_slots
 from engine.client.protocol import Mode
 
 SINGLE, MULTI = Mode.SINGLE_LINE, Mode.MULTI_LINE
@@ -51,10 +51,13 @@ def test_spacing_differences_still_match_and_the_text_is_copied_as_written():
 def test_a_multi_line_draft_is_the_block_and_stops_before_the_documents_next_line():
     module = MODULE.replace("json.load(handle)", "json.load(handle)\n        values.pop(None, None)")
     drafts = drafts_for(module, "\n", MULTI)
-    assert drafts[0].text == "        values = json.load(handle)\n        values.pop(None, None)"
+    assert drafts[0].text == ("        values = json.load(handle)\n        values.pop(None, None)\n"
+                              "    return {**defaults, **values}")  # one level out is still the function
     stopped = drafts_for(module, "\n        values.pop(None, None)\n", MULTI)
     assert stopped[0].text == "        values = json.load(handle)"
-    assert drafts_for(MODULE, "\n", MULTI)[0].text == "        values = json.load(handle)"
+    header = "    if value is not None and other_value is not None:\n"
+    nested = "def a():\n" + header + "        y = 1\nz = 2\n\n\ndef b():\n" + header
+    assert drafts_for(nested, "", MULTI)[0].text == "        y = 1"  # two levels out is not
 
 
 def test_a_draft_that_repeats_the_rest_of_the_line_leaves_it_out():
@@ -88,19 +91,36 @@ def test_agreement_and_nearness_rank_drafts_of_the_same_key():
     corpus = DraftCorpus()
     corpus.put("b", "\n" + line.replace("rate", "tax") * 2)
     corpus.put("c", "\n" + line)
-    drafts = drafts_for("def f():\n    result = compute_total(items, discount, ", "", SINGLE, corpus, limit=5)
+    typed = "def f():\n    result = compute_total(items, discount, "
+    key = Key.of(typed)
+    drafts = [draft for _, draft in ranked(candidates(typed, "", SINGLE, key, corpus, ()), key)]
     assert [(d.text, d.agreement, d.occurrences) for d in drafts] == [("tax)", 2, 3), ("rate)", 1, 3)]
-    near = drafts_for("def g():\n" + line + "\ndef f():\n    result = compute_total(items, discount, ", "",
-                      SINGLE, corpus, limit=5)
-    assert [(d.text, d.source, d.agreement) for d in near] == [("rate)", "document", 1), ("tax)", "workspace", 2)]
-    assert isinstance(drafts[0], Draft) and drafts[0].key_chars >= MIN_KEY_TOKENS
+    assert drafts_for(typed, "", SINGLE, corpus) == []  # they disagree on every token: no draft
+    nearer = "def g():\n" + line + "\n" + typed
+    key = Key.of(nearer)
+    drafts = [draft for _, draft in ranked(candidates(nearer, "", SINGLE, key, corpus, ()), key)]
+    assert [(d.text, d.source, d.agreement) for d in drafts] == [("rate)", "document", 1), ("tax)", "workspace", 2)]
+    assert drafts[0].distance == len(nearer) - len("def g():\n" + line[:line.index(", rate") + 1])
+
+
+def test_occurrences_that_differ_in_a_few_tokens_make_a_draft_with_slots():
+    corpus = DraftCorpus()
+    corpus.put("a", "def make_json(*args, **kwargs):\n    res = converter_for(Json, *args, **kwargs)\n")
+    corpus.put("b", "def make_json(*args, **kwargs):\n    res = converter_for(Orjson, *args, **kwargs)\n")
+    drafts = drafts_for("def make_json(*args, **kwargs):\n    res = ", "", SINGLE, corpus)
+    assert len(drafts) == 1 and drafts[0].agreement == 1 and drafts[0].occurrences == 2
+    assert drafts[0].pieces == ("converter_for(", ", *args, **kwargs)") and drafts[0].slots == (3,)
+    assert with_slots("@wrap(MsgpackConverter)", "@wrap(Cbor2Converter)") == (("@wrap(", ")"), (6,))
+    assert with_slots("f(a, b)", "f(a, b, c)") == (("f(a, b", ")"), (2,))
+    assert with_slots("x = 1", "y = 1") is None  # masked from the start
+    assert with_slots("f(a, b, c, d)", "g(w, x, y, z)") is None  # too many places
 
 
 def test_accepted_completions_are_a_source():
     accepted = ["response = session.post(url, json=payload, timeout=timeout)"]
-    drafts = drafts_for("def send(url, payload):\n    response = session.post(url, json=", "", SINGLE,
-                        accepted=accepted)
-    assert drafts[0].text == "payload, timeout=timeout)" and drafts[0].source == "accepted"
+    typed = "def send(url, payload):\n    response = session.post(url, json=payload, timeout="
+    drafts = drafts_for(typed, "", SINGLE, accepted=accepted)
+    assert drafts[0].text == "timeout)" and drafts[0].source == "accepted"
 
 
 def test_the_corpus_stays_within_its_caps_and_replaces_a_files_text():
