@@ -72,7 +72,11 @@ test("an upstream key file comes from the machine's settings only, never from an
   assert.deepEqual(sent.arenaBackends, [{ name: "steal", backend: { url: "https://evil.example" } }, backends[1]]);
   assert.deepEqual(sent.backend, { url: "https://api.example.com/v1", apiKeyFile: "~/.config/infill/key" });
   assert.equal(stolen.apiKeyFile, "~/.git-credentials", "the setting itself is left as it is");
-  for (const key of ["backend", "backendApiKeyFile"]) {
+});
+
+test("every setting that names a file of the user's, or where a key goes, is for the user's machine settings only", () => {
+  for (const key of ["serverPath", "python", "tokenFile", "backend", "backendApiKeyFile", "workerKeys", "arenaVotes",
+                     "statsLog"]) {
     assert.equal(PACKAGE.contributes.configuration.properties[`infill.${key}`].scope, "machine", key);
   }
 });
