@@ -17,7 +17,7 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   positionally, else `name=` and the slot). Calls over several lines, with `*args`/`**kwargs`
   splats or comments among their arguments stay as they are.
 - *copy*: everything else, and any region when the document has no tree or does not parse.
-All offsets into the tree are UTF-8 bytes (tree rows are never used, so `\\r\\n` texts cut right).
+All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`completion.node_lines`).
 """
 from __future__ import annotations
 
@@ -39,6 +39,7 @@ from completion.edit_regions import (
     renamed,
     signature_change,
 )
+from completion.node_lines import first_line, last_line
 from completion.positions import LINE_BREAK
 from completion.syntax import ParsedDocument, encode
 
@@ -175,11 +176,11 @@ def _renamed_parameter_owner(event: EditEvent, document: ParsedDocument, new: st
     stack = [document.tree.root_node]
     while stack:
         node = stack.pop()
-        if node.end_point.row < event.start_line or node.start_point.row >= event.after_end:
+        if last_line(document, node) < event.start_line or first_line(document, node) >= event.after_end:
             continue
         parameters, name = node.child_by_field_name("parameters"), node.child_by_field_name("name")
-        if parameters is not None and name is not None and parameters.start_point.row < event.after_end \
-                and parameters.end_point.row >= event.start_line and new in parameter_names(parameters):
+        if parameters is not None and name is not None and first_line(document, parameters) < event.after_end \
+                and last_line(document, parameters) >= event.start_line and new in parameter_names(parameters):
             return node
         stack.extend(node.children)
     return None
@@ -205,7 +206,8 @@ def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replac
     for call in call_nodes(document.tree.root_node, document.language, name):
         arguments = call.child_by_field_name("arguments")
         skip = int(_is_bound(call, before))  # `obj.f(a)` does not pass `self`
-        parts = None if arguments is None else _new_arguments(arguments, before[skip:], listed[skip:])
+        one_line = arguments is not None and first_line(document, arguments) == last_line(document, arguments)
+        parts = _new_arguments(arguments, before[skip:], listed[skip:]) if one_line else None
         if parts is not None:
             found.append((arguments.start_byte, arguments.end_byte, parts))
     return found
@@ -219,9 +221,9 @@ def _is_bound(call: Node, before: list[str]) -> bool:
 
 def _new_arguments(arguments: Node, before: list[str], listed: list[Node]) -> tuple[str | None, ...] | None:
     """The parts of the argument list `(...)` for the parameters `listed` now (their names
-    before: `before`); None for a call this rule leaves alone."""
+    before: `before`) of a call on one line; None for a call this rule leaves alone."""
     items = arguments.named_children
-    if arguments.start_point.row != arguments.end_point.row or any(a.type in _SPLATS for a in items):
+    if any(a.type in _SPLATS for a in items):
         return None
     named = [p for p in listed if first_identifier(p) is not None]
     after = [_text(first_identifier(p)) for p in named]

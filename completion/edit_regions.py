@@ -15,9 +15,11 @@ after `event` (its newest edit event), nearest the cursor first:
 - *cursor*: the lines around the cursor, `CURSOR_LINES_ABOVE` above to `CURSOR_LINES_BELOW` below
   (the anchors' window); the only region of a document without a tree.
 Regions never overlap (adjacent ones merge, keeping the strongest reason, and a run longer than
-`MAX_LINES_PER_REGION` is cut in pieces), never hold the event's own lines, and stay within `MAX_REGIONS` and `MAX_REGION_LINES` / `MAX_REGION_CHARS` in all (a
-region that does not fit is left out). Tree rows count `\\n`, as the event's lines do for `\\n`
-and `\\r\\n` texts. Everything here is a pure function of the event and the parsed document.
+`MAX_LINES_PER_REGION` is cut in pieces), never hold the event's own lines, and stay within
+`MAX_REGIONS` and `MAX_REGION_LINES` / `MAX_REGION_CHARS` in all (a region that does not fit is
+left out). Regions and the event count lines as the LSP does; tree rows count only `\\n`, so a
+node's lines are read from its bytes where the text holds a lone `\\r` (`completion.node_lines`).
+Everything here is a pure function of the event and the parsed document.
 """
 from __future__ import annotations
 
@@ -30,6 +32,7 @@ from dataclasses import dataclass
 from tree_sitter import Node, Query, QueryCursor
 
 from completion.edit_events import EditEvent
+from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
 from completion.syntax import ParsedDocument, grammar, new_parser
 
@@ -137,7 +140,7 @@ def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
     if literal is None:
         return []
     old = literal[0].encode()
-    return [Region(node.start_point.row, node.end_point.row + 1, LITERAL)
+    return [Region(first_line(document, node), last_line(document, node) + 1, LITERAL)
             for node in _nodes(document.tree.root_node)
             if node.type in LITERAL_TYPES and node.text == old]
 
@@ -153,7 +156,7 @@ def _nodes(root: Node) -> Iterator[Node]:
 
 def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
     """The lines of the other uses of a name the event renamed, in its scope."""
-    return [Region(node.start_point.row, node.end_point.row + 1, RENAME)
+    return [Region(first_line(document, node), last_line(document, node) + 1, RENAME)
             for node in rename_uses(event, document)]
 
 
@@ -166,7 +169,7 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     old, new = names
     root = document.tree.root_node
     edited = [node for node in _named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
-              if event.start_line <= node.start_point.row < event.after_end]
+              if event.start_line <= first_line(document, node) < event.after_end]
     if not edited:
         return []
     scope, member = _scope(edited[0], document.language, {old, new})
@@ -181,21 +184,21 @@ def call_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
     """The lines of the calls of a function whose parameters the event added, removed or
     reordered (a renamed parameter is a rename, not a new signature)."""
     change = signature_change(event, document)
-    return [] if change is None else _calls(document.tree.root_node, document.language, change[0])
+    return [] if change is None else _calls(document, change[0])
 
 
 def signature_change(event: EditEvent, document: ParsedDocument) -> tuple[str, list[str], Node] | None:
     """(the function's name, its parameter names before, its parameter list node after) when the
     event added, removed or reordered the parameters of a function; None otherwise."""
-    for function in _overlapping(document.tree.root_node, event.start_line, event.after_end):
+    for function in _overlapping(document.tree.root_node, event.start_line, event.after_end, document):
         parameters = function.child_by_field_name("parameters")
         name = function.child_by_field_name("name")
         if function.type not in FUNCTION_TYPES or parameters is None or name is None \
-                or not event.start_line <= parameters.end_point.row \
-                or parameters.start_point.row >= event.after_end:
+                or not event.start_line <= last_line(document, parameters) \
+                or first_line(document, parameters) >= event.after_end:
             continue
         after = parameter_names(parameters)
-        before = _parameters_before(event, document.language, function, _text(name))
+        before = _parameters_before(event, document, function, _text(name))
         if before is None or before == after:
             continue
         if len(before) != len(after) or sorted(before) == sorted(after):
@@ -327,12 +330,15 @@ def _is_binding(node: Node) -> bool:
     return field is not None and parent.child_by_field_name(field) == child
 
 
-def _overlapping(node: Node, start: int, end: int) -> Iterator[Node]:
-    """The nodes under `node` that hold any of rows `start .. end - 1`, outermost first."""
+def _overlapping(node: Node, start: int, end: int, document: ParsedDocument | None = None) -> Iterator[Node]:
+    """The nodes under `node` that hold any of lines `start .. end - 1` (of `document`, else
+    rows), outermost first."""
     stack = [node]
     while stack:
         node = stack.pop()
-        if node.end_point.row < start or node.start_point.row >= end:
+        first, last = (first_line(document, node), last_line(document, node)) if document is not None \
+            else (node.start_point.row, node.end_point.row)
+        if last < start or first >= end:
             continue
         yield node
         stack.extend(reversed(node.children))
@@ -361,14 +367,15 @@ def first_identifier(node: Node) -> Node | None:
                  if (found := first_identifier(child)) is not None), None)
 
 
-def _parameters_before(event: EditEvent, language: str, function: Node, name: str) -> list[str] | None:
+def _parameters_before(event: EditEvent, document: ParsedDocument, function: Node, name: str) -> list[str] | None:
     """The parameter names `name` had before the event: its header's lines in the text before,
     parsed alone; None when they do not hold that function."""
+    language = document.language
     parameters = function.child_by_field_name("parameters")
-    shift = event.after_end - event.before_end  # rows after the event move by this much
-    end = parameters.end_point.row
+    shift = event.after_end - event.before_end  # lines after the event move by this much
+    end = last_line(document, parameters)
     end = end - shift if end >= event.after_end else min(end, event.before_end - 1)
-    start = min(function.start_point.row, event.start_line)
+    start = min(first_line(document, function), event.start_line)
     header = textwrap.dedent("\n".join(split_lines(event.before)[start:max(end + 1, event.before_end)]))
     tree = new_parser(language).parse(header.encode("utf-8", "surrogatepass"))
     for node in _overlapping(tree.root_node, 0, header.count("\n") + 1):
@@ -395,6 +402,6 @@ def call_nodes(root: Node, language: str, name: str) -> list[Node]:
     return calls
 
 
-def _calls(root: Node, language: str, name: str) -> list[Region]:
-    return [Region(call.start_point.row, call.end_point.row + 1, CALL)
-            for call in call_nodes(root, language, name)]
+def _calls(document: ParsedDocument, name: str) -> list[Region]:
+    return [Region(first_line(document, call), last_line(document, call) + 1, CALL)
+            for call in call_nodes(document.tree.root_node, document.language, name)]

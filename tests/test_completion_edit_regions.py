@@ -2,10 +2,12 @@
 with tree-sitter, without a model."""
 from __future__ import annotations
 
-from completion import edit_regions
+from completion import edit_regions, next_edit
+from completion.edit_checks import applied
 from completion.edit_events import EditEvent, diff_span
 from completion.edit_regions import (CALL, CURSOR, MAX_REGION_LINES, MAX_REGIONS, RENAME, Region,
                                      capped, merged, outside, regions_after, renamed)
+from completion.positions import split_lines
 from completion.syntax import ParsedDocument
 
 MODULE = '''\
@@ -212,3 +214,31 @@ def test_a_changed_literal_finds_its_other_places_in_the_file():
     assert edit_regions.changed_literal(number) == ("10", "20")
     both, _, _ = edited(source, "x = 10", "    y = 20")
     assert edit_regions.changed_literal(both) is None  # a name changed too: not a literal's edit
+
+
+def lsp_lines_holding(text: str, needle: str) -> set[int]:
+    """The LSP lines (ended by `\\n`, `\\r\\n` or a lone `\\r`) of `text` that hold `needle`."""
+    return {index for index, line in enumerate(split_lines(text)) if needle in line}
+
+
+def test_a_lone_cr_in_a_docstring_hides_no_rename_below_it():
+    """Tree-sitter counts rows at `\\n` only; the event's lines count the lone `\\r` too."""
+    before = MODULE.replace('def total(items):\n', 'def total(items):\n    """Add\rthe items\rup."""\n')
+    event, document, at = edited(before, "    count = 0", "    n = 0")
+    regions = regions_after(event, document, at)
+    uses = lsp_lines_holding(document.text, "count += item") | lsp_lines_holding(document.text, "return count")
+    assert uses <= rename_lines(regions) and len(uses) == 2
+    planned = next_edit.plan(document, event, at, "r", 800, drafting=next_edit.Drafting.RULES)
+    total_after = document.text[:document.text.index("def average")]
+    renamed_text = applied(document.text, next_edit.finish(planned, []))
+    assert renamed_text[:renamed_text.index("def average")] == total_after.replace("count", "n")
+
+
+def test_a_lone_cr_in_a_docstring_hides_no_call_site_below_it():
+    docstring = 'def total(items):\n    """Add\rthe items\rup."""\n'
+    before = MODULE.replace("def total(items):\n", docstring)
+    event, document, at = edited(before, "def total(items):", "def total(items, scale):")
+    calls = [region for region in regions_after(event, document, at) if region.reason == CALL]
+    lines = {line for region in calls for line in range(region.start_line, region.end_line)}
+    sites = lsp_lines_holding(document.text, "return total(items)") | lsp_lines_holding(document.text, "total(cart")
+    assert sites <= lines and len(sites) == 2
