@@ -3,11 +3,11 @@
 `Sources` is what `completion.fim.context_for` reads: an index of definitions, the files it
 counts as open (their definitions outrank the workspace's), the places edited last and the text of
 a file; for drafts (`completion.draft_sources`), the other texts a key is looked up in
-(`draft_corpus`: a snapshot without the hole's own document, which the hole itself holds) and the
-completions the user accepted lately. The language server's documents
-(`lsp_server.documents.Documents`) are one: every open document and the workspace. `TextSources` is the other, for a caller with one text and no session
-(`infill complete`, an HTTP request): the definitions of that text alone, no edits, no other texts
-to draft from.
+(`draft_corpus`, from which a caller leaves out the hole's own document with `excluding`: the hole
+holds its text) and the completions the user accepted lately. The language server's documents
+(`lsp_server.documents.Documents`) are one: every open document and the workspace. `TextSources`
+is the other, for a caller with one text and no session (`infill complete`, an HTTP request): the
+definitions of that text alone, no edits, no other texts to draft from.
 """
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ class Sources(Protocol):
 
     def text_of(self, uri: str) -> str | None: ...
 
-    def draft_corpus(self, uri: str) -> DraftCorpus | None: ...  # the other texts than `uri`'s
+    def draft_corpus(self) -> DraftCorpus | None: ...  # other texts (a caller leaves its own out)
 
     @property
     def accepted_texts(self) -> Sequence[str]: ...  # completions accepted lately, newest last
@@ -63,5 +63,5 @@ class TextSources:
     def text_of(self, uri: str) -> str | None:
         return self.text if uri == self.uri else None
 
-    def draft_corpus(self, uri: str) -> DraftCorpus | None:
+    def draft_corpus(self) -> DraftCorpus | None:
         return None
