@@ -20,6 +20,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from lsprotocol import types
 
 from engine.client.protocol import CompleteRequest
 from infill.paths import REPO_ROOT
@@ -90,6 +91,22 @@ def test_infill_complete_refuses_a_key_file_with_a_byte_order_mark_in_one_line(t
     answer = complete_cli(tmp_path, "--backend", server.url, "--backend-key-file", str(key))
     assert answer.returncode == 2 and b"byte order mark" in answer.stderr
     assert len(answer.stderr.decode().strip().splitlines()) == 1 and server.requests() == []
+
+
+@pytest.mark.slow
+async def test_the_language_server_says_why_a_key_file_with_a_non_ascii_character_is_refused(tmp_path, started):
+    server = started("ok")
+    key = private_file(tmp_path / "key", KEY.replace("-", "\u2010").encode() + b"\n")
+    session = await start_session(tmp_path, dict(os.environ), "--backend", server.url,
+                                  options={"maxTokens": 8, "deadlineMs": 5000})
+    shown = messages_of(session)
+    session.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(
+        settings={"infill": {"backend": {"url": server.url, "apiKeyFile": str(key)}}}))
+    await until(lambda: shown, "the message")
+    assert await texts_at(session, CURSOR) == []
+    assert await session.end() == 0
+    assert len(shown) == 1 and "not ASCII" in shown[0] and server.requests() == []
+    assert "Traceback" not in session.log.read_text()
 
 
 def test_an_arena_backend_may_not_name_a_key_file():
