@@ -273,3 +273,14 @@ def test_a_run_folder_that_is_a_link_is_refused(tiny_model_dir, repo, tmp_path, 
     os.symlink(elsewhere, tmp_path / "adapted.partial")
     refused(capsys, argv(repo, tmp_path / "adapted", tiny_model_dir), "is a link or not a folder")
     assert not any(elsewhere.iterdir()) and not (tmp_path / "adapted").exists()
+
+
+def test_the_default_out_in_infills_work_folder_may_be_inside_the_repository(tiny_model_dir, repo, capsys,
+                                                                             monkeypatch):
+    monkeypatch.setenv("INFILL_WORK", str(repo / "work"))  # infill's checkout adapted to itself: `infill adapt .`
+    args = argv(repo, "unused", tiny_model_dir)
+    del args[1:3]  # no --out
+    assert main(args) == 0
+    assert (repo / "work" / "adapted" / "repo" / "model.safetensors").is_file()
+    refused(capsys, argv(repo, repo / "models", tiny_model_dir), "is inside the repository")
+    refused(capsys, argv(repo, repo / "work", tiny_model_dir), "run folder")  # work.partial: outside the work folder

@@ -246,7 +246,8 @@ def adapt(config: AdaptConfig, files: list[RepoFile] | None = None) -> Path:
     """Adapt `config.base` to `files` (default: the repository `config.repo`'s source files) and
     return the model folder written at `config.out`, once it is a folder adapt may write."""
     check_device(config.device)
-    config.out = checked_out(config.out or default_out(config.repo or Path.cwd()), config.repo, config.base)
+    config.out = checked_out(config.out or default_out(config.repo or Path.cwd()), config.repo, config.base,
+                             work_dir())
     torch.set_num_threads(config.threads)
     torch.manual_seed(config.seed)
     guard = dev_guard() if files is None or config.replay_share else None  # only what is read here needs it

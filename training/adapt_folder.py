@@ -4,7 +4,9 @@ The model folder OUT is written only when it is new, an empty folder, or a model
 `infill adapt` wrote: its `adapt.json` lists the files adapt put there and the folder holds
 nothing else (nothing of the user's is ever removed). Neither OUT nor its run folder
 (`OUT.partial`, the resumable state) may be inside or above the repository or the base model
-folder, and the run folder may not be a link. A refusal is one line (`RepoError`).
+folder (inside the repository only in infill's own work folder, where OUT goes by default, which
+`.gitignore` leaves out when infill's checkout is adapted to itself), and the run folder may not be
+a link. A refusal is one line (`RepoError`).
 
 The new model is written into a new temporary folder beside OUT and swapped in by renames: OUT
 is the previous model until the new one is complete, and the temporary folder is removed whatever
@@ -33,33 +35,35 @@ def run_dir(out: Path) -> Path:
     return Path(out).with_name(Path(out).name + ".partial")
 
 
-def checked_out(out: Path, repo: Path | None, base: Path) -> Path:
+def checked_out(out: Path, repo: Path | None, base: Path, work: Path) -> Path:
     """OUT resolved, once it is a folder adapt may write (see the module's docstring); RepoError
-    with the reason otherwise."""
+    with the reason otherwise. Inside infill's own work folder `work` (where OUT goes by default),
+    OUT may be inside the repository: that is infill's checkout adapted to itself."""
     out = Path(out).expanduser().resolve()
     if not out.name:
         raise RepoError(f"--out {out} is the file system's root: give a new folder for the model")
-    for folder in (out, run_dir(out)):
-        for place, what in ((repo, "the repository"), (base, "the base model folder")):
-            if place is not None:
-                check_apart(folder, Path(place).resolve(), what)
+    for folder, name in ((out, f"--out {out}"), (run_dir(out), f"--out {out}'s run folder {run_dir(out)}")):
+        if repo is not None:
+            check_apart(folder, name, Path(repo).resolve(), "the repository", Path(work).resolve())
+        check_apart(folder, name, Path(base).resolve(), "the base model folder")
     check_own(out)
     check_run(run_dir(out))
     return out
 
 
-def check_apart(folder: Path, place: Path, what: str) -> None:
-    """Refuse `folder` when it is `place`, inside it or above it."""
+def check_apart(folder: Path, name: str, place: Path, what: str, work: Path | None = None) -> None:
+    """Refuse `folder` (called `name`) when it is `place`, inside it (unless inside `work` too) or
+    above it."""
     if folder == place:
         where = f"is {what}"
-    elif folder.is_relative_to(place):
+    elif folder.is_relative_to(place) and not (work is not None and folder.is_relative_to(work)):
         where = f"is inside {what} {place}"
     elif place.is_relative_to(folder):
         where = f"holds {what} {place}"
     else:
         return
     beside = place.parent / (place.name + "-adapted")
-    raise RepoError(f"--out {folder} {where}: give a folder outside it, such as {beside}")
+    raise RepoError(f"{name} {where}: give a folder outside it, such as {beside}")
 
 
 def check_own(out: Path) -> None:
