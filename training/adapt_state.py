@@ -26,6 +26,7 @@ from tqdm import tqdm
 from infill.model import Transformer
 
 STATE = "state.safetensors"
+PICKLED_STATE = "state.pt"  # the format before this one: never read
 MAX_STATE_BYTES = 64_000_000_000  # more than any model this trains, with its optimizer
 
 
@@ -91,6 +92,9 @@ def load_state(run: Path, model: Transformer, opt: torch.optim.Optimizer, rng: n
     is no state, it was trained on something else, or it cannot be read (said in one line)."""
     path = run / STATE
     if not os.path.lexists(path):
+        if os.path.lexists(run / PICKLED_STATE):
+            tqdm.write(f"{run / PICKLED_STATE} is a pickle (an older infill adapt's state) and is never loaded: "
+                       "starting over", file=sys.stderr)
         return Progress()
     try:
         tensors, meta = read_state(path)
