@@ -26,7 +26,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,9 +34,10 @@ from lsprotocol import types
 from pygls.protocol import LanguageServerProtocol, lsp_method
 
 from completion.definitions import DefinitionIndex, definitions
+from completion.draft_corpus import DraftCorpus
 from lsp_server.edit_history import EditHistory
 from lsp_server.trees import SyntaxStore, applied
-from lsp_server.workspace import scan_workspace
+from lsp_server.workspace import WorkspaceDrafts, scan_workspace
 
 logger = logging.getLogger(__name__)
 
@@ -83,6 +84,7 @@ class Documents:
         self.history = EditHistory()
         self._language_ids: dict[str, str | None] = {}  # of every open document
         self._too_large: set[str] = set()  # open documents over MAX_DOCUMENT_CHARS
+        self.drafts: WorkspaceDrafts | None = None  # the session's, for completion drafts
         self._opened: dict[str, tuple[str, int | None]] = {}  # (text, version) of every open document
 
     def open(self, uri: str, language_id: str | None, text: str, version: int | None = None) -> None:
@@ -182,6 +184,14 @@ class Documents:
         document = self.syntax.get(uri)
         if document is not None and document.tree is not None:
             self.index.update(uri, definitions(document.tree, document.text, uri))
+
+    def draft_corpus(self) -> DraftCorpus | None:
+        """The texts drafts are looked up in (`completion.sources.Sources`)."""
+        return None if self.drafts is None else self.drafts.corpus
+
+    @property
+    def accepted_texts(self) -> Sequence[str]:
+        return () if self.drafts is None else tuple(self.drafts.accepted)
 
     @property
     def open_uris(self) -> Collection[str]:

@@ -170,21 +170,25 @@ async def on_initialized(ls: InfillLanguageServer, params: types.InitializedPara
     root = ls.workspace.root_path
     if root:
         ls.index_task = asyncio.ensure_future(ls.session.documents.index_workspace(Path(root)))
+    ls.session.drafts.start(Path(root) if root else None)
 
 
 async def on_shutdown(ls: InfillLanguageServer, params: None) -> None:
     ls.shutdown_requested = True
+    ls.session.drafts.close()
     await ls.close_worker()
 
 
 def on_did_open(ls: InfillLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
     document = params.text_document
     ls.session.documents.open(document.uri, document.language_id, document.text, document.version)
+    ls.session.note_draft_text(document.uri)
 
 
 def on_did_change(ls: InfillLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
     document, session = params.text_document, ls.session
     session.documents.change(document.uri, params.content_changes, session.encoding(), document.version)
+    session.note_draft_text(document.uri)
     inline_edit.on_document_change(session, document.uri)
 
 
@@ -212,13 +216,16 @@ async def on_did_change_configuration(ls: InfillLanguageServer,
 
 def on_accept_command(ls: InfillLanguageServer, *arguments: Any) -> None:
     """The accept command of an inline item, run by editors that run item commands."""
-    ls.session.stats.report(ACCEPTED, arguments[0] if arguments else None)
+    ls.session.report_accepted(arguments[0] if arguments else None)
 
 
 def on_completion_event(method: str):
     """A handler for one of the client's `infill/...Completion` notifications."""
     def handler(ls: InfillLanguageServer, params: Any) -> None:
-        ls.session.stats.report(method, params)
+        if method == ACCEPTED:
+            ls.session.report_accepted(params)
+        else:
+            ls.session.stats.report(method, params)
     return handler
 
 

@@ -2,16 +2,19 @@
 
 A feature receives the `Session`, never the server: its settings, its open documents with their
 trees and edit histories (`lsp_server.documents`), the typing-through cache, the stats log, the
-requests in flight (`lsp_server.supersede`), the workers or the upstream (`lsp_server.workers`) and the arena's
-state. The editor's documents and position encoding are read through `editor` and `encoding`,
-which the server points at pygls's workspace, so that a feature can be driven without a server.
+requests in flight (`lsp_server.supersede`), the workers or the upstream (`lsp_server.workers`),
+the arena's state and the index completion drafts are looked up in
+(`lsp_server.workspace.WorkspaceDrafts`; the documents hand it to the completion pipeline with
+their other sources). The editor's documents and position encoding are read through `editor` and
+`encoding`, which the server points at pygls's workspace, so that a feature can be driven without
+a server.
 """
 from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from lsprotocol import types
 
@@ -20,9 +23,10 @@ from lsp_server.arena import ArenaState
 from lsp_server.cache import CompletionCache
 from lsp_server.documents import Documents
 from lsp_server.settings import ServerSettings
-from lsp_server.stats import StatsLog
+from lsp_server.stats import ACCEPTED, StatsLog
 from lsp_server.supersede import InFlight
 from lsp_server.workers import Workers
+from lsp_server.workspace import WorkspaceDrafts
 
 
 class OpenDocument(NamedTuple):
@@ -45,6 +49,10 @@ class Session:
     editor: Callable[[str], OpenDocument | None] = lambda uri: None  # a document the editor opened
     encoding: Callable[[], str] = lambda: types.PositionEncodingKind.Utf16
     show_error: Callable[[str], None] = lambda message: None  # a message the user should see
+    drafts: WorkspaceDrafts = field(default_factory=WorkspaceDrafts)
+
+    def __post_init__(self) -> None:
+        self.documents.drafts = self.drafts
 
     def open_document(self, uri: str) -> OpenDocument | None:
         """`uri` as the editor has it, or None when the editor never opened it: the server
@@ -54,6 +62,20 @@ class Session:
     def open_text(self, uri: str) -> str | None:
         document = self.editor(uri)
         return None if document is None else document.text
+
+    def note_draft_text(self, uri: str) -> None:
+        """Hand an open document's text to the draft index (it indexes it in its own thread)."""
+        opened = self.documents.opened(uri)
+        if opened is not None:
+            self.drafts.note_text(uri, opened[0])
+
+    def report_accepted(self, params: Any) -> None:
+        """An accepted completion: the stats log's line, and its text (as much as was taken) for
+        drafts."""
+        line = self.stats.report(ACCEPTED, params)
+        answer = None if line is None else self.stats.answers.get(line["request_id"])
+        if answer is not None and 0 <= line["index"] < len(answer.texts):
+            self.drafts.note_accepted(answer.texts[line["index"]][:max(0, line["accepted_chars"])])
 
     async def worker_client(self, timeout_s: float) -> Backend | None:
         """The workers' pool, or the upstream the `backend` setting names (`upstream`)."""
