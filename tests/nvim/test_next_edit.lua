@@ -50,7 +50,8 @@ local function check_rules()
   local text = { "x = 1", "y = 2", "é = 3" }
   local function edit(first_line, last_line, last_character, version)
     return { text = "z\n", textDocument = { uri = "file:///a.py", version = version or 4 },
-             range = { start = { line = first_line, character = 0 }, ["end"] = { line = last_line, character = last_character } } }
+             range = { start = { line = first_line, character = 0 },
+                       ["end"] = { line = last_line, character = last_character } } }
   end
   local kept = edits.from_result({ edits = { edit(0, 1, 0), edit(0, 2, 0), edit(1, 1, 0, 3), edit(2, 2, 5),
                                              edit(2, 2, 4), edit(1, 1, 2) } }, "file:///a.py", 4, text, "utf-16")
@@ -126,7 +127,8 @@ local function accept_in_first_buffer()
   local expected = vim.fn.readfile(env.INFILL_EXPECTED)
   check(vim.deep_equal(lines(bufnr), expected), "the buffer after taking the edits: " .. vim.inspect(lines(bufnr)))
   check(#marks(bufnr) == 0, "marks left after taking the edits")
-  wait_until(function() return vim.tbl_contains(stats_events(), "accept next_edit") end, "the server heard no acceptance")
+  wait_until(function() return vim.tbl_contains(stats_events(), "accept next_edit") end,
+             "the server heard no acceptance")
   return { shown = shown, final = lines(bufnr) }
 end
 
