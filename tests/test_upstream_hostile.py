@@ -228,3 +228,17 @@ async def test_every_kind_reaches_the_same_endpoint_with_or_without_v1(started, 
     paths = [line.split()[0] for line in server.requests()]
     assert len(paths) == 3 and len(set(paths)) == 1 and not paths[0].startswith("/v1/v1")
 
+
+
+def test_stream_lines_are_joined_across_reads_and_the_unended_one_is_capped():
+    from upstream.backend import _complete_lines
+    from upstream.dialects import BadAnswer
+
+    pending = bytearray()
+    reads = [b'data: {"choi', b'ces": []}\r\n\r\nda', b"ta: [DONE]", b"\n"]
+    lines = [line for chunk in reads for line in _complete_lines(pending, chunk)]
+    assert lines == [b'data: {"choices": []}\r', b"\r", b"data: [DONE]"] and pending == b""
+    with pytest.raises(BadAnswer, match="no line break"):
+        for _ in range(MAX_LINE_BYTES // 1024 + 1):
+            _complete_lines(pending, b"x" * 1024)
+    assert len(pending) <= MAX_LINE_BYTES + 1024

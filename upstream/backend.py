@@ -18,6 +18,7 @@ status message (`on_status`); further requests are not sent at all for a backoff
 from __future__ import annotations
 
 import asyncio
+import io
 import json
 import logging
 import time
@@ -155,39 +156,49 @@ async def _read_json(response: httpx.Response) -> object:
 async def _read_stream(response: httpx.Response, cap: int) -> str:
     """The text of an event stream's chunks, to `[DONE]`, a chunk that says stop, or its end. The
     body is read raw and split here, so that what waits for a line break is capped too."""
-    pieces: list[str] = []
-    pending, read = b"", 0
+    text, pending, read = io.StringIO(), bytearray(), 0
     async for chunk in response.aiter_raw():
         read += len(chunk)
         if read > MAX_BODY_BYTES:
             raise Failure(f"the stream is over {MAX_BODY_BYTES} bytes")
-        *lines, pending = (pending + chunk).split(b"\n")
-        if len(pending) > MAX_LINE_BYTES:
-            raise BadAnswer(f"a stream line runs past {MAX_LINE_BYTES} bytes with no line break")
-        for line in lines:
-            if _take_line(line, pieces, cap):
-                return "".join(pieces)
-    _take_line(pending, pieces, cap)
-    return "".join(pieces)
+        if _take_lines(_complete_lines(pending, chunk), text, cap):
+            return text.getvalue()
+    _take_lines([bytes(pending)], text, cap)
+    return text.getvalue()
 
 
-def _take_line(line: bytes, pieces: list[str], cap: int) -> bool:
-    """Add the text of one event-stream line to `pieces`; whether the stream says it is done."""
-    if not line.startswith(b"data:"):
-        return False
-    data = line[len(b"data:"):].strip()
-    if data == b"[DONE]":
-        return True
-    try:
-        chunk = json.loads(data)
-    except ValueError:
-        raise BadAnswer(f"a stream chunk is not JSON: {data[:60]!r}") from None
-    text = dialects.text_of(chunk, chunk=True)
-    if text:
-        pieces.append(text)
-        if sum(map(len, pieces)) > cap:
+def _complete_lines(pending: bytearray, chunk: bytes) -> list[bytes]:
+    """The lines `chunk` completes, the first after what `pending` held; `pending` keeps the line
+    not yet ended, which may not grow past MAX_LINE_BYTES (BadAnswer). Each byte is copied once."""
+    *lines, rest = chunk.split(b"\n")
+    if lines:
+        lines[0] = bytes(pending) + lines[0]
+        pending.clear()
+    pending += rest
+    if len(pending) > MAX_LINE_BYTES:
+        raise BadAnswer(f"a stream line runs past {MAX_LINE_BYTES} bytes with no line break")
+    return lines
+
+
+def _take_lines(lines: list[bytes], text: io.StringIO, cap: int) -> bool:
+    """Add the text of each event-stream line to `text` (BadAnswer past `cap` characters); whether
+    the stream says it is done."""
+    for line in lines:
+        if not line.startswith(b"data:"):
+            continue
+        data = line[len(b"data:"):].strip()
+        if data == b"[DONE]":
+            return True
+        try:
+            chunk = json.loads(data)
+        except ValueError:
+            raise BadAnswer(f"a stream chunk is not JSON: {data[:60]!r}") from None
+        text.write(dialects.text_of(chunk, chunk=True) or "")
+        if text.tell() > cap:
             raise BadAnswer(f"the answer runs past {cap} characters")
-    return dialects.chunk_ends(chunk)
+        if dialects.chunk_ends(chunk):
+            return True
+    return False
 
 
 def _status_failure(response: httpx.Response) -> Failure:
