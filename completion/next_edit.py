@@ -188,7 +188,7 @@ def edits_from(document: ParsedDocument, proposals: dict[Region, str], event: Ed
     edits = [edit for edit in changed(text, proposals)
              if not undoes(edit, text[starts[edit.start_line]:starts[edit.end_line]], event)]
     if edits and document.language == "python":
-        edits = compiling_edits(document, edits)
+        edits = compiling_edits(document, edits, starts)
     if not edits:
         return []
     after = ParsedDocument.parse(document.language, applied(text, edits))

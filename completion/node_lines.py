@@ -10,6 +10,7 @@ from __future__ import annotations
 import bisect
 import functools
 import re
+from collections.abc import Iterable
 
 from tree_sitter import Node
 
@@ -37,6 +38,14 @@ def first_line(document: ParsedDocument, node: Node) -> int:
     """The LSP line where `node` of the document's tree starts."""
     starts = byte_line_starts(document.text)
     return node.start_point.row if starts is None else bisect.bisect_right(starts, node.start_byte) - 1
+
+
+def first_lines(document: ParsedDocument, nodes: Iterable[Node]) -> list[int]:
+    """The LSP lines where `nodes` of the document's tree start, in their order."""
+    starts = byte_line_starts(document.text)
+    if starts is None:
+        return [node.start_point.row for node in nodes]
+    return [bisect.bisect_right(starts, node.start_byte) - 1 for node in nodes]
 
 
 def last_line(document: ParsedDocument, node: Node) -> int:

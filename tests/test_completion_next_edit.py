@@ -10,6 +10,7 @@ from completion.edit_events import EditEvent, diff_span
 from completion.edit_regions import CURSOR, RENAME, Region
 from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Drafting, Edit, answered, applied,
                                   edit_request, edits_from, hole_tokens)
+from completion.positions import split_lines
 from completion.syntax import ParsedDocument, error_count
 from engine.client.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
 
@@ -253,13 +254,15 @@ def test_python_that_already_fails_keeps_edits_that_fail_no_earlier():
     assert not compiles_as_far("a = 1\n", [Edit(0, 1, "a = (\n")])
 
 
-def test_only_the_top_level_statements_an_edit_touches_are_compiled(monkeypatch):
+@pytest.mark.parametrize("docstring", ["", '    """One\rline\rat a time."""\n'])  # a lone CR: rows are not lines
+def test_only_the_top_level_statements_an_edit_touches_are_compiled(monkeypatch, docstring):
     """A big file costs what its edited statements do; a statement over the cap shows nothing."""
-    functions = "".join(f"def f{i}(a):\n    return a + {i}\n\n\n" for i in range(5000))
+    functions = "".join(f"def f{i}(a):\n{docstring}    return a + {i}\n\n\n" for i in range(5000))
     text = functions + "def total(items):\n    acc = 0\n    return acc\n"
     compiled = []
     monkeypatch.setattr(edit_checks, "failure_line", lambda source: compiled.append(source) or None)
-    edit = Edit(text.count("\n") - 1, text.count("\n"), "    return acc + 1\n")
+    last_line = len(split_lines(text)) - 2
+    edit = Edit(last_line, last_line + 1, "    return acc + 1\n")
     assert edit_checks.compiling_edits(document(text), [edit]) == [edit]
     assert compiled == ["def total(items):\n    acc = 0\n    return acc\n",
                         "def total(items):\n    acc = 0\n    return acc + 1\n"]
