@@ -242,3 +242,14 @@ def test_stream_lines_are_joined_across_reads_and_the_unended_one_is_capped():
         for _ in range(MAX_LINE_BYTES // 1024 + 1):
             _complete_lines(pending, b"x" * 1024)
     assert len(pending) <= MAX_LINE_BYTES + 1024
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("program", [["-m", "lsp_server"],
+                                     ["-m", "cli", "complete", "x.py", "--line", "0", "--col", "0"]])
+def test_a_backend_url_naming_an_endpoint_is_refused_at_start_with_the_form_to_use(program):
+    answer = subprocess.run([sys.executable, *program, "--backend", "http://127.0.0.1:8012/v1/completions"],
+                            check=False, cwd=REPO_ROOT, capture_output=True, text=True, timeout=120,
+                            stdin=subprocess.DEVNULL)
+    assert answer.returncode == 2 and "Traceback" not in answer.stderr
+    assert "names an endpoint" in answer.stderr and "http://127.0.0.1:8012/v1" in answer.stderr

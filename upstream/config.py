@@ -197,8 +197,9 @@ def _key_problem(line: bytes) -> str | None:
 
 def add_backend_flags(parser: argparse.ArgumentParser) -> None:
     """`--backend URL` and its siblings, for a front end's command line."""
-    parser.add_argument("--backend", metavar="URL", default=None,
-                        help="complete with the model server at URL (an OpenAI-style /v1/completions "
+    parser.add_argument("--backend", metavar="URL", default=None, type=_checked_url,
+                        help="complete with the model server at URL, its base with or without /v1 "
+                             "(http://HOST:PORT or http://HOST:PORT/v1; an OpenAI-style /v1/completions "
                              "unless --backend-kind says otherwise) instead of the workers")
     parser.add_argument("--backend-kind", choices=KINDS[1:], default=None,
                         help="the upstream's dialect: openai (default), fim (/v1/fim/completions), "
@@ -213,6 +214,15 @@ def add_backend_flags(parser: argparse.ArgumentParser) -> None:
                         help="the upstream model's context; prompts are cut to fit")
     parser.add_argument("--backend-allow-insecure-http", action="store_true",
                         help="allow plain http:// to a host that is not loopback")
+
+
+def _checked_url(url: str) -> str:
+    """`--backend`'s value, refused at start (with the form to use) where `base_url` refuses it."""
+    try:
+        base_url(url)
+    except BackendSettingError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+    return url
 
 
 def backend_setting(args: argparse.Namespace) -> dict | None:
