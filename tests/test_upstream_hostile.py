@@ -253,3 +253,16 @@ def test_a_backend_url_naming_an_endpoint_is_refused_at_start_with_the_form_to_u
                             stdin=subprocess.DEVNULL)
     assert answer.returncode == 2 and "Traceback" not in answer.stderr
     assert "names an endpoint" in answer.stderr and "http://127.0.0.1:8012/v1" in answer.stderr
+
+
+async def test_an_edits_rewrite_keeps_the_control_characters_of_the_code_it_was_sent_and_loses_others(started):
+    from engine.client.protocol import Hole
+
+    server = started("edit_escapes")
+    backend = HttpBackend(upstream_of({"url": server.url, "kind": "edit"}), lambda message: None)
+    regions = [Hole("single_line", 16, "    y = count\n"), Hole("single_line", 16, "    return count\n")]
+    job = CompleteRequest("e", "edit", "def f(total):\n", "\n", max_tokens=64, deadline_ms=5000, holes=regions,
+                          pieces=["\x0c\n"])
+    result = await backend.complete(job)
+    await backend.aclose()
+    assert [item.text for item in result.items] == ["    y = total[2J\n", "    return total\n"]

@@ -9,7 +9,7 @@ object in a 200), long (a text far over any max_tokens), fenced (a chat answer i
 unterminated (an event stream whose one line gets `UNTERMINATED_BYTES` long, as fast as it is read,
 and then stays open), gzip (a gzip-encoded answer that inflates to 64 MiB), deep (JSON nested 100,000
 deep), controls (a text with terminal escapes, control characters and a lone surrogate), error_escapes (an
-error object whose message holds them).
+error object whose message holds them), edit_escapes (a next edit's rewrite with escapes and a form feed).
 """
 from __future__ import annotations
 
@@ -43,6 +43,8 @@ ANSWERS = {
                                                         "content": "```python\npass\n```"}}]}).encode()),
     "deep": (200, b'{"choices": ' + b"[" * NESTING + b"]" * NESTING + b"}"),
     "controls": (200, completion(f"pa{ESCAPES}ss\ud800\n")),
+    "edit_escapes": (200, json.dumps({"choices": [{"message": {
+        "role": "assistant", "content": "    y = total\x1b[2J\n\x0c\n    return total\x07\n"}}]}).encode()),
     "error_escapes": (200, json.dumps({"error": {"message": f"over{ESCAPES}loaded\nsecond line"}}).encode()),
 }
 

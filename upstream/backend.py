@@ -122,14 +122,20 @@ class HttpBackend:
                 answer = await _read_json(response)
                 if request.kind == "edit":
                     content = _edit_content(answer)
-                    return dialects.edit_items(request, None if content is None else dialects.printable(content))
+                    return dialects.edit_items(request, None if content is None else _edited(request, content))
                 text = dialects.text_of(answer)
-        text = dialects.printable(text)
         if request.kind == "edit":
-            return dialects.edit_items(request, text)
+            return dialects.edit_items(request, _edited(request, text))
+        text = dialects.printable(text)
         if len(text) > cap:
             raise BadAnswer(f"the answer holds {len(text)} characters for {request.max_tokens} tokens")
         return [Item(dialects.unfence(text) if call.chat else text, 0.5, 0)]
+
+
+def _edited(request: CompleteRequest, content: str) -> str:
+    """An edit's rewrite, printable but for the control characters the code it was sent holds (a
+    form feed between two functions stays, as the pieces between the regions must)."""
+    return dialects.printable(content, kept="".join(set(dialects.UNPRINTABLE.findall(dialects.region_text(request)))))
 
 
 def _edit_content(answer: object) -> str | None:

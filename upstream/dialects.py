@@ -41,10 +41,13 @@ class Call:
     chat: bool = False  # the answer is a chat message (maybe fenced)
 
 
-def printable(text: str) -> str:
+def printable(text: str, kept: str = "") -> str:
     """An upstream's `text` as it may reach an editor or a terminal: no control character (terminal
-    escapes included) but tab, line feed and CRLF's carriage return, and no lone surrogate."""
-    return UNPRINTABLE.sub("", text)
+    escapes included) but tab, line feed and CRLF's carriage return, and no lone surrogate, except
+    the characters of `kept` (those of the code it was sent, which an edit gives back)."""
+    if not kept:
+        return UNPRINTABLE.sub("", text)
+    return UNPRINTABLE.sub(lambda found: found.group() if found.group() in kept else "", text)
 
 
 def one_line(text: str) -> str:
