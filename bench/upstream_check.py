@@ -36,7 +36,7 @@ from engine.client.pool import AsyncWorkerPool
 from engine.client.protocol import CompleteRequest
 from infill.paths import REPO_ROOT
 from upstream.backend import HttpBackend
-from upstream.config import Upstream
+from upstream.config import Upstream, base_url, checked_url
 
 DEFAULT_TASKS = (REPO_ROOT.parent / "shared" / "data" / "human-eval-infilling"
                  / "HumanEval-SingleLineInfilling.jsonl.gz")
@@ -47,7 +47,7 @@ async def parity(tasks: Sequence[dict], args: argparse.Namespace) -> tuple[list[
     how many tasks one failed."""
     settings = Settings(deadline_ms=args.deadline_ms, max_tokens=args.max_tokens)
     pool = AsyncWorkerPool([args.worker], timeout_s=REPLY_SLACK_S, client_name="bench.upstream_check")
-    backend = HttpBackend(Upstream(args.backend_kind, args.backend.rstrip("/"), stream=not args.no_stream),
+    backend = HttpBackend(Upstream(args.backend_kind, base_url(args.backend), stream=not args.no_stream),
                           lambda m: None)
     pairs, failed = [], 0
     try:
@@ -106,7 +106,7 @@ async def cancel_samples(count: int) -> list[float]:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.upstream_check", description=__doc__.splitlines()[0])
     parser.add_argument("--worker", metavar="ADDRESS", required=True, help="the worker to compare with")
-    parser.add_argument("--backend", metavar="URL", required=True,
+    parser.add_argument("--backend", metavar="URL", required=True, type=checked_url,
                         help="the upstream over the same model, e.g. `infill gateway --worker ADDRESS`")
     parser.add_argument("--backend-kind", default="openai", choices=("openai", "fim", "llama.cpp"),
                         help="the upstream's dialect (default openai)")

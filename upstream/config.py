@@ -197,7 +197,7 @@ def _key_problem(line: bytes) -> str | None:
 
 def add_backend_flags(parser: argparse.ArgumentParser) -> None:
     """`--backend URL` and its siblings, for a front end's command line."""
-    parser.add_argument("--backend", metavar="URL", default=None, type=_checked_url,
+    parser.add_argument("--backend", metavar="URL", default=None, type=checked_url,
                         help="complete with the model server at URL, its base with or without /v1 "
                              "(http://HOST:PORT or http://HOST:PORT/v1; an OpenAI-style /v1/completions "
                              "unless --backend-kind says otherwise) instead of the workers")
@@ -216,7 +216,7 @@ def add_backend_flags(parser: argparse.ArgumentParser) -> None:
                         help="allow plain http:// to a host that is not loopback")
 
 
-def _checked_url(url: str) -> str:
+def checked_url(url: str) -> str:
     """`--backend`'s value, refused at start (with the form to use) where `base_url` refuses it."""
     try:
         base_url(url)

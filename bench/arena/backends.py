@@ -29,7 +29,7 @@ from engine.client.launch import spawn_local_worker, stop_worker
 from engine.client.protocol import CompleteRequest, ProtocolError
 from engine.client.sync_client import WorkerClient
 from upstream.backend import HttpBackend
-from upstream.config import Upstream
+from upstream.config import Upstream, base_url
 
 HTTP_ERROR_CHARS = 200  # how much of a failing server's body an error keeps
 
@@ -147,8 +147,8 @@ class UpstreamBackend:
     def __init__(self, spec: BackendSpec):
         self.name, self.loop = spec.name, asyncio.new_event_loop()
         key = (os.environ.get(spec.api_key_env) or "") if spec.api_key_env else ""
-        url = spec.url.removesuffix("/v1/completions")
-        self.upstream = Upstream(spec.kind, url.rstrip("/"), spec.model or "", spec.template or "", api_key=key)
+        url = base_url(spec.url.removesuffix("/v1/completions"))  # with or without /v1, as users write it
+        self.upstream = Upstream(spec.kind, url, spec.model or "", spec.template or "", api_key=key)
         self.problems: list[str] = []
         self.client = self.loop.run_until_complete(self._open())
 
