@@ -142,8 +142,7 @@ def block_lines(lines: list[str], base: str, next_line: str) -> list[str]:
 def continuation(occurrence: Occurrence, key: Key, mode: str, suffix: str) -> str | None:
     """What followed `occurrence` up to the mode's end, as it would stand at the cursor; None
     when it does not continue the word typed or is empty."""
-    data = occurrence.segment.data
-    after = data[occurrence.end:occurrence.end + CONTINUATION_BYTES].decode("utf-8", "ignore")
+    after = occurrence.after(CONTINUATION_BYTES).decode("utf-8", "ignore")
     if key.partial or key.blank_after:
         after = after.lstrip(" \t")
     if not after.startswith(key.partial):
@@ -165,7 +164,7 @@ def continuation(occurrence: Occurrence, key: Key, mode: str, suffix: str) -> st
 def shifted(lines: list[str], occurrence: Occurrence, key: Key) -> list[str]:
     """Lines that start at a line start, re-indented from the occurrence's to the cursor's
     indentation; the blanks the user typed already are left out of the first."""
-    before = occurrence.segment.data[max(0, occurrence.end - INDENT_LOOKBACK_BYTES):occurrence.end]
+    before = occurrence.before(INDENT_LOOKBACK_BYTES)
     old, new = last_indent(before.decode("utf-8", "ignore")), key.previous_indent
     moved = [reindent(line, old, new) if line.strip() else line for line in lines]
     first = moved[0]
@@ -196,10 +195,10 @@ def document_occurrences(prefix: str, suffix: str, key: Key) -> Iterable[tuple[O
     key's own place left out."""
     before = prefix[-DOCUMENT_BEFORE_CHARS:].encode("utf-8", "surrogatepass")
     after = suffix[:DOCUMENT_AFTER_CHARS].encode("utf-8", "surrogatepass")
-    segment = Segment.of((before + after).decode("utf-8", "surrogatepass"))
+    segment = Segment.of((before + after).decode("utf-8", "surrogatepass"), "", DOCUMENT)
     own_end = len(before) - len(key.partial.encode("utf-8", "surrogatepass"))
     own_end -= len(before[:own_end]) - len(before[:own_end].rstrip(b" \t"))
-    for occurrence in segment_occurrences("", DOCUMENT, segment, key.tokens, key.window):
+    for occurrence in segment_occurrences(segment, key.tokens, key.window):
         if occurrence.end != own_end:
             yield occurrence, abs(len(before) - occurrence.end)
 
@@ -213,8 +212,8 @@ def candidates(prefix: str, suffix: str, mode: str, key: Key, corpus: DraftCorpu
     if corpus is not None:
         found += [(occurrence, 0) for occurrence in corpus.occurrences(key.tokens)]
     for index, text in enumerate(accepted):
-        taken = Segment.of(text)
-        found += [(o, 0) for o in segment_occurrences(str(index), ACCEPTED, taken, key.tokens, key.window)]
+        taken = Segment.of(text, str(index), ACCEPTED)
+        found += [(o, 0) for o in segment_occurrences(taken, key.tokens, key.window)]
     found.sort(key=lambda pair: -pair[0].key_tokens)
     made = []
     for occurrence, distance in found[:MAX_CANDIDATES]:

@@ -146,5 +146,60 @@ def test_a_snapshot_excluding_a_name_does_not_see_later_changes():
 def test_segments_take_any_text():
     for text in ("", "\n", "\x00\x01", "é" * 3, "\ud800 lone surrogate", "a" * 10):
         segment = Segment.of(text)
-        assert len(segment.tokens) == len(segment.ends)
+        assert len(segment.sorted_windows) == len(segment.checks) == len(segment.order)
+        assert all(segment.token_end(t, 0) <= len(segment.data) for t in range(len(segment.order)))
     assert drafts_for("\x00\x01\x02 é \ud800", "\x00", SINGLE) == []
+
+
+def test_packed_texts_are_found_as_loose_ones_are_and_replaced_or_removed_ones_are_not():
+    corpus = DraftCorpus()
+    corpus.put("a", "x = 1\n" + MODULE)
+    corpus.put("b", "values = yaml.safe_load(handle)\n" + MODULE.replace("json.load", "json.loads"))
+    corpus.put("c", MODULE + "        values = toml.load(handle)\n")
+    typed = "def load_rules(path, defaults):\n    with open(path, encoding=\"utf-8\") as handle:\n"
+    key = key_tokens(typed.encode())
+    loose = sorted((o.name, o.after(40), o.key_tokens) for o in corpus.occurrences(key))
+    corpus.join_all()
+    assert sorted((o.name, o.after(40), o.key_tokens) for o in corpus.occurrences(key)) == loose
+    assert corpus.held("b")[0].startswith("values = yaml") and len(corpus) == 3
+    corpus.put("c", "nothing alike\n")
+    corpus.remove("a")
+    assert {o.name for o in corpus.occurrences(key)} == {"b"}
+    assert {o.name for o in corpus.excluding("b").occurrences(key)} == set()
+    assert corpus.held("a") is None and corpus.held("c") == ("nothing alike\n", "workspace")
+
+
+def test_a_key_is_not_extended_into_the_text_packed_before_it():
+    corpus = DraftCorpus()
+    corpus.put("a", "alpha beta gamma delta\n")
+    corpus.put("b", "epsilon zeta eta theta iota\n")
+    corpus.join_all()
+    found = list(corpus.occurrences(key_tokens(b"gamma delta\nepsilon zeta eta theta")))
+    assert [(o.name, o.key_tokens, o.after(10), o.before(100)) for o in found] == [
+        ("b", 4, b" iota\n", b"epsilon zeta eta theta")]
+
+
+def test_many_puts_are_packed_and_the_caps_still_hold():
+    corpus = DraftCorpus(max_files=500, max_bytes=1 << 20)
+    for index in range(300):
+        assert corpus.put(f"f{index}", MODULE.replace("load_rules", f"load_{index}"))
+    assert len(corpus._segments) <= 40  # joined as they came, not 300 segments to search
+    for index in range(0, 300, 7):
+        corpus.put(f"f{index}", "replaced\n")
+    assert corpus.held("f7") == ("replaced\n", "workspace") and corpus.held("f8")[0].startswith("import json")
+    found = list(corpus.occurrences(key_tokens(b"def load_8(path, defaults):\n    with")))
+    assert max(found, key=lambda o: o.key_tokens).name == "f8" and {o.name for o in found} <= set(corpus.names)
+    assert "f7" not in {o.name for o in corpus.occurrences(key_tokens(b"def load_7(path, defaults):\n    with"))}
+    sizes = [len("replaced\n") if i % 7 == 0 else len(MODULE.replace("load_rules", f"load_{i}")) for i in range(300)]
+    assert len(corpus) == 300 and corpus.text_bytes == sum(sizes)
+
+
+def test_a_tokens_end_is_found_again_from_its_anchor_in_packed_texts():
+    texts = [("a", "", ("word " * 40).encode()), ("b", "", b"tail"), ("c", "", "é(x, y)\n  z".encode() * 9)]
+    pack = Segment.joined([Segment.of(data.decode(), name) for name, _, data in texts], lambda s, i: True)
+    offset = 0
+    for index, (_, _, data) in enumerate(texts):
+        _, ends = token_bounds(data)
+        first = int(pack.first_tokens[index])
+        assert [pack.token_end(first + t, index) for t in range(len(ends))] == [offset + int(e) for e in ends]
+        offset += len(data)

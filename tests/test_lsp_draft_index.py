@@ -27,7 +27,7 @@ CODE = ("def load(path, defaults):\n    with open(path, encoding=\"utf-8\") as h
 
 
 def names(drafts: WorkspaceDrafts) -> set[str]:
-    return {uri.rsplit("/", 1)[-1] for uri in drafts.corpus._segments}
+    return {uri.rsplit("/", 1)[-1] for uri in drafts.corpus.names}
 
 
 def scanned(root: Path, **caps) -> WorkspaceDrafts:
@@ -102,8 +102,8 @@ def test_a_document_rewritten_many_times_is_indexed_once_with_its_latest_text(mo
         drafts.note_text("file:///w/a.py", CODE + f"# version {version}\n")
     drafts.apply_pending()
     assert puts == ["file:///w/a.py"]
-    segment, source = drafts.corpus._segments["file:///w/a.py"]
-    assert segment.data.endswith(b"# version 999\n") and source == "open"
+    text, source = drafts.corpus.held("file:///w/a.py")
+    assert text.endswith("# version 999\n") and source == "open"
 
 
 def test_the_thread_indexes_handed_over_texts_and_forgets_one_over_the_size_cap():
@@ -128,12 +128,12 @@ def test_an_open_document_replaces_its_file_as_scanned(tmp_path):
     (tmp_path / "link").symlink_to(real, target_is_directory=True)
     drafts = scanned(tmp_path / "link")  # the editor opened the folder through a link
     scanned_uri = (real / "a b.py").as_uri()
-    assert set(drafts.corpus._segments) == {scanned_uri}
+    assert set(drafts.corpus.names) == {scanned_uri}
     editor_uri = (tmp_path / "link" / "a b.py").as_uri()
     assert file_uri(editor_uri) == scanned_uri
     drafts.note_text(editor_uri, CODE + "# edited\n")
     drafts.apply_pending()
-    assert set(drafts.corpus._segments) == {editor_uri}
+    assert set(drafts.corpus.names) == {editor_uri}
 
 
 def test_accepted_completions_reach_the_drafts_through_the_session():
