@@ -12,7 +12,9 @@ answer wherever it is asked.
 The steps, in order: the hole is the text cut at the cursor with its tree; `mode_for` decides
 none (a language the user left out, or no place to complete), single line or multi-line;
 `context_for` cuts the windows and picks the snippets (`completion.context`) from the `Sources`
-at hand (the language server's documents, or the hole's own text); `requests_for` builds one
+at hand (the language server's documents, or the hole's own text); `draft_for` finds a draft of
+the hole in the user's own code (`completion.draft_sources`; setting `completionDrafts`), which
+the worker lays into the hole and the model checks in one pass; `requests_for` builds one
 `CompleteRequest` per candidate decoding (an Invoked request asks for several, with different
 commit thresholds, so the user has distinct choices; an automatic one asks for one, and the arena
 one per backend); `within` gives them what is left of the deadline; the `Backend` (the worker
@@ -31,6 +33,7 @@ from typing import Protocol
 
 from completion import context
 from completion.decide import cursor_at, decide
+from completion.draft_sources import Draft, drafts_for
 from completion.definitions import imports
 from completion.postprocess import clean, rank
 from completion.requests import build_request
@@ -154,19 +157,40 @@ def decoders_for(invoked: bool, candidates: int = 1) -> tuple[dict, ...]:
     return INVOKED_DECODERS[:candidates] if invoked else AUTOMATIC_DECODERS
 
 
+def draft_for(hole: Hole, mode: Mode, settings: Settings, sources: Sources) -> Draft | None:
+    """The best draft of the hole from the user's own code (`completion.draft_sources`: the
+    document around the cursor, the sources' draft corpus with the hole's own file left out, the
+    completions accepted lately), or None when drafts are off or none is worth trying."""
+    if not settings.drafts:
+        return None
+    corpus = sources.draft_corpus()
+    if corpus is not None and hole.uri in corpus:
+        corpus = corpus.excluding(hole.uri)
+    found = drafts_for(hole.prefix, hole.suffix, mode, corpus, sources.accepted_texts, limit=1)
+    return found[0] if found else None
+
+
+def draft_pieces(draft: Draft | None) -> tuple[tuple[str, ...], tuple[int, ...]]:
+    """A draft as a request carries it: its pieces and slots, or its whole text; none: ((), ())."""
+    if draft is None:
+        return (), ()
+    return (draft.pieces, draft.slots) if draft.pieces else ((draft.text,), ())
+
+
 def requests_for(hole: Hole, window: context.Context, request_id: str, mode: Mode,
                  settings: Settings, budget_ms: int, decoders: Sequence[dict], session: str = "",
-                 ) -> list[CompleteRequest]:
-    """One request per decoder override; each candidate has its own id, document key and session
-    (from `session`), so the worker neither confuses their replies nor lets one supersede another,
-    while the next request of `session` supersedes each."""
+                 draft: Draft | None = None) -> list[CompleteRequest]:
+    """One request per decoder override, each with the hole's `draft`; each candidate has its own
+    id, document key and session (from `session`), so the worker neither confuses their replies
+    nor lets one supersede another, while the next request of `session` supersedes each."""
+    pieces, slots = draft_pieces(draft)
     requests = []
     for index, overrides in enumerate(decoders):
         suffix_id = f"-{index}" if index else ""
         candidate_session = session + suffix_id if session else ""
         requests.append(build_request(request_id + suffix_id, window.prefix, window.suffix, mode,
                                       settings.max_tokens, budget_ms, hole.uri + suffix_id,
-                                      overrides, window.snippets, candidate_session))
+                                      overrides, window.snippets, candidate_session, pieces, slots))
     return requests
 
 
@@ -193,6 +217,7 @@ class Plan:
     mode: Mode
     window: context.Context | None  # the windows and snippets the requests carry
     requests: list[CompleteRequest]
+    draft: Draft | None = None  # the hole's draft from the user's own code, which the requests carry
 
 
 def plan(hole: Hole, settings: Settings, sources: Sources | None, request_id: str, *,
@@ -208,9 +233,10 @@ def plan(hole: Hole, settings: Settings, sources: Sources | None, request_id: st
     if sources is None:
         sources = TextSources.of(hole.uri, hole.document, hole.prefix + hole.suffix)
     window = context_for(hole, settings, sources)
+    draft = draft_for(hole, mode, settings, sources)
     requests = requests_for(hole, window, request_id, mode, settings, settings.deadline_ms,
-                            decoders or decoders_for(invoked, candidates), session)
-    return Plan(hole, mode, window, requests)
+                            decoders or decoders_for(invoked, candidates), session, draft)
+    return Plan(hole, mode, window, requests, draft)
 
 
 def within(planned: Plan, budget_ms: int) -> Plan:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, fields
 import torch
 
 RULES = ("threshold", "factor", "fixed", "left_to_right", "left_run", "verify")
+VETO_RULES = ("each", "cut")  # what a veto masks: the vetoed drafted token, or its draft from it on
 SLIDING_RULES = ("left_to_right", "left_run", "verify")  # they commit the leftmost masks first
 MAX_DRAFTS = 16
 NEVER = 1 << 16  # a refresh interval no hole reaches: the context is encoded once per request
@@ -53,12 +54,16 @@ class DecoderConfig:
     #   again, once per position (0: never); not with `verify` (its answer is left to right's) or a window
     veto: float = 0.0  # a drafted token is masked again where the model puts at least this on another
     #   token (0: never: a draft stands as drafted; `infill.decode.veto`)
+    veto_rule: str = "each"  # "each": every vetoed token is masked alone; "cut": its hole's draft stands
+    #   up to the first vetoed token, and from there on is masked for the model to fill
 
     def __post_init__(self):
         for setting in fields(self):
             _check_type(setting.name, getattr(self, setting.name), type(setting.default))
         if self.rule not in RULES:
             raise ValueError(f"setting 'rule' must be one of {', '.join(RULES)}; got {self.rule!r}")
+        if self.veto_rule not in VETO_RULES:
+            raise ValueError(f"setting 'veto_rule' must be one of {', '.join(VETO_RULES)}; got {self.veto_rule!r}")
         if self.confidence not in ("prob", "margin"):
             raise ValueError(f"setting 'confidence' must be 'prob' or 'margin'; got {self.confidence!r}")
         for name, (in_range, wanted) in _RANGES.items():

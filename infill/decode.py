@@ -438,10 +438,11 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     conf = state.committed_prob.new_zeros(length)
     conf[scored] = scores.confidence
     steps_done, state.passes = state.passes, state.passes + 1
-    if state.unchecked is not None:
-        veto(state, scored)
+    vetoed = state.unchecked is not None and veto(state, scored)
     if expired:
         fill_rest(state)
+        return
+    if vetoed and state.cfg.veto_rule == "cut":  # this pass saw the draft's wrong tail: the next one fills
         return
     if not state.masked.any():  # a draft that stood: nothing left to fill
         return
@@ -461,21 +462,35 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     plan_drafts(state)
 
 
-def veto(state: DecodeState, scored: slice | torch.Tensor) -> None:
+def veto(state: DecodeState, scored: slice | torch.Tensor) -> bool:
     """The draft rule: a drafted token that this pass scored is masked again, for the commit rule
     to fill anew, where the model puts at least `cfg.veto` on another token (0: never); every
-    drafted token it scored is checked, once."""
+    drafted token it scored is checked, once. With `veto_rule` "cut" the hole's drafted tokens
+    from the first vetoed one on are masked too. True if it masked any."""
     checking = torch.zeros_like(state.masked)
     checking[scored] = True
     checking &= state.unchecked
     state.unchecked &= ~checking
     if not state.cfg.veto or not checking.any():
-        return
+        return False
     where = hole_positions(state.spans, state.ids.device)  # (L,) canvas positions
     wrong = checking & (state.last_best != state.ids[0, where]) & (state.last_prob >= state.cfg.veto)
+    if state.cfg.veto_rule == "cut":
+        wrong = cut_from_first(wrong, state.masked, state.parts)
     state.ids[0, where[wrong]] = state.mask_id
     state.masked |= wrong
     state.committed_prob[wrong] = 0.0
+    return bool(wrong.any())
+
+
+def cut_from_first(wrong: torch.Tensor, masked: torch.Tensor, parts: list[slice]) -> torch.Tensor:
+    """Per hole, every unmasked position (L,) from its first `wrong` one on."""
+    cut = torch.zeros_like(wrong)
+    for part in parts:
+        found = torch.nonzero(wrong[part])
+        if len(found):
+            cut[part.start + int(found[0]):part.stop] = True
+    return cut & ~masked
 
 
 def leftmost_masks(state: DecodeState) -> list[int | None]:

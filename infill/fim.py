@@ -181,13 +181,44 @@ def start_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderCon
     """Lay a job out for decoding (no forward pass); `with_snippets` lays its snippets into the
     canvas (for models trained with them)."""
     snippets = job.snippets if with_snippets else ()
-    if job.one_hole:  # (a drafted hole decodes as a canvas of regions)
+    if job.one_hole and job.drafted:
+        return start_drafted(model, tok, job, cfg, deadline, snippets)
+    if job.one_hole:  # (an edit's drafted hole decodes as a canvas of regions)
         hole = job.holes[0]
         states, healed = start_request(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens,
                                        cfg, deadline, snippets)
         return JobDecoding(job, states, [healed])
     canvas, rules = job_canvas(tok, job, model.cfg.regions_context(), model.cfg.edit_canvas)
     return JobDecoding(job, [decode.start_regions(model, canvas, rules, cfg, deadline)], canvas.healed)
+
+
+def drafted_fim_ids(tok: ModelTokenizer, healed: str, hole: Hole) -> list[int]:
+    """A completion's drafted hole: its draft's tokens (`draft_ids`) cut to the hole's budget,
+    then masks for what may follow: none in single-line mode (a draft runs to the line's end),
+    the rest of the budget in multi-line mode. [] when the draft has no tokens that decode back
+    to it (the hole is then decoded as if it had none)."""
+    budget = hole_length(hole)
+    drafted = (draft_ids(tok, healed, hole) or [])[:budget]
+    if not drafted:
+        return []
+    tail = 0 if hole.mode == "single_line" else budget - len(drafted)
+    return drafted + [tok.mask_id] * tail
+
+
+def start_drafted(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderConfig,
+                  deadline: float | None, snippets: tuple[str, ...]) -> JobDecoding:
+    """A completion's hole that starts from its draft: the plain FIM canvas and rules of its mode,
+    the draft's tokens committed (unchecked) in the hole, the masks after them decoded as today."""
+    hole = job.holes[0]
+    ids = drafted_fim_ids(tok, tok.heal(job.prefix).text, hole)
+    if not ids:
+        states, healed = start_request(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens,
+                                       cfg, deadline, snippets)
+        return JobDecoding(job, states, [healed])
+    canvas, rules = prepare(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens, len(ids), snippets)
+    canvas.ids[canvas.hole_start:canvas.hole_start + canvas.hole_len] = ids
+    return JobDecoding(job, [decode.start(model, canvas, rules, cfg, deadline, grow_to=hole.max_tokens)],
+                       [canvas.healed])
 
 
 def job_answers(tok: ModelTokenizer, decoding: JobDecoding) -> list[HoleAnswer]:

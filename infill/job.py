@@ -7,7 +7,9 @@ replaces and maybe a draft of its new text (pieces of known text with masked slo
 which the model fills, checking the known tokens as it goes), and the job carries the user's edits that call for it (`events`, each the lines as they
 were and as they are now). Snippets are context from elsewhere (definitions, imports, recent
 edits), laid into the canvas when the model was trained with them. Decoder overrides apply on top of the model's
-defaults. The mode is decided by the front end (`completion`), never here.
+defaults. The mode is decided by the front end (`completion`), never here. A completion's
+(`kind="fim"`) hole may carry a draft too: a guess at the hole's start, found in the user's own
+code, which the model checks and goes on from.
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ from types import MappingProxyType
 from typing import Any
 
 MODES = ("single_line", "multi_line")
+KINDS = ("fim", "edit")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +51,13 @@ class Job:
     snippets: tuple[str, ...] = ()  # least important first: a full canvas keeps the last ones
     decoder: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
     events: tuple[tuple[str, str], ...] = ()  # an edit's cause: (before, after) of the user's edits, oldest first
+    kind: str = "edit"  # "fim": a completion's one hole, whose draft is a guess at its start (masks follow it)
 
     def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"a job's kind must be one of {', '.join(KINDS)}, got {self.kind!r}")
+        if self.kind == "fim" and len(self.holes) != 1:
+            raise ValueError(f"a fim job has one hole, got {len(self.holes)}")
         if not self.holes:
             raise ValueError("a job needs at least one hole")
         if len(self.pieces) != len(self.holes) + 1:
@@ -58,10 +66,12 @@ class Job:
 
     @classmethod
     def fim(cls, prefix: str, suffix: str, mode: str, max_tokens: int, snippets: tuple[str, ...] = (),
-            decoder: Mapping[str, Any] | None = None) -> Job:
-        """The one-hole job of plain fill-in-the-middle."""
-        return cls((prefix, suffix), (Hole(mode, max_tokens),), tuple(snippets),
-                   MappingProxyType(dict(decoder or {})))
+            decoder: Mapping[str, Any] | None = None, draft: tuple[str, ...] = (),
+            slots: tuple[int, ...] = ()) -> Job:
+        """The one-hole job of fill-in-the-middle, maybe with a draft of the hole's start (pieces
+        with `slots` masks between them) for the model to check."""
+        return cls((prefix, suffix), (Hole(mode, max_tokens, "", tuple(draft), tuple(slots)),), tuple(snippets),
+                   MappingProxyType(dict(decoder or {})), kind="fim")
 
     @property
     def prefix(self) -> str:
@@ -75,12 +85,13 @@ class Job:
 
     @property
     def one_hole(self) -> bool:
-        """One hole with no draft: decoded as plain fill-in-the-middle (one canvas per length tried)."""
-        return len(self.holes) == 1 and not self.drafted
+        """One hole decoded as fill-in-the-middle: with no draft (one canvas per length tried), or
+        a completion's hole whose draft is laid into its start (`infill.fim.start_drafted`)."""
+        return len(self.holes) == 1 and (not self.drafted or self.kind == "fim")
 
     @property
     def drafted(self) -> bool:
-        """Some hole carries a draft: the job decodes as a canvas of regions, even with one hole."""
+        """Some hole carries a draft: an edit job decodes as a canvas of regions, even with one hole."""
         return any(hole.drafted for hole in self.holes)
 
     @property

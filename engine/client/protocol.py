@@ -19,8 +19,8 @@ from typing import Any, ClassVar
 
 import msgpack
 
-PROTOCOL_VERSION = 6  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events;
-#   5: HealthOk.in_step; 6: drafted holes (Hole.draft, Hole.slots)
+PROTOCOL_VERSION = 7  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events;
+#   5: HealthOk.in_step; 6: drafted holes (Hole.draft, Hole.slots); 7: a FIM hole's draft (draft, slots)
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
@@ -175,7 +175,7 @@ def _check_regions(request: CompleteRequest, rid: str | None) -> None:
         _check_str(hole.mode, f"holes[{i}].mode", MAX_NAME_CHARS, rid, choices=MODES)
         _check_int(hole.max_tokens, f"holes[{i}].max_tokens", 1, MAX_TOKENS, rid)
         _check_text(hole.replaces, f"holes[{i}].replaces", MAX_SUFFIX_CHARS, "MAX_SUFFIX_CHARS", rid)
-        _check_draft(hole, f"holes[{i}]", rid)
+        _check_draft(hole, f"holes[{i}].", rid)
     for i, piece in enumerate(request.pieces):
         _check_text(piece, f"pieces[{i}]", MAX_PREFIX_CHARS, "MAX_PREFIX_CHARS", rid)
     total = len(request.prefix) + len(request.suffix) + sum(len(piece) for piece in request.pieces)
@@ -185,24 +185,31 @@ def _check_regions(request: CompleteRequest, rid: str | None) -> None:
                             "MAX_SUFFIX_CHARS); send a smaller window of the file", rid)
 
 
-def _check_draft(hole: Hole, where: str, rid: str | None) -> None:
-    """A hole's draft: pieces of text (as much text in all as a region may hold) with one slot
-    length between each two."""
-    _check_type(hole.draft, f"{where}.draft", (list,), rid)
-    _check_type(hole.slots, f"{where}.slots", (list,), rid)
+def _check_draft(hole: Hole | CompleteRequest, where: str, rid: str | None) -> None:
+    """A hole's draft (an edit's region's, or a FIM request's): pieces of text (as much text in
+    all as a region may hold) with one slot length between each two."""
+    _check_type(hole.draft, f"{where}draft", (list,), rid)
+    _check_type(hole.slots, f"{where}slots", (list,), rid)
     if len(hole.slots) > MAX_SLOTS:
-        raise _invalid(f"{where}.slots", f"must have at most {MAX_SLOTS} entries, got {len(hole.slots)}", rid)
+        raise _invalid(f"{where}slots", f"must have at most {MAX_SLOTS} entries, got {len(hole.slots)}", rid)
     if len(hole.slots) != max(0, len(hole.draft) - 1):
-        raise _invalid(f"{where}.slots", f"must hold one length between each two of the "
-                                         f"{len(hole.draft)} draft pieces, got {len(hole.slots)}", rid)
+        raise _invalid(f"{where}slots", f"must hold one length between each two of the "
+                                        f"{len(hole.draft)} draft pieces, got {len(hole.slots)}", rid)
     for j, piece in enumerate(hole.draft):
-        _check_type(piece, f"{where}.draft[{j}]", (str,), rid)
+        _check_type(piece, f"{where}draft[{j}]", (str,), rid)
     for j, slot in enumerate(hole.slots):
-        _check_int(slot, f"{where}.slots[{j}]", 1, MAX_SLOT_TOKENS, rid)
+        _check_int(slot, f"{where}slots[{j}]", 1, MAX_SLOT_TOKENS, rid)
     total = sum(map(len, hole.draft))
     if total > MAX_SUFFIX_CHARS:
-        raise ProtocolError(ErrorCode.TOO_LARGE, f"field '{where}.draft' has {total} characters, over "
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"field '{where}draft' has {total} characters, over "
                             f"the cap of {MAX_SUFFIX_CHARS} (MAX_SUFFIX_CHARS); draft a smaller region", rid)
+
+
+def _check_fim_draft(request: CompleteRequest, rid: str | None) -> None:
+    """A FIM request's draft of its hole's start; an edit drafts each region in its `holes`."""
+    _check_draft(request, "", rid)
+    if request.kind == "edit" and request.draft:
+        raise _invalid("draft", "must be empty for kind 'edit'; draft each region in its hole", rid)
 
 
 def _check_events(request: CompleteRequest, rid: str | None) -> None:
@@ -386,7 +393,10 @@ class CompleteRequest:
     most); `holes` and `pieces` stay empty. `kind="edit"`: the regions `holes` (each with its own
     mode and budget, and maybe a draft of its new text that the model checks and completes) in
     `prefix hole[0] pieces[0] hole[1] ... pieces[H-2] hole[H-1] suffix`, decoded jointly, `events`
-    the user's edits that call for them; `mode` and `max_tokens` are unused.
+    the user's edits that call for them; `mode` and `max_tokens` are unused. A FIM request may
+    carry a draft of its hole's start (`draft` pieces with `slots` masks between them, as a
+    `Hole`'s): the worker lays it in, cut to the hole's budget, the model checks it in one pass
+    and fills what follows; empty for an edit.
     """
 
     TAG: ClassVar[MsgType] = MsgType.COMPLETE_REQUEST
@@ -409,6 +419,8 @@ class CompleteRequest:
     pieces: list[str] = field(default_factory=list)  # an edit's text between its regions
     events: list[Event] = field(default_factory=list)  # an edit's cause: the user's recent edits, oldest first
     stream: bool = False  # also send `Partial` replies with the hole's settled text as it grows (FIM)
+    draft: list[str] = field(default_factory=list)  # FIM: a draft of the hole's start, cut where `slots` open
+    slots: list[int] = field(default_factory=list)  # FIM: masked tokens between draft pieces i and i + 1
 
     def __post_init__(self) -> None:
         _check_str(self.id, "id", MAX_ID_CHARS, min_chars=1)
@@ -420,6 +432,7 @@ class CompleteRequest:
         _check_str(self.mode, "mode", MAX_NAME_CHARS, rid, choices=MODES)
         _check_int(self.max_tokens, "max_tokens", 1, MAX_TOKENS, rid)
         _check_regions(self, rid)
+        _check_fim_draft(self, rid)
         _check_events(self, rid)
         _check_int(self.deadline_ms, "deadline_ms", 1, MAX_DEADLINE_MS, rid)
         _check_type(self.stream, "stream", (bool,), rid)

@@ -84,7 +84,8 @@ class ModelRunner:
         self.decoder_defaults = model_decoder_defaults(self.model_dir, self.model.cfg.family)
         self.prefixes = PrefixCache(max_bytes=prefix_cache_bytes)
         for mode in (None, *self.decoder_defaults.get(PER_MODE, {})):  # a bad decoder.json fails at start, not per request
-            decoder_config(self.decoder_defaults, {}, mode)
+            for fim_drafted in (False, True):
+                decoder_config(self.decoder_defaults, {}, mode, fim_drafted)
         self.complete(Job.fim("def f(x):\n    return x", "\n", "single_line", 4), None)  # warm-up: kernel JIT, lazy tables
 
     def info(self) -> dict:
@@ -116,7 +117,8 @@ class ModelRunner:
             raise ProtocolError(ErrorCode.INVALID_FIELD, f"field 'holes' asks for {holes} tokens; the "
                                 f"model's context is {context}: send fewer or smaller regions")
         try:
-            return decoder_config(self.decoder_defaults, dict(job.decoder), shared_mode(job))
+            return decoder_config(self.decoder_defaults, dict(job.decoder), shared_mode(job),
+                                  job.kind == "fim" and job.drafted)
         except ValueError as exc:  # the model's own defaults were checked at start: the overrides are at fault
             raise ProtocolError(ErrorCode.INVALID_FIELD, f"field 'decoder': {exc}") from None
 
@@ -124,9 +126,9 @@ class ModelRunner:
         """`decoding` continued for the next keystroke, whose prefix is its own plus `typed`: if
         what it has committed from the left already starts with `typed`, a decoding of the same
         state whose answer drops `typed` (and that stops at `deadline`); else None. A one-hole job
-        of a single hole length only (a single-line request)."""
+        of a single hole length only (a single-line request), with no draft."""
         work = decoding.work
-        if len(work.states) != 1 or not work.job.one_hole or work.done:
+        if len(work.states) != 1 or not work.job.one_hole or work.job.drafted or work.done:
             return None
         [state], [healed] = work.states, work.healed
         if not self.tok.decode(decode.committed_run(state)).startswith(healed + typed):
@@ -180,9 +182,9 @@ class ModelRunner:
     def partial(self, decoding: Decoding) -> str | None:
         """The text a one-hole job's answer will start with, from what its decode states have
         committed from the hole's start (the common part of its candidate lengths'); None for a
-        job of several holes."""
+        job of several holes, or a drafted one (a veto may still take its draft back)."""
         work = decoding.work
-        if not work.job.one_hole:
+        if not work.job.one_hole or work.job.drafted:
             return None
         texts = [self._settled_text(state, work.healed[0]) for state in work.states]
         return texts[0][:_common_length(texts)]

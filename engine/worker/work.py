@@ -1,7 +1,7 @@
 """The worker's unit of work: a wire request as the model's job, and the contract with the runner.
 
 `job_of` turns a validated `CompleteRequest` into an `infill.job.Job`: FIM's one hole between its
-prefix and suffix, or an edit's regions between its pieces with the user's edits that call for
+prefix and suffix (maybe with its draft), or an edit's regions between its pieces with the user's edits that call for
 them; snippets least important first (a full
 canvas keeps the last ones), decoder overrides as sent. `Work` is what the scheduler carries for
 each request: the worker's record of it and, once laid out, its decoding. `Runner` is what the
@@ -24,7 +24,7 @@ def job_of(request: CompleteRequest) -> Job:
     try:
         if request.kind == "fim":
             return Job.fim(request.prefix, request.suffix, request.mode, request.max_tokens, snippets,
-                           request.decoder)
+                           request.decoder, tuple(request.draft), tuple(request.slots))
         holes = tuple(Hole(h.mode, h.max_tokens, h.replaces, tuple(h.draft), tuple(h.slots)) for h in request.holes)
         events = tuple((event.before, event.after) for event in request.events)
         return Job((request.prefix, *request.pieces, request.suffix), holes, snippets, dict(request.decoder),
