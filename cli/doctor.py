@@ -7,6 +7,8 @@ family's published files with its special ids, a round trip of a few code snippe
 token stays inside one piece of the family's pre-tokenizer split), the config fields read, the
 memory the model needs on the device at the context it will serve, the dtype on the device, and
 one short completion with its latency.
+Each line is printed as soon as its check is done, so that a check that takes long (or a damaged
+folder) never hides the ones before it; a damaged file is its check's FAIL line, never a traceback.
 Exit status 0 when every check passes, 1 otherwise.
 
 `summary_line` is the one line `infill serve` logs when it starts.
@@ -19,6 +21,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
 SNIPPETS = (
     "def area(radius):\n    return 3.14159 * radius ** 2\n",
@@ -30,22 +33,35 @@ DTYPE_BYTES = {"bf16": 2, "fp16": 2, "fp32": 4}
 
 @dataclass
 class Report:
+    """The checks' lines; each is also written to `out` (flushed) the moment it is known."""
+
     lines: list[str] = field(default_factory=list)
     failed: int = 0
+    out: TextIO | None = None
 
     def ok(self, name: str, text: str) -> None:
-        self.lines.append(f"ok    {name}: {text}")
+        self._add(f"ok    {name}: {text}")
 
     def fail(self, name: str, text: str) -> None:
         self.failed += 1
-        self.lines.append(f"FAIL  {name}: {text}")
+        self._add(f"FAIL  {name}: {text}")
+
+    def _add(self, line: str) -> None:
+        self.lines.append(line)
+        if self.out is not None:
+            self.out.write(line + "\n")
+            self.out.flush()
 
     def check(self, name: str, run: Callable[[], str]):
-        """Run one check: its text on success; on a ValueError/OSError/RuntimeError its message."""
+        """Run one check: its text on success, else its FAIL line with the error's message. The
+        readers raise ValueError for every damage they know; anything else is named by its type."""
         try:
             text = run()
         except (ValueError, OSError, RuntimeError, KeyError, AssertionError) as exc:
             self.fail(name, _message(exc))
+            return None
+        except Exception as exc:  # a damage no reader foresaw: still one line, and the next checks
+            self.fail(name, f"unexpected {type(exc).__name__}: {_message(exc)}; report this with the folder")
             return None
         self.ok(name, text)
         return text
@@ -94,25 +110,16 @@ def _size(n: int) -> str:
 
 
 def memory_available(device: str) -> int | None:
-    import torch
+    from infill.model_shape import memory_available as available
 
-    if device.startswith("cuda"):
-        free, _ = torch.cuda.mem_get_info(torch.device(device))
-        return free
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemAvailable:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        return None
-    return None
+    return available(device)
 
 
 def static_checks(folder: Path, report: Report) -> tuple | None:
     """config, family, weights, tokenizer, snippets, fields: (raw, cfg, tok) when all passed."""
     from infill.checkpoint import is_own_config, read_config
 
-    raw = {}
+    raw, found = {}, []
 
     def config() -> str:
         raw.update(read_config(folder))
@@ -130,13 +137,9 @@ def static_checks(folder: Path, report: Report) -> tuple | None:
     tok = _tokenizer(folder, raw, report)
     if tok is None:  # the fields' ids would only repeat the tokenizer's problem
         return None
-    if report.check("fields", lambda: _fields(folder, raw)) is None:
+    if report.check("fields", lambda: _fields(folder, raw, found)) is None:
         return None
-    from infill.checkpoint import _own_config
-    from infill.families import model_config
-
-    config = _own_config(folder, raw) if is_own_config(raw) else model_config(raw, "lm_head.weight" in _names(folder))
-    return raw, config, tok
+    return raw, found[0], tok
 
 
 def _diffusion(folder: Path, raw: dict) -> str:
@@ -146,20 +149,12 @@ def _diffusion(folder: Path, raw: dict) -> str:
     return "a masked diffusion model (it names a mask token)"
 
 
-def _names(folder: Path) -> set[str]:
-    from infill.checkpoint import is_own_config, read_config, tensor_files
-    from infill.families import translate
-
-    files = tensor_files(folder)
-    raw = read_config(folder)
-    return set(files) if is_own_config(raw) else set(translate(raw, files)[1].values())
-
-
 def _weights(folder: Path) -> str:
     from infill.adapters import describe, is_adapter_folder
-    from infill.checkpoint import tensor_files
+    from infill.checkpoint import check_weights, tensor_files
 
     files = tensor_files(folder)  # an adapter folder's base's
+    check_weights(files)  # each file's header against its size: a shard cut short fails here
     shards = sorted({p.name for p in files.values()})
     text = f"{len(files)} tensors in {len(shards)} file(s) ({', '.join(shards[:3])}{', ...' * (len(shards) > 3)})"
     return text + (f"; {describe(folder)}" if is_adapter_folder(folder) else "")
@@ -207,23 +202,23 @@ def _tokenizer(folder: Path, raw: dict, report: Report):
     return tok if report.check("snippets", round_trip) is not None else None
 
 
-def _fields(folder: Path, raw: dict) -> str:
-    from infill.checkpoint import _own_config, is_own_config
-    from infill.families import model_config
+def _fields(folder: Path, raw: dict, found: list) -> str:
+    """The config's fields as our model reads them, types and ranges checked; the config is put in `found`."""
+    from infill.checkpoint import folder_config, tensor_files
 
-    try:
-        cfg = _own_config(folder, raw) if is_own_config(raw) else model_config(raw, "lm_head.weight" in _names(folder))
-    except KeyError as exc:
-        raise ValueError(f"{folder / 'config.json'} lacks the field {exc}, which its family needs") from None
+    cfg, _ = folder_config(folder, raw, tensor_files(folder))
+    found.append(cfg)
     return (f"{cfg.num_layers} layers, d {cfg.hidden_size}, {cfg.num_heads}/{cfg.num_kv_heads} heads of {cfg.head_dim}, "
             f"FFN {cfg.intermediate_size}, vocab {cfg.vocab_size}, theta {cfg.rope_theta:g}, context "
             f"{cfg.max_position_embeddings}, shift {cfg.logits_shift}, tied {cfg.tie_word_embeddings}, "
             f"qkv bias {cfg.qkv_bias}, qk norm {cfg.qk_norm}, {cfg.num_params() / 1e6:.1f}M parameters")
 
 
-def diagnose(folder: Path, device: str = "auto", dtype: str = "auto", complete: bool = True) -> Report:
-    """Every check on `folder` for `device` and `dtype` (as `infill serve` takes them)."""
-    report = Report()
+def diagnose(folder: Path, device: str = "auto", dtype: str = "auto", complete: bool = True,
+             out: TextIO | None = None) -> Report:
+    """Every check on `folder` for `device` and `dtype` (as `infill serve` takes them), each line
+    also written to `out` as it is known."""
+    report = Report(out=out)
     folder = Path(folder)
     found = static_checks(folder, report)
     where = report.check("device", lambda: "{} in {}".format(*resolve(device, dtype)))
@@ -291,8 +286,7 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
     args = build_parser(prog).parse_args(argv)
-    report = diagnose(args.model_dir, args.device, args.dtype, complete=not args.no_completion)
-    print("\n".join(report.lines))
+    report = diagnose(args.model_dir, args.device, args.dtype, complete=not args.no_completion, out=sys.stdout)
     print(f"{args.model_dir}: " + ("every check passed" if not report.failed else f"{report.failed} problem(s)"))
     sys.stdout.flush()
     return 1 if report.failed else 0

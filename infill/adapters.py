@@ -19,12 +19,12 @@ bottom up. Reading needs no peft.
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
 from torch import nn
+
+from infill.folder_files import is_present, open_safetensors, read_json
 
 ADAPTER_CONFIG = "adapter_config.json"
 ADAPTER_WEIGHTS = "adapter_model.safetensors"
@@ -34,26 +34,29 @@ PREFIX = "base_model.model."  # peft's prefix on the module names of a saved ada
 UNMERGED = ("use_dora", "fan_in_fan_out", "rank_pattern", "alpha_pattern", "lora_bias", "use_qalora", "use_bdlora",
             "alora_invocation_tokens", "modules_to_save", "trainable_token_indices", "target_parameters",
             "layer_replication", "arrow_config")
+_TYPES = {"r": int, "lora_alpha": (int, float), "base_model_name_or_path": str}  # each value's JSON type
 MAX_CHAIN = 8  # adapters stacked on one base; more is a loop in the folders' configs
 
 
 def is_adapter_folder(folder: Path) -> bool:
-    return (Path(folder) / ADAPTER_CONFIG).is_file()
+    return is_present(Path(folder) / ADAPTER_CONFIG)  # a FIFO or a link to a device there is refused, not skipped
 
 
 def read_adapter_config(folder: Path) -> dict:
     """The folder's adapter_config.json, or a ValueError saying what this reader cannot merge."""
     path = Path(folder) / ADAPTER_CONFIG
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} cannot be read as JSON: {exc}") from None
-    if not isinstance(raw, dict) or raw.get("peft_type") != "LORA":
+    raw = read_json(path, "LoRA adapter config")
+    if raw.get("peft_type") != "LORA":
         raise ValueError(f"{path} is not a LoRA adapter config (peft_type {raw.get('peft_type')!r}, "
                          "not 'LORA'): only LoRA adapters are merged")
     unsupported = {key: raw[key] for key in UNMERGED if raw.get(key)}
     if raw.get("bias", "none") != "none":
         unsupported["bias"] = raw["bias"]
+    wrong_types = {key: raw[key] for key, kinds in _TYPES.items() if raw.get(key) is not None
+                   and (not isinstance(raw[key], kinds) or isinstance(raw[key], bool))}
+    if wrong_types:
+        raise ValueError(f"{path} gives {str(wrong_types)[:80]}: a number or a path goes there; the file is "
+                         "damaged: adapt again")
     if unsupported or not isinstance(raw.get("r"), int) or raw["r"] < 1:
         raise ValueError(f"{path} asks for {unsupported or {'r': raw.get('r')}}: this loader merges plain "
                          "LoRA (r >= 1, no DoRA, no biases, no per-module ranks, no extra modules); adapt again "
@@ -104,10 +107,10 @@ def weights_folder(folder: Path) -> Path:
 def read_pairs(folder: Path) -> dict[str, tuple[torch.Tensor, torch.Tensor]]:
     """Each adapted module's name and its (A (r, in), B (out, r)) in fp32 on the CPU."""
     path = Path(folder) / ADAPTER_WEIGHTS
-    if not path.is_file():
+    if not is_present(path):
         raise ValueError(f"{folder} has {ADAPTER_CONFIG} but no {ADAPTER_WEIGHTS}: the adapters were not saved")
     tensors: dict[str, torch.Tensor] = {}
-    with safe_open(str(path), framework="pt") as f:
+    with open_safetensors(path, "LoRA adapters") as f:
         for key in f.keys():
             tensors[key.removeprefix(PREFIX)] = f.get_tensor(key).float()
     names = {key.rsplit(".lora_", 1)[0] for key in tensors if ".lora_" in key}

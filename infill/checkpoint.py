@@ -9,20 +9,24 @@ with its adapters merged into them.
 Loading builds the model on the meta device (no memory) and reads each tensor straight onto the
 target device in the target dtype, one at a time, then assigns it: a 7B bf16 checkpoint served in
 bf16 is never copied to fp32, and host memory holds at most one tensor on its way to a GPU.
-A folder that is not a supported checkpoint raises one ValueError that says what is wrong.
+A folder that is not a supported checkpoint raises one ValueError that says what is wrong, before
+anything is built: its files are read only when they are regular files under their caps
+(`infill.folder_files`), its config's types and ranges are checked and the weights' memory is
+compared with the device's (`infill.model_shape`).
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import torch
-from safetensors import safe_open
 from safetensors.torch import save_file
 
 from infill.adapters import adapter_chain, merge_adapters, weights_folder
+from infill.folder_files import is_present, open_safetensors
+from infill.folder_files import read_json as _read_json
 from infill.int8_store import dequantized, is_int8_file, save_int8
 from infill.model import ModelConfig, Transformer
+from infill.model_shape import check_fits, check_shape, typed
 
 INDEX = "model.safetensors.index.json"
 SINGLE = "model.safetensors"
@@ -53,13 +57,8 @@ def is_own_config(raw: dict) -> bool:
 
 
 def read_json(path: Path, what: str) -> dict:
-    try:
-        raw = json.loads(path.read_text())
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path} ({what}) cannot be read as JSON: {exc}") from None
-    if not isinstance(raw, dict):
-        raise ValueError(f"{path} ({what}) is not a JSON object")
-    return raw
+    """A JSON object from a regular file under its cap (`infill.folder_files`), else a ValueError."""
+    return _read_json(path, what)
 
 
 def read_config(folder: Path) -> dict:
@@ -67,7 +66,7 @@ def read_config(folder: Path) -> dict:
     if not folder.is_dir():
         raise ValueError(f"{folder} is not a folder: point --model at a model folder")
     path = folder / "config.json"
-    if not path.is_file():
+    if not is_present(path):
         raise ValueError(f"{folder} has no config.json: a model folder holds config.json, "
                          f"{SINGLE} (or shards with {INDEX}) and tokenizer.json")
     return read_json(path, "the model's config")
@@ -83,14 +82,14 @@ def tensor_files(folder: Path) -> dict[str, Path]:
         if not isinstance(weight_map, dict) or not weight_map:
             raise ValueError(f"{index} has no weight_map (tensor name -> shard file): download it again")
         shards = {name: folder / str(shard) for name, shard in weight_map.items()}
-        missing = sorted({path.name for path in shards.values() if not path.is_file()})
+        missing = sorted({path.name for path in shards.values() if not is_present(path)})
         if missing:
             raise ValueError(f"{index} names shard(s) missing from {folder}: {', '.join(missing[:4])}; "
                              "the download is incomplete: fetch those files again")
         return shards
     single = folder / SINGLE
-    if single.is_file():
-        with safe_open(str(single), framework="pt") as f:
+    if is_present(single):
+        with open_safetensors(single) as f:
             return {name: single for name in f.keys()}
     found = sorted(path.name for path in folder.glob("*.safetensors"))
     if found:
@@ -107,7 +106,7 @@ def check_mask_token(folder: Path, raw: dict) -> None:
         return
     for name in ("tokenizer_config.json", "special_tokens_map.json"):
         path = folder / name
-        if path.is_file() and read_json(path, "tokenizer settings").get("mask_token"):
+        if is_present(path) and read_json(path, "tokenizer settings").get("mask_token"):
             return
     raise ValueError(f"{folder / 'config.json'} is a plain autoregressive {raw['model_type']} model: "
                      "it names no mask token (no mask_token_id in config.json, no mask_token in "
@@ -137,18 +136,10 @@ def load_model(folder: Path, device: str | torch.device = "cpu", dtype: torch.dt
     folder = Path(folder)
     raw = read_config(folder)
     files = tensor_files(folder)
-    if is_own_config(raw):
-        cfg, ours = _own_config(folder, raw), {name: name for name in files}
-    else:
-        from infill.families import translate
-
+    if not is_own_config(raw):
         check_mask_token(folder, raw)
-        try:
-            cfg, ours = translate(raw, files)
-        except KeyError as exc:
-            raise ValueError(f"{folder / 'config.json'} lacks the field {exc}, which its family needs") from None
-        except AssertionError as exc:  # ids that do not fit the vocabulary, heads that do not divide
-            raise ValueError(f"{folder / 'config.json'} cannot be served: {exc}") from None
+    cfg, ours = folder_config(folder, raw, files)
+    check_fits(cfg, torch.finfo(dtype).bits // 8, str(device), folder / "config.json")
     with torch.device("meta"):
         model = Transformer(cfg)
     int8 = is_own_config(raw) and any(is_int8_file(path) for path in set(files.values()))
@@ -163,12 +154,36 @@ def load_model(folder: Path, device: str | torch.device = "cpu", dtype: torch.dt
     return model.eval()
 
 
-def _own_config(folder: Path, raw: dict) -> ModelConfig:
+def folder_config(folder: Path, raw: dict, files: dict[str, Path]) -> tuple[ModelConfig, dict[str, str]]:
+    """Our config for the folder's config.json (`raw`), checked (`infill.model_shape`), and our
+    name for each of its tensors (`files`, from `tensor_files`)."""
+    path = folder / "config.json"
+    if is_own_config(raw):
+        return _own_config(folder, raw), {name: name for name in files}
+    from infill.families import translate
+
     try:
-        return ModelConfig.load(folder / "config.json")
-    except (TypeError, AssertionError) as exc:
-        raise ValueError(f"{folder / 'config.json'} is neither a Hugging Face config (no model_type) "
-                         f"nor one of ours: {exc}") from None
+        return translate(raw, files, path)
+    except KeyError as exc:
+        raise ValueError(f"{path} lacks the field {exc}, which its family needs") from None
+
+
+def _own_config(folder: Path, raw: dict) -> ModelConfig:
+    path = folder / "config.json"
+    try:
+        return check_shape(typed(raw, path), path)
+    except AssertionError as exc:
+        raise ValueError(f"{path} is neither a Hugging Face config (no model_type) nor one of ours: {exc}") from None
+
+
+def check_weights(files: dict[str, Path]) -> int:
+    """Each weights file's header read and checked against its size (a shard cut short is a
+    ValueError naming it); the number of files."""
+    shards = sorted(set(files.values()))
+    for path in shards:
+        with open_safetensors(path):
+            pass
+    return len(shards)
 
 
 def read_tensors(files: dict[str, Path], ours: dict[str, str], device: torch.device,
@@ -179,7 +194,7 @@ def read_tensors(files: dict[str, Path], ours: dict[str, str], device: torch.dev
     for name, path in files.items():
         by_file.setdefault(path, []).append(name)
     for path, names in by_file.items():
-        with safe_open(str(path), framework="pt", device=str(device)) as f:
+        with open_safetensors(path, device=str(device)) as f:
             present = set(f.keys())
             for name in names:
                 if name not in present:

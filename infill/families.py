@@ -22,8 +22,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 
 from infill.model import ModelConfig
+from infill.model_shape import check_shape, real, whole
+
+CONFIG = Path("config.json")  # the name a config is reported by when its folder is not known
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,24 +100,28 @@ _LLADA_BLOCK = {
 _LLADA_BLOCK_TENSOR = re.compile(r"model\.transformer\.blocks\.(\d+)\.(\w+)\.(weight|bias)")
 
 
-def translate(raw: dict, names: Iterable[str]) -> tuple[ModelConfig, dict[str, str]]:
+def translate(raw: dict, names: Iterable[str], path: Path = CONFIG) -> tuple[ModelConfig, dict[str, str]]:
     """Our config, and our name for each of a public checkpoint's tensor names, for its
-    config.json and the names of its tensors (no tensor is read)."""
+    config.json (at `path`) and the names of its tensors (no tensor is read)."""
     family = detect_family(raw)
     rename = _llada_name if family.layout == "llada" else str
     ours = {name: rename(name) for name in names}
-    return _config_for(raw, family, has_lm_head="lm_head.weight" in ours.values()), ours
+    return _config_for(raw, family, "lm_head.weight" in ours.values(), path), ours
 
 
-def model_config(raw: dict, has_lm_head: bool = True) -> ModelConfig:
-    """Our config for a public config.json; `has_lm_head` decides tying where the config is silent."""
-    return _config_for(raw, detect_family(raw), has_lm_head)
+def model_config(raw: dict, has_lm_head: bool = True, path: Path = CONFIG) -> ModelConfig:
+    """Our config for a public config.json (at `path`), its types and ranges checked
+    (`infill.model_shape`); `has_lm_head` decides tying where the config is silent."""
+    return _config_for(raw, detect_family(raw), has_lm_head, path)
 
 
 def detect_family(raw: dict) -> Family:
     """The family a config.json belongs to, from `model_type`, else from `architectures`."""
     model_type = str(raw.get("model_type", ""))
     architectures = raw.get("architectures") or []
+    if not isinstance(architectures, list) or not all(isinstance(a, str) for a in architectures):
+        raise ValueError(f"config.json's architectures is {str(architectures)[:40]}, not a list of class names: "
+                         "the config is damaged; restore the checkpoint's own config.json")
     if model_type.lower() in _BLOCK_CAUSAL_MODEL_TYPES or "bd_size" in raw:
         raise ValueError(
             f"model_type {model_type!r} is block-causal (causal across blocks, bidirectional inside one); "
@@ -143,85 +151,109 @@ def family_and_why(raw: dict) -> tuple[str, str]:
     return family.name, f"architectures {named!r}, {family.layout} layout"
 
 
-def _config_for(raw: dict, family: Family, has_lm_head: bool) -> ModelConfig:
-    if family.layout == "llada":
-        return _llada_config(raw, family, has_lm_head)
-    return _qwen_config(raw, family, has_lm_head)
+def _config_for(raw: dict, family: Family, has_lm_head: bool, path: Path) -> ModelConfig:
+    """Our config, every field's type checked before use and the result's ranges after."""
+    build = _llada_config if family.layout == "llada" else _qwen_config
+    fields = build(raw, family, path)
+    fields.setdefault("tie_word_embeddings", not has_lm_head)
+    return check_shape(fields | _family_fields(raw, family, path), path)
 
 
-def _qwen_config(raw: dict, family: Family, has_lm_head: bool) -> ModelConfig:
+def _positive(raw: dict, key: str, path: Path, default: int | None = None) -> int:
+    """A count that divides others: a ValueError rather than a division by zero."""
+    value = whole(raw, key, path, default)
+    if value < 1:
+        raise ValueError(f"{path}: {key} is {value}, but a model has at least one: the config is damaged; "
+                         "restore the checkpoint's own config.json")
+    return value
+
+
+def _qwen_config(raw: dict, family: Family, path: Path) -> dict:
     is_qwen3 = family.layout == "qwen3"
     _require(raw, _QWEN3_NEEDS if is_qwen3 else _QWEN2_NEEDS, family)
-    heads = raw["num_attention_heads"]
-    default_head_dim = 128 if is_qwen3 else raw["hidden_size"] // heads  # as transformers' configs
-    return ModelConfig(
-        vocab_size=raw["vocab_size"],
-        hidden_size=raw["hidden_size"],
-        num_layers=raw["num_hidden_layers"],
+    heads, hidden = _positive(raw, "num_attention_heads", path), _positive(raw, "hidden_size", path)
+    default_head_dim = 128 if is_qwen3 else hidden // heads  # as transformers' configs
+    return _tied(raw, "tie_word_embeddings", path) | dict(
+        vocab_size=whole(raw, "vocab_size", path),
+        hidden_size=hidden,
+        num_layers=whole(raw, "num_hidden_layers", path),
         num_heads=heads,
-        num_kv_heads=raw.get("num_key_value_heads") or heads,
-        head_dim=raw.get("head_dim") or default_head_dim,
-        intermediate_size=raw["intermediate_size"],
-        rope_theta=_rope_theta(raw),
-        rms_norm_eps=raw.get("rms_norm_eps", 1e-6),
-        max_position_embeddings=raw.get("max_position_embeddings", 32768),
-        tie_word_embeddings=raw.get("tie_word_embeddings", not has_lm_head),
+        num_kv_heads=whole(raw, "num_key_value_heads", path, heads),
+        head_dim=whole(raw, "head_dim", path, default_head_dim),
+        intermediate_size=whole(raw, "intermediate_size", path),
+        rope_theta=_rope_theta(raw, path),
+        rms_norm_eps=real(raw, "rms_norm_eps", path, 1e-6),
+        max_position_embeddings=whole(raw, "max_position_embeddings", path, 32768),
         qkv_bias=not is_qwen3,
         qk_norm=is_qwen3,
         rope_in_model_dtype=True,  # transformers' Qwen2/Qwen3 rotary returns cos/sin in the model dtype
-        **_family_fields(raw, family),
     )
 
 
-def _llada_config(raw: dict, family: Family, has_lm_head: bool) -> ModelConfig:
+def _llada_config(raw: dict, family: Family, path: Path) -> dict:
     _require(raw, _LLADA_NEEDS, family)
-    d_model, heads = raw["d_model"], raw["n_heads"]
-    kv_heads = 1 if raw.get("multi_query_attention") else raw.get("n_kv_heads") or heads
-    return ModelConfig(
-        vocab_size=raw.get("embedding_size") or raw["vocab_size"],  # embedding rows, padded vocab
+    d_model, heads = _positive(raw, "d_model", path), _positive(raw, "n_heads", path)
+    kv_heads = 1 if raw.get("multi_query_attention") else whole(raw, "n_kv_heads", path, heads)
+    ffn = whole(raw, "mlp_hidden_size", path, 0) or whole(raw, "mlp_ratio", path, 4) * d_model
+    return _tied(raw, "weight_tying", path) | dict(
+        vocab_size=whole(raw, "embedding_size", path, 0) or whole(raw, "vocab_size", path),  # padded rows
         hidden_size=d_model,
-        num_layers=raw["n_layers"],
+        num_layers=whole(raw, "n_layers", path),
         num_heads=heads,
         num_kv_heads=kv_heads,
         head_dim=d_model // heads,
-        intermediate_size=raw.get("mlp_hidden_size") or raw.get("mlp_ratio", 4) * d_model,
-        rope_theta=_rope_theta(raw),
-        rms_norm_eps=raw.get("rms_norm_eps", 1e-5),
-        max_position_embeddings=raw.get("max_sequence_length", 4096),
-        tie_word_embeddings=raw.get("weight_tying", not has_lm_head),
+        intermediate_size=ffn,
+        rope_theta=_rope_theta(raw, path),
+        rms_norm_eps=real(raw, "rms_norm_eps", path, 1e-5),
+        max_position_embeddings=whole(raw, "max_sequence_length", path, 4096),
         qkv_bias=bool(raw.get("include_qkv_bias")),
         qk_norm=False,
-        **_family_fields(raw, family),
     )
 
 
-def _family_fields(raw: dict, family: Family) -> dict:
+def _tied(raw: dict, key: str, path: Path) -> dict:
+    """{"tie_word_embeddings": ...} where the config says, else {} (the checkpoint's tensors decide)."""
+    if raw.get(key) is None:
+        return {}
+    if not isinstance(raw[key], bool):
+        raise ValueError(f"{path}: {key} is {str(raw[key])[:40]!r}, not true or false: the config is damaged")
+    return {"tie_word_embeddings": raw[key]}
+
+
+def _family_fields(raw: dict, family: Family, path: Path) -> dict:
     return {
         "causal": False,
         "logits_shift": family.logits_shift,
-        "mask_token_id": _token_id(raw, "mask_token_id", family.mask_token_id),
-        "pad_token_id": _token_id(raw, "pad_token_id", family.pad_token_id),
-        "eos_token_id": _token_id(raw, "eos_token_id", family.eos_token_id),
+        "mask_token_id": _token_id(raw, "mask_token_id", family.mask_token_id, path),
+        "pad_token_id": _token_id(raw, "pad_token_id", family.pad_token_id, path),
+        "eos_token_id": _token_id(raw, "eos_token_id", family.eos_token_id, path),
         "family": family.name,
     }
 
 
-def _token_id(raw: dict, key: str, default: int) -> int:
+def _token_id(raw: dict, key: str, default: int, path: Path) -> int:
     """A special token id from the config (the first, where it lists several), else the default."""
     value = raw.get(key)
-    if isinstance(value, list):
-        value = value[0] if value else None
-    return default if value is None else int(value)
+    listed = {key: value[0] if value else None} if isinstance(value, list) else raw
+    return whole(listed, key, path, default)
 
 
-def _rope_theta(raw: dict) -> float:
+def _rope_theta(raw: dict, path: Path) -> float:
     """Rotary base; transformers >= 5 nests it in `rope_parameters`, older configs keep it at the top."""
-    parameters = raw.get("rope_parameters") or {}
-    scaling = raw.get("rope_scaling") or {}
+    parameters, scaling = (_section(raw, key, path) for key in ("rope_parameters", "rope_scaling"))
     rope_type = parameters.get("rope_type") or scaling.get("rope_type") or scaling.get("type") or "default"
     if rope_type != "default":
-        raise ValueError(f"rope type {rope_type!r} is not supported: only plain rotary embeddings ('default')")
-    return float(parameters.get("rope_theta", raw.get("rope_theta", 10000.0)))
+        raise ValueError(f"rope type {str(rope_type)[:40]!r} is not supported: only plain rotary embeddings "
+                         "('default')")
+    return real(parameters, "rope_theta", path, real(raw, "rope_theta", path, 10000.0))
+
+
+def _section(raw: dict, key: str, path: Path) -> dict:
+    value = raw.get(key) or {}
+    if not isinstance(value, dict):
+        raise ValueError(f"{path}: {key} is {str(value)[:40]}, not an object: the config is damaged; "
+                         "restore the checkpoint's own config.json")
+    return value
 
 
 def _require(raw: dict, needs: dict[str, tuple], family: Family) -> None:

@@ -20,7 +20,6 @@ re-opened into the hole, and a single-line hole ends at any token that holds a n
 """
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cached_property
@@ -30,6 +29,8 @@ from tokenizers import AddedToken, Regex, Tokenizer, decoders, models, pre_token
 
 from infill.checkpoint import is_own_config
 from infill.families import Family, detect_family
+from infill.folder_files import TOKENIZER_CAP_BYTES, is_present, optional_json, read_text, regular_size
+from infill.model_shape import whole
 from infill.tokenizer import CodeTokenizer, Healed, ModelTokenizer, TokenTable
 
 # Qwen2's pre-tokenizer (its tokenizer.json and the slow Qwen2Tokenizer): single digits, a word
@@ -72,10 +73,12 @@ def load_tokenizer(model_dir: Path, config: dict) -> ModelTokenizer:
     """The tokenizer of a model folder whose config.json holds `config`."""
     model_dir = Path(model_dir)
     if is_own_config(config):
+        regular_size(model_dir / "tokenizer.json", "the tokenizer", TOKENIZER_CAP_BYTES)
         return CodeTokenizer(model_dir / "tokenizer.json")
     family = detect_family(config)
     tok = read_vocabulary(model_dir, family)
-    rows = config.get("embedding_size") or config["vocab_size"]
+    path = model_dir / "config.json"
+    rows = whole(config, "embedding_size", path, 0) or whole(config, "vocab_size", path)
     return FamilyTokenizer(tok, special_ids(model_dir, config, tok, family), rows)
 
 
@@ -99,15 +102,16 @@ def read_vocabulary(model_dir: Path, family: Family) -> Tokenizer:
     the files."""
     model_dir = Path(model_dir)
     fast, vocab, merges = model_dir / "tokenizer.json", model_dir / "vocab.json", model_dir / "merges.txt"
-    has_fast, has_slow = fast.is_file(), vocab.is_file() and merges.is_file()
+    has_fast, has_slow = is_present(fast), is_present(vocab) and is_present(merges)
     if not (has_fast or has_slow):
         raise ValueError(f"{model_dir} has no tokenizer.json and no vocab.json + merges.txt: "
                                 "copy the checkpoint's tokenizer files beside its weights")
     slow = _from_vocab_and_merges(model_dir, family) if has_slow else None
     if not has_fast:
         return slow
+    text = read_text(fast, "the tokenizer", TOKENIZER_CAP_BYTES)
     try:
-        tok = Tokenizer.from_file(str(fast))
+        tok = Tokenizer.from_str(text)
     except Exception as exc:  # the tokenizers library raises its own exception types
         raise ValueError(f"{fast} cannot be read ({exc}): download it again") from None
     if slow is not None:
@@ -125,22 +129,26 @@ AGREEMENT_PROBES = ("def f(x):\n    return x + 12345\n", "  self.value = {'a': [
 
 
 def tokenizer_class(model_dir: Path) -> str | None:
-    return _read_json(Path(model_dir) / "tokenizer_config.json").get("tokenizer_class")
+    name = _read_json(Path(model_dir) / "tokenizer_config.json").get("tokenizer_class")
+    return name if name is None else str(name)[:80]
 
 
 def _from_vocab_and_merges(model_dir: Path, family: Family) -> Tokenizer:
     settings = _read_json(model_dir / "tokenizer_config.json")
-    name = settings.get("tokenizer_class")
-    if name is not None and name not in BYTE_LEVEL_CLASSES and not (model_dir / "tokenizer.json").is_file():
+    name = tokenizer_class(model_dir)
+    if name is not None and name not in BYTE_LEVEL_CLASSES and not is_present(model_dir / "tokenizer.json"):
         raise ValueError(f"{model_dir / 'tokenizer_config.json'} names tokenizer_class {name!r}, not a byte-level "
                          f"BPE this loader reads from vocab.json + merges.txt (it reads {sorted(BYTE_LEVEL_CLASSES)}): "
                          "add the checkpoint's tokenizer.json, or fix tokenizer_class")
-    tok = Tokenizer(models.BPE.from_file(str(model_dir / "vocab.json"), str(model_dir / "merges.txt")))
+    for name in ("vocab.json", "merges.txt"):
+        regular_size(model_dir / name, "the tokenizer's vocabulary", TOKENIZER_CAP_BYTES)
+    try:
+        tok = Tokenizer(models.BPE.from_file(str(model_dir / "vocab.json"), str(model_dir / "merges.txt")))
+    except Exception as exc:  # the tokenizers library raises its own exception types
+        raise ValueError(f"{model_dir}: vocab.json + merges.txt cannot be read ({exc}): download them again") from None
     tok.pre_tokenizer = family_split(family.layout)
     tok.decoder = decoders.ByteLevel()
-    added = {int(i): (e["content"], e.get("special", True)) for i, e in settings.get("added_tokens_decoder", {}).items()}
-    for text, token_id in _read_json(model_dir / "added_tokens.json").items():
-        added.setdefault(int(token_id), (text, True))
+    added = _added_tokens(model_dir, settings)
     for token_id, (text, special) in sorted(added.items()):
         token = AddedToken(text, special=special, normalized=False)
         tok.add_special_tokens([token]) if special else tok.add_tokens([token])
@@ -149,6 +157,22 @@ def _from_vocab_and_merges(model_dir: Path, family: Family) -> Tokenizer:
                              f"but vocab.json puts it at {tok.token_to_id(text)}: the tokenizer files disagree; "
                              "download them again")
     return tok
+
+
+def _added_tokens(model_dir: Path, settings: dict) -> dict[int, tuple[str, bool]]:
+    """id -> (text, special) from tokenizer_config.json's added_tokens_decoder and added_tokens.json,
+    each entry's types checked."""
+    decoder, listed = settings.get("added_tokens_decoder", {}), _read_json(model_dir / "added_tokens.json")
+    entries = decoder.items() if isinstance(decoder, dict) else [(None, decoder)]
+    added = {}
+    for key, entry in entries:
+        if not (isinstance(entry, dict) and isinstance(entry.get("content"), str) and str(key).isdigit()):
+            raise ValueError(f"{model_dir / 'tokenizer_config.json'}: added_tokens_decoder holds {str(entry)[:60]}, "
+                             "not an id and its {\"content\": ...}: the file is damaged; download it again")
+        added[int(key)] = (entry["content"], bool(entry.get("special", True)))
+    for text, token_id in listed.items():
+        added.setdefault(whole(listed, text, model_dir / "added_tokens.json"), (text, True))
+    return added
 
 
 def _check_agreement(model_dir: Path, fast: Tokenizer, slow: Tokenizer) -> None:
@@ -183,7 +207,7 @@ def special_ids(model_dir: Path, config: dict, tok: Tokenizer, family: Family) -
         for source in (config, generation):
             if source.get(key) is not None:
                 value = source[key]
-                return [int(v) for v in value] if isinstance(value, list) else [int(value)]
+                return _token_ids(value, key, model_dir)
         for text in (_token_text(settings.get(key.removesuffix("_id"))), *names):
             if text is not None and tok.token_to_id(text) is not None:
                 return [tok.token_to_id(text)]
@@ -215,13 +239,22 @@ def special_ids(model_dir: Path, config: dict, tok: Tokenizer, family: Family) -
     return SpecialIds(mask=mask, pad=pad, ends=tuple(dict.fromkeys([pad, *eos, *turns])), begin=begin)
 
 
+def _token_ids(value, key: str, model_dir: Path) -> list[int]:
+    """A config's token id, or its list of them, each a whole number a tokenizer can hold."""
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, int) and not isinstance(v, bool) and 0 <= v < 2**31 for v in values):
+        raise ValueError(f"{model_dir}: {key} is {str(value)[:40]}, not a token id: config.json or "
+                         "generation_config.json is damaged; download it again")
+    return values
+
+
 def adds_begin(model_dir: Path, tok: Tokenizer, settings: dict, names: FamilyTokens) -> bool:
     """Whether the family's own tokenizer starts every text with a begin token: tokenizer_config.json's
     `add_bos_token` where it is stated, else whether tokenizer.json's post-processor adds a special
     token before a text, else the family's habit (LLaDA's `<|startoftext|>`, unverified)."""
     if "add_bos_token" in settings:
         return bool(settings["add_bos_token"])
-    if (model_dir / "tokenizer.json").is_file():
+    if is_present(model_dir / "tokenizer.json"):
         if tok.post_processor is None:
             return False
         encoding = tok.encode("x", add_special_tokens=True)
@@ -230,12 +263,14 @@ def adds_begin(model_dir: Path, tok: Tokenizer, settings: dict, names: FamilyTok
 
 
 def _token_text(entry) -> str | None:
-    """A tokenizer_config.json token entry: a string or {"content": ...}."""
-    return entry.get("content") if isinstance(entry, dict) else entry
+    """A tokenizer_config.json token entry: a string or {"content": ...}; None for anything else."""
+    text = entry.get("content") if isinstance(entry, dict) else entry
+    return text if isinstance(text, str) else None
 
 
 def _read_json(path: Path) -> dict:
-    return json.loads(path.read_text()) if path.exists() else {}
+    """A tokenizer or generation setting file, {} when absent (`infill.folder_files.optional_json`)."""
+    return optional_json(path, "the model's settings")
 
 
 class FamilyTokenizer(TokenTable):

@@ -3,10 +3,9 @@ by hand (read the weights onto a device in a dtype, compute with the chosen weig
 folder's tokenizer as its config says)."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
-from infill.checkpoint import DTYPES, load_model
+from infill.checkpoint import DTYPES, load_model, read_config
 from infill.family_tokens import load_tokenizer
 from infill.model import Transformer
 from infill.quantize import for_inference
@@ -23,4 +22,4 @@ def open_model(folder: str | Path, device: str = "cpu", dtype: str = "fp32",
 def open_tokenizer(folder: str | Path) -> ModelTokenizer:
     """The tokenizer `folder`'s model needs (its family's, read as its config says)."""
     folder = Path(folder)
-    return load_tokenizer(folder, json.loads((folder / "config.json").read_text()))
+    return load_tokenizer(folder, read_config(folder))

@@ -140,7 +140,7 @@ def _load_runner(args: argparse.Namespace) -> Any:
 
     from engine.worker.causal_runner import CausalRunner, is_causal
     from engine.worker.runner import ModelRunner
-    from infill.checkpoint import check_dtype
+    from infill.checkpoint import check_dtype, read_config
     from infill.paths import bundled_model_dir
     from infill.serving import open_tokenizer
 
@@ -150,6 +150,7 @@ def _load_runner(args: argparse.Namespace) -> Any:
     logger.info("loading the model on %s in %s%s", where.device, where.dtype, " (int8 linear layers)" * where.int8)
     model_dir = args.model if args.model is not None else bundled_model_dir()
     check_dtype(where.device, where.dtype)  # a dtype the device cannot do: one line, before any loading
+    read_config(model_dir)  # a config that is no regular file under its cap: one line, before anything reads it
     if not is_causal(model_dir):  # the tokenizer's problems name its files before the weights are read
         logger.info("%s", startup_summary(model_dir, open_tokenizer(model_dir), where.device, where.dtype))
     if is_causal(model_dir):  # an autoregressive checkpoint: left to right, prefix only
