@@ -10,5 +10,5 @@ and uvicorn. Every completion runs the rules the language server and `infill com
 `Ask`; `completer` asks the workers (`engine.client.pool`) and shapes the texts; `settle` says how much of
 a streamed text is final; `shapes` writes each dialect's JSON and stream chunks; `edits` is the
 next-edit endpoint; `errors` the OpenAI error objects; `api_keys` the bearer keys; `metrics` the
-counters; `app` the routes; `main` the command line.
+counters; `tasks` starts its tasks, each one's end looked at; `app` the routes; `main` the command line.
 """

@@ -5,14 +5,15 @@ limits, the counters). Every request passes `gateway.guard` first (host, browser
 key, JSON content type), is counted (`/metrics`) and answered exactly once: its answer, or an
 OpenAI error object (`gateway.errors`). A body over `max_body_bytes`, or one that takes over
 `BODY_TIMEOUT_S` to arrive, is refused before it is read whole. A client that goes away cancels its
-request at the worker: a stream's when Starlette cancels the stream, an unstreamed one's when its
-connection closes while the worker decodes (`answer_unless_gone`). Streams are counted when
-admitted, so that a burst cannot open more than `max_streams`; a stream that fails after it
-started ends with an error event. A request's deadline is capped at `max_deadline_ms`.
+request at the worker, and counts in `client_gone_total`: a stream's when Starlette cancels the
+stream, an unstreamed one's when its connection closes while the worker decodes
+(`answer_unless_gone`). Streams are counted when admitted, so that a burst cannot open more than
+`max_streams`; a stream that fails after it started ends with an error event. A request's deadline is capped at `max_deadline_ms`.
 """
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import logging
 import time
@@ -35,6 +36,7 @@ from gateway.completer import Completer
 from gateway.errors import ApiError, error_response, worker_failure
 from gateway.guard import Guard, Rules
 from gateway.metrics import Metrics
+from gateway.tasks import started
 
 logger = logging.getLogger(__name__)
 
@@ -203,7 +205,7 @@ class ClientGone(Exception):
 async def answer_unless_gone(request: Request, work: Awaitable[T]) -> T:
     """`work`'s value, or ClientGone once the client disconnects first: `work` is cancelled
     then, which cancels its request at the worker (`engine.client.async_client`)."""
-    task, gone = asyncio.ensure_future(work), asyncio.ensure_future(_disconnected(request))
+    task, gone = started(work), started(_disconnected(request))
     try:
         await asyncio.wait((task, gone), return_when=asyncio.FIRST_COMPLETED)
     finally:
@@ -261,19 +263,29 @@ def _stream(state: GatewayState, events: AsyncIterator[bytes]) -> StreamingRespo
 
 class AdmittedStream(StreamingResponse):
     """An event stream counted live from its admission to the end of its answer, so that the
-    streams admitted before any has started are counted too."""
+    streams admitted before any has started are counted too; one that ends before its last event
+    was sent (its client left, and Starlette cancelled it) counts in `client_gone`."""
 
     def __init__(self, metrics: Metrics, events: AsyncIterator[bytes]) -> None:
-        super().__init__(events, media_type="text/event-stream",
+        self.events_sent = False  # every event, the last included, went out
+        super().__init__(self._every(events), media_type="text/event-stream",
                          headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
         self.metrics = metrics
         metrics.stream_opened()
+
+    async def _every(self, events: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+        async with contextlib.aclosing(events):  # a stream left at an event is closed with this one
+            async for event in events:
+                yield event
+        self.events_sent = True
 
     async def __call__(self, scope, receive, send) -> None:
         try:
             await super().__call__(scope, receive, send)
         finally:
             self.metrics.live_streams -= 1
+            if not self.events_sent:
+                self.metrics.client_gone += 1
 
 
 def _stream_failure(exc: Exception, request_id: str) -> dict:

@@ -24,6 +24,7 @@ from engine.client.pool import AsyncWorkerPool
 from engine.client.protocol import CompleteRequest, Partial, Result
 from gateway.bodies import Ask
 from gateway.settle import final_text, settled
+from gateway.tasks import started
 
 logger = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ async def merged(streams: list[AsyncIterator[Delta]]) -> AsyncIterator[Delta]:
         except Exception as exc:  # handed to the consumer, which raises it
             await queue.put(exc)
 
-    tasks = [asyncio.ensure_future(pump(stream)) for stream in streams]
+    tasks = [started(pump(stream)) for stream in streams]
     try:
         ended = 0
         while ended < len(tasks):

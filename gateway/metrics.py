@@ -23,7 +23,7 @@ class Metrics:
         self.completion_chars = 0
         self.live_streams = 0
         self.peak_streams = 0  # the most event streams open at once since the start
-        self.client_gone = 0  # unstreamed requests cancelled at the worker when their client left
+        self.client_gone = 0  # requests and streams cancelled at the worker when their client left
 
     def stream_opened(self) -> None:
         self.live_streams += 1

@@ -131,22 +131,74 @@ def test_an_unstreamed_request_whose_client_leaves_is_cancelled_at_the_worker(ht
     wait_until(lambda: metric(http, "client_gone_total") == gone + 1, what="the cancel being counted")
 
 
-@pytest.mark.parametrize("route, body", [
-    ("/infill", {"input_prefix": LONG, "input_suffix": "\n", "stream": True}),
-    ("/v1/completions", {"prompt": LONG, "suffix": "\n", "stream": True})], ids=["infill", "openai"])
-def test_a_dropped_stream_is_cancelled_with_no_error_logged(http, gateway, worker, route, body):
-    steps, errors = worker_health(worker).steps, logged_errors(gateway)
+STREAMS = {"infill": ("/infill", {"input_prefix": LONG, "input_suffix": "\n", "stream": True}),
+           "openai": ("/v1/completions", {"prompt": LONG, "suffix": "\n", "stream": True})}
+
+
+def send_stream(url: str, route: str, body: dict) -> socket.socket:
+    """A raw connection that has sent a streamed request (and reads nothing yet)."""
     raw = json.dumps(body).encode()
-    host, port = gateway.url.removeprefix("http://").rsplit(":", 1)
+    host, port = url.removeprefix("http://").rsplit(":", 1)
     client = socket.create_connection((host, int(port)))
     client.sendall(f"POST {route} HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                    f"Content-Length: {len(raw)}\r\n\r\n".encode() + raw)
+    return client
+
+
+@pytest.mark.parametrize("route, body", STREAMS.values(), ids=STREAMS)
+def test_a_dropped_stream_is_cancelled_with_no_error_logged(http, gateway, worker, route, body):
+    steps, errors = worker_health(worker).steps, logged_errors(gateway)
+    client = send_stream(gateway.url, route, body)
     assert client.recv(4096).startswith(b"HTTP/1.1 200")
     client.close()
     wait_until(lambda: worker_health(worker).live_requests == 0, what="the stream's request ending")
     assert worker_health(worker).steps - steps < 40
     assert http.get("/health").status_code == 200  # and the log is written up to here
     assert logged_errors(gateway) <= errors
+
+
+def test_dropped_streams_count_as_clients_gone(http, gateway, worker):
+    """Each stream whose client leaves after its first bytes counts once in client_gone_total."""
+    gone = metric(http, "client_gone_total")
+    clients = [send_stream(gateway.url, *STREAMS[name]) for name in ("infill", "openai") * (MAX_STREAMS // 2 - 1)]
+    for client in clients:
+        assert client.recv(4096).startswith(b"HTTP/1.1 200")
+        client.close()
+    wait_until(lambda: metric(http, "client_gone_total") == gone + len(clients), what="every dropped stream counted")
+    wait_until(lambda: worker_health(worker).live_requests == 0, what="the streams' requests ending")
+    assert metric(http, "client_gone_total") == gone + len(clients)
+
+
+ABUSERS, ROUNDS = 64, 5  # as the probe of issue 43: 64 clients at once, each round past the worker's intake
+
+
+def test_abusive_stream_clients_leave_no_task_exception_unretrieved(worker):
+    """Rounds of 64 clients that start streams and leave, some before the answer's first bytes:
+    requests refused by the overloaded worker race their cancel, and no task's exception is ever
+    left for asyncio to log."""
+    server = Gateway(["--worker", worker, "--max-streams", str(ABUSERS), "--max-connections", str(2 * ABUSERS)])
+    server.log = []  # the whole log, not its last lines
+    try:
+        def abuse(index: int) -> None:
+            client = send_stream(server.url, *STREAMS[("infill", "openai")[index % 2]])
+            if index % 3:
+                client.recv(4096)
+            client.close()
+
+        for _ in range(ROUNDS):
+            threads = [threading.Thread(target=abuse, args=(i,)) for i in range(ABUSERS)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+        with httpx.Client(base_url=server.url, timeout=WAIT_S) as client:
+            wait_until(lambda: metric(client, "live_streams") == 0, what="the streams ending")
+            assert metric(client, "client_gone_total") > 0
+        wait_until(lambda: worker_health(worker).live_requests == 0, what="the worker going idle")
+    finally:
+        server.stop()  # its exit collects every task left
+    log = "".join(server.log)
+    assert "never retrieved" not in log and "Traceback" not in log, log[-3000:]
 
 
 def test_megabyte_bodies_never_take_the_worker_down(http, gateway):

@@ -206,6 +206,14 @@ class AsyncWorkerPool:
                     raise _WorkerWentDown()
             return answer.result()
         finally:
+            answer.add_done_callback(_retrieved)  # an answer that ends as its caller is cancelled is looked at too
             if not answer.done():
                 answer.cancel()
                 await asyncio.wait((answer,))
+
+
+def _retrieved(answer: asyncio.Future) -> None:
+    """Look at how an abandoned answer ended, so that asyncio never logs its exception as never
+    retrieved (a read that raced its cancel can end with the worker's reply, an error)."""
+    if not answer.cancelled():
+        answer.exception()
