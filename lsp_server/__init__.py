@@ -4,8 +4,8 @@
 (`Session`), `settings` an editor's settings, `protocol` every custom method and command. The
 features receive the session: `completer` runs one completion request through `completion.fim`
 (the pipeline every front end shares), `inline_edit` one next edit through
-`completion.next_edit`, `arena` a battle of two backends (`arena_votes` keeps the picks);
-`supersede` lets a newer request win, `workers` connects to (or starts) the workers. `documents`
+`completion.next_edit`, `arena` a battle of two backends (`arena_state` is what the session keeps
+of it, `arena_votes` the picks); `supersede` lets a newer request win, `workers` connects to (or starts) the workers. `documents`
 holds the open documents' trees (`trees`), the workspace's definitions (`workspace`) and edit
 histories (`edit_history`); `cache` is the typing-through LRU, `stats` the log of shown and
 accepted completions; `transport` and `framing` read the editor's messages (stdio or TCP with a

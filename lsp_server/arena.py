@@ -29,12 +29,9 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 import re
 import time
 import uuid
-from collections import OrderedDict
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -44,64 +41,19 @@ from completion import fim
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
 from engine.client.protocol import Mode
+from lsp_server.arena_state import ArenaState, Shown
 from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
 from lsp_server.protocol import VOTE_COMMAND
 from upstream import config as upstream_config
 from upstream.backend import HttpBackend
 
 if TYPE_CHECKING:
-    from lsp_server.session import Session  # which holds an ArenaState
+    from lsp_server.session import Session  # which holds an ArenaState (`lsp_server.arena_state`)
 
 logger = logging.getLogger(__name__)
 
-PENDING_BATTLES = 64  # battles shown and not yet voted on that are remembered
 BATTLE_ID = re.compile(r"[0-9a-f]{32}")  # uuid4().hex, the ids arena_items gives battles
 QUOTED_CHARS = 40  # the most of a client's argument that an error quotes
-
-
-@dataclass(frozen=True, slots=True)
-class Shown:
-    """A battle on screen, waiting for its vote."""
-
-    top: str
-    bottom: str
-    top_latency_ms: float
-    bottom_latency_ms: float
-    context_chars: int
-    language: str
-    top_chars: int
-    bottom_chars: int
-
-
-@dataclass(slots=True)
-class ArenaState:
-    """The server's arena: clients of the backends' workers and the battles awaiting a vote."""
-
-    clients: dict[str, AsyncWorkerClient | HttpBackend] = field(default_factory=dict)  # by address
-    shown: OrderedDict[str, Shown] = field(default_factory=OrderedDict)
-    rng: random.Random = field(default_factory=random.Random)
-
-    def remember(self, battle_id: str, shown: Shown) -> None:
-        self.shown[battle_id] = shown
-        while len(self.shown) > PENDING_BATTLES:
-            self.shown.popitem(last=False)
-
-    def close(self) -> None:
-        for client in self.clients.values():
-            client.close()
-        self.clients.clear()
-
-
-def valid_backends(value: Any) -> bool:
-    """Two or more `{"name", "address"?, "decoder"?, "backend"?}` objects with different names, no
-    `backend` naming a key file."""
-    if not isinstance(value, list) or len(value) < 2 or not all(isinstance(b, dict) for b in value):
-        return False
-    names = [b.get("name") for b in value]
-    return (all(isinstance(n, str) and n for n in names) and len(set(names)) == len(names)
-            and all(isinstance(b.get("address", ""), str) and isinstance(b.get("decoder", {}), dict)
-                    and upstream_config.valid(b.get("backend", {})) and "apiKeyFile" not in b.get("backend", {})
-                    and set(b) <= {"name", "address", "decoder", "backend"} for b in value))
 
 
 async def client_for(session: Session, backend: dict, timeout_s: float) -> Any:

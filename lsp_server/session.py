@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from lsprotocol import types
 
 from completion.fim import Backend
-from lsp_server.arena import ArenaState
+from lsp_server.arena_state import ArenaState
 from lsp_server.cache import CompletionCache
 from lsp_server.documents import Documents
 from lsp_server.settings import ServerSettings

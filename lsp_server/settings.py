@@ -19,7 +19,7 @@ from completion.next_edit import Drafting
 from completion.settings import Settings, int_in
 from engine.client.flags import DTYPES
 from engine.client.protocol import MAX_DEADLINE_MS
-from lsp_server.arena import valid_backends
+from lsp_server.arena_state import valid_backends
 from lsp_server.edit_history import DEFAULT_EDIT_HISTORY, MAX_EDIT_HISTORY
 from upstream import config as upstream_config
 

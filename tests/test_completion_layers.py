@@ -161,3 +161,77 @@ def test_the_layers_below_the_front_ends_never_import_the_upstream_package():
         for path in sorted((root / package).rglob("*.py")):
             for module in imported_modules(path):
                 assert module.split(".")[0] != "upstream", f"{path} imports {module}"
+
+
+# Every package of the house; an import circle among their modules is refused.
+HOUSE = ("lsp_server", "completion", "engine", "gateway", "upstream", "infill", "training", "cli")
+
+
+def house_modules(root: Path) -> dict[str, Path]:
+    """Each module of the house by its dotted name (a package by its own name), with its file."""
+    modules = {}
+    for package in HOUSE:
+        for path in sorted((root / package).rglob("*.py")):
+            parts = path.relative_to(root).with_suffix("").parts
+            modules[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    return modules
+
+
+def house_imports(name: str, path: Path, modules: dict[str, Path]) -> set[str]:
+    """The house's modules that module `name` imports (at any depth of its code, those only a type
+    checker reads too; relative imports resolved, `from a import b` read as the module `a.b` where
+    there is one)."""
+    tree = ast.parse(path.read_text(), str(path))
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parents = package.split(".")[:len(package.split(".")) - node.level + 1]
+                base = ".".join(parents + ([node.module] if node.module else []))
+            found.update(f"{base}.{a.name}" if f"{base}.{a.name}" in modules else base for a in node.names)
+    return {module for module in found if module in modules and module != name}
+
+
+def a_circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One import circle of `graph` (its modules in order, the first repeated last), or None."""
+    state: dict[str, str] = {}  # "open" while on the path walked, "done" after
+    path: list[str] = []
+
+    def walk(module: str) -> list[str] | None:
+        state[module] = "open"
+        path.append(module)
+        for imported in sorted(graph[module]):
+            if state.get(imported) == "open":
+                return path[path.index(imported):] + [imported]
+            if imported not in state and (circle := walk(imported)) is not None:
+                return circle
+        state[module] = "done"
+        path.pop()
+        return None
+
+    for module in sorted(graph):
+        if module not in state and (circle := walk(module)) is not None:
+            return circle
+    return None
+
+
+def test_a_circle_is_found_where_there_is_one():
+    assert a_circle({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == ["a", "b", "c", "a"]
+    assert a_circle({"a": {"b", "c"}, "b": {"c"}, "c": set()}) is None
+
+
+def test_no_module_of_the_house_imports_itself_through_others():
+    """No import circle among the modules of `HOUSE`, counting imports inside functions and those
+    under `TYPE_CHECKING` (a reader follows them as well): `Session` holds the arena's state
+    (`lsp_server.arena_state`), not the arena feature that receives the session."""
+    root = Path(completion.__file__).parent.parent
+    modules = house_modules(root)
+    assert len(modules) >= 150
+    graph = {name: house_imports(name, path, modules) for name, path in modules.items()}
+    assert "lsp_server.settings" in graph["lsp_server.session"]  # the walk reads imports
+    circle = a_circle(graph)
+    assert circle is None, "import circle: " + " -> ".join(circle or [])

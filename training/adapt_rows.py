@@ -12,7 +12,7 @@ import random
 import sysconfig
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import numpy as np
 
@@ -23,8 +23,17 @@ from training.repo_files import RepoError, RepoFile
 from training.snippet_data import SnippetWindows, TrainFile, noised_row, package_index, window_record
 from training.train import Windows
 
-if TYPE_CHECKING:
-    from training.adapt import AdaptConfig
+
+class RowLayout(Protocol):
+    """What the rows read of a run's `training.adapt.AdaptConfig` (named here, not imported: adapt
+    imports this module)."""
+
+    seq_len: int
+    batch: int
+    snippet_share: float
+    replay_share: float
+    seed: int
+
 
 REPLAY_CHARS = 2_000_000  # standard-library text tokenized for replay (about 600k tokens)
 MIN_TOKENS = 64  # less code than this is nothing to learn from
@@ -109,7 +118,7 @@ class Rows:
         return tuple(np.stack(x) for x in zip(*rows))
 
 
-def make_rows(tok: ModelTokenizer, files: list[RepoFile], config: AdaptConfig, guard: EvalGuard | None,
+def make_rows(tok: ModelTokenizer, files: list[RepoFile], config: RowLayout, guard: EvalGuard | None,
               rng: np.random.Generator) -> tuple[Rows, dict]:
     """The batch maker of a run, and what went into it (files, tokens, rows per step)."""
     pieces = tokenized(tok, [f.text for f in files])
