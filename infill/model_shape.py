@@ -106,7 +106,7 @@ def check_shape(fields: dict, path: Path) -> ModelConfig:
         problems.append(f"head_dim {values['head_dim']} is odd (rotary embeddings pair its dimensions)")
     problems += [f"{name} {values[name]} is not a positive number" for name in ("rope_theta", "rms_norm_eps")
                  if not (math.isfinite(values[name]) and values[name] > 0)]
-    problems += [f"{name} {values[name]} is outside the vocabulary of {values['vocab_size']}"
+    problems += [f"{name} outside the vocabulary ({values[name]}, of {values['vocab_size']} tokens)"
                  for name in _TOKEN_IDS if not 0 <= values[name] < values["vocab_size"]]
     if problems:
         raise ValueError(f"{path} cannot be served: {'; '.join(problems)}")
