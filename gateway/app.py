@@ -8,7 +8,8 @@ OpenAI error object (`gateway.errors`). A body over `max_body_bytes`, or one tha
 request at the worker, and counts in `client_gone_total`: a stream's when Starlette cancels the
 stream, an unstreamed one's when its connection closes while the worker decodes
 (`answer_unless_gone`). Streams are counted when admitted, so that a burst cannot open more than
-`max_streams`; a stream that fails after it started ends with an error event. A request's deadline is capped at `max_deadline_ms`.
+`max_streams`; a stream that fails after it started ends with an error event. A request's
+deadline is capped at `max_deadline_ms`.
 """
 from __future__ import annotations
 
