@@ -16,6 +16,8 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   (positional when every parameter is a plain positional one and the call passes all
   positionally, else `name=` and the slot). Calls over several lines, with `*args`/`**kwargs`
   splats or comments among their arguments stay as they are.
+- *analogy*: the sites where the same change applies by analogy (`completion.edit_analogy`),
+  passed in by the caller, drafted where the rule above replaced nothing;
 - *copy*: everything else, and any region when the document has no tree or does not parse.
 All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`completion.node_lines`).
 """
@@ -43,7 +45,7 @@ from completion.node_lines import first_line, last_line
 from completion.positions import LINE_BREAK
 from completion.syntax import ParsedDocument, encode
 
-RENAME, LITERAL, CALL, COPY = "rename", "literal", "call", "copy"
+RENAME, LITERAL, CALL, ANALOGY, COPY = "rename", "literal", "call", "analogy", "copy"
 SLOT_TOKENS = 8  # the masked budget of one added argument (`30`, `"utf-8"`, `False`)
 SLOT = None  # a masked slot among a replacement's parts
 _PLAIN_PARAMETERS = frozenset({"identifier", "typed_parameter"})
@@ -73,14 +75,16 @@ class Draft:
         return self.rule != COPY
 
 
-def draft_regions(event: EditEvent, document: ParsedDocument, regions: Sequence[Region]) -> list[Draft]:
+def draft_regions(event: EditEvent, document: ParsedDocument, regions: Sequence[Region],
+                  analogies: Sequence[Replacement] = ()) -> list[Draft]:
     """One draft per region, in the order given: the region's lines (start_line .. end_line - 1
-    of document.text, the last line's break included) as they should become."""
+    of document.text, the last line's break included) as they should become; the `analogies`
+    (`completion.edit_analogy` sites as replacements) apply where the rule's replacements do not."""
     text = document.text
     cuts = [region_span(text, region) for region in regions]  # (start, end) string offsets
     if not cuts:
         return []
-    replacements = _replacements(event, document)
+    replacements = _with_analogies(_replacements(event, document), analogies, document)
     data, drafts = encode(text), []
     for start, end in cuts:
         byte_start, byte_end = len(encode(text[:start])), len(encode(text[:end]))
@@ -109,6 +113,16 @@ def _replacements(event: EditEvent, document: ParsedDocument) -> tuple[str, list
     if literal is not None:
         return LITERAL, literal_replacements(event, document)
     return CALL, call_replacements(event, document)
+
+
+def _with_analogies(found: tuple[str, list[Replacement]], analogies: Sequence[Replacement],
+                    document: ParsedDocument) -> tuple[str, list[Replacement]]:
+    """The rule's replacements, then the analogies (a rule that found none gives way to ANALOGY);
+    none in a document without a sound tree."""
+    rule, replacements = found
+    if not analogies or document.tree is None or document.tree.root_node.has_error:
+        return found
+    return (rule if replacements else ANALOGY), [*replacements, *analogies]
 
 
 def _draft(data: bytes, start: int, end: int, found: tuple[str, list[Replacement]]) -> Draft:

@@ -12,6 +12,8 @@ after `event` (its newest edit event), nearest the cursor first:
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
   places: the other places in the file that hold the same literal.
+- *analogy*: the lines of the sites where the event's change applies by analogy, when the
+  caller passes them (`completion.edit_analogy`: the same change at places that look alike);
 - *cursor*: the lines around the cursor, `CURSOR_LINES_ABOVE` above to `CURSOR_LINES_BELOW` below
   (the anchors' window); the only region of a document without a tree.
 Regions never overlap (adjacent ones merge, keeping the strongest reason, and a run longer than
@@ -26,7 +28,7 @@ from __future__ import annotations
 import functools
 import re
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node, Query, QueryCursor
@@ -43,8 +45,8 @@ MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
 
-RENAME, CALL, LITERAL, CURSOR = "rename", "call", "literal", "cursor"
-_STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, CURSOR: 3}  # a merged region keeps the strongest reason
+RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
+_STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
 
 FUNCTION_TYPES = frozenset({
     "function_definition", "lambda",  # Python (C, C++: function_definition)
@@ -97,21 +99,24 @@ class Region:
 
     start_line: int
     end_line: int  # exclusive
-    reason: str  # RENAME, CALL or CURSOR
+    reason: str  # RENAME, CALL, LITERAL, ANALOGY or CURSOR
 
     @property
     def lines(self) -> int:
         return self.end_line - self.start_line
 
 
-def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int) -> list[Region]:
-    """The regions to rewrite after `event`, the newest event of `document` (see the module)."""
+def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int,
+                  sites: Sequence[Region] = ()) -> list[Region]:
+    """The regions to rewrite after `event`, the newest event of `document` (see the module),
+    with the lines of the event's analogy `sites` (`completion.edit_analogy`) among them."""
     line_count = len(split_lines(document.text))
     cursor_line = min(max(cursor_line, 0), line_count - 1)
     found = [Region(max(0, cursor_line - CURSOR_LINES_ABOVE),
                     min(line_count, cursor_line + CURSOR_LINES_BELOW + 1), CURSOR)]
     if document.tree is not None and document.language in _CALLEES:
         found += rename_regions(event, document) + call_regions(event, document) + literal_regions(event, document)
+        found += sites
     kept = [piece for region in merged(outside(found, event.start_line, event.after_end))
             for piece in pieces(region)]
     return capped(kept, cursor_line, split_lines(document.text))

@@ -12,9 +12,10 @@ these.
 mid-edit, and so are the regions), an event that is not the document's last, a name still being
 typed (the event ends in a word found nowhere else in the text, and renamed nothing).
 
-Each region (whole lines, `completion.edit_regions`) gets a draft of its new text from the
-user's edit (`completion.edit_drafts`: a rename, a literal, a signature's call sites; else its
-current text). How the drafts are used is the plan's `Drafting`: `drafted` (the default) sends
+Each region (whole lines, `completion.edit_regions`, among them the sites where the same change
+applies by analogy, `completion.edit_analogy`) gets a draft of its new text from the user's edit
+(`completion.edit_drafts`: a rename, a literal, a signature's call sites, the change carried by
+analogy; else its current text). How the drafts are used is the plan's `Drafting`: `drafted` (the default) sends
 each region as a hole holding its draft, whose known tokens the model checks and whose masked
 slots it fills (`infill.decode.veto`), drafts that change something first, within
 `DRAFT_TOKENS`; a region left out of the job, or whose hole gets no answer, proposes its draft
@@ -45,7 +46,8 @@ from completion.context import approx_tokens
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
-from completion.edit_regions import Region, changed_literal, regions_after, renamed, signature_change
+from completion.edit_analogy import analogy_sites, byte_replacements
+from completion.edit_regions import ANALOGY, Region, changed_literal, regions_after, renamed, signature_change
 from completion.positions import LINE_BREAK, line_starts
 from completion.syntax import ParsedDocument, error_count
 from engine.client.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
@@ -263,8 +265,11 @@ def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: 
     oldest first), or None where `gate` refuses."""
     if gate(document, event) is not None:
         return None
-    regions = regions_after(event, document, cursor_line)
-    every_draft = dict(zip(regions, draft_regions(event, document, regions)))
+    found = analogy_sites(event)
+    sites = [Region(site.line, site.line + 1, ANALOGY) for site in found]
+    regions = regions_after(event, document, cursor_line, sites)
+    analogies = byte_replacements(document.text, found)
+    every_draft = dict(zip(regions, draft_regions(event, document, regions, analogies)))
     starts = line_starts(document.text)
     removable = {region: draft_changed_lines(document.text[starts[region.start_line]:starts[region.end_line]],
                                              draft) for region, draft in every_draft.items()}

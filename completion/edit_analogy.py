@@ -1,0 +1,224 @@
+"""Edits by analogy: the user's last change, carried to the places in the document that look like it.
+
+`rewrite_of(event)` reads the event's one changed line as a token-level rewrite: the text removed
+and inserted (widened to whole words when the change starts or ends inside one) and the text
+around it on its line. `sites(rewrite, text, event)` finds where the same before-text stands
+elsewhere in the text after the event, outside the event's lines:
+- a *word* rewrite (one word removed: an identifier, a word of a comment, a docstring or a
+  string) at every whole-word occurrence of the word, in any scope;
+- a *pattern* rewrite (anything else: an argument added, an operator changed) where the tokens
+  around the change recur: the removed text with up to `CONTEXT_TOKENS` tokens on its left (as
+  far as the nearest name) and one on its right, strings and numbers in that context matching any
+  string or number (sibling calls `f(1)` and `f(2)`, entries, decorators, repeated statements);
+  inside a call the context reaches back to its callee (`CALL_TOKENS`) and the other names in it
+  match any name (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`).
+Each site is scored by how alike its line is to the event's line before the change (the share of
+their tokens, strings and numbers as their kind, that a diff keeps), and kept at `MIN_SCORE` or
+more (a word that stands only in strings and comments, a typo, or a new name found nowhere
+else, at any score). Definition headers (`def`, `class`) are no sites but for those: a change to
+one function's parameters goes to its call sites (`completion.edit_regions`), and on real commits
+its sibling definitions mostly kept theirs (7 of 22 such sites changed in the tuning set). The best
+`MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
+of the text (a half-typed name) has no sites. Each site becomes a `Replacement` of its UTF-8 bytes
+(`completion.edit_drafts`' shape), so drafts and regions follow the sites. Work is bounded: at
+most `MAX_MATCHES` occurrences are looked at, and a line over `MAX_LINE_CHARS` is no event line.
+Everything here is pure.
+"""
+from __future__ import annotations
+
+import bisect
+import difflib
+import keyword
+import re
+from dataclasses import dataclass
+
+from completion.edit_events import EditEvent, common_ends
+from completion.positions import line_starts, split_lines
+
+CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
+CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
+MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
+MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
+MAX_SITES = 24
+MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
+MAX_LINE_CHARS = 400
+_TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
+_NAME = re.compile(r"[^\W\d]\w*")
+_STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
+_NUMBER = re.compile(r"\d[\w.]*")
+_HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
+_CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """The user's change on one line: `removed` became `inserted` between `left` and `right`."""
+
+    line: int  # the changed line, in the text after
+    left: str
+    removed: str
+    inserted: str
+    right: str
+
+    @property
+    def word(self) -> bool:
+        """True when one whole word was replaced by another."""
+        return _NAME.fullmatch(self.removed) is not None and _NAME.fullmatch(self.inserted) is not None
+
+    @property
+    def line_before(self) -> str:
+        return self.left + self.removed + self.right
+
+
+@dataclass(frozen=True, slots=True)
+class Site:
+    """Characters `start .. end - 1` of the text become `new`; `score` says how alike its line is."""
+
+    start: int
+    end: int
+    new: str
+    line: int
+    score: float
+
+
+def _is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"
+
+
+def rewrite_of(event: EditEvent) -> Rewrite | None:
+    """The event's change as a rewrite, or None when it changed other than one line (at most
+    `MAX_LINE_CHARS`) or changed nothing."""
+    old_lines, new_lines = split_lines(event.removed), split_lines(event.inserted)
+    if len(old_lines) != len(new_lines):
+        return None
+    differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    if len(differ) != 1 or max(len(old_lines[differ[0]]), len(new_lines[differ[0]])) > MAX_LINE_CHARS:
+        return None
+    old, new = old_lines[differ[0]], new_lines[differ[0]]
+    head, tail = common_ends(old, new)
+    start, old_end, new_end = head, len(old) - tail, len(new) - tail
+    first = old[start:old_end] + new[start:new_end]
+    if first and _is_word(first[0]):
+        while start > 0 and _is_word(old[start - 1]):
+            start -= 1
+    last = (old[start:old_end] or new[start:new_end])[-1:]
+    if last and _is_word(last):
+        while old_end < len(old) and _is_word(old[old_end]):
+            old_end, new_end = old_end + 1, new_end + 1
+    return Rewrite(event.start_line + differ[0], old[:start], old[start:old_end], new[start:new_end],
+                   old[old_end:])
+
+
+def shape(line: str) -> list[str]:
+    """The line's tokens, each string as `"s"` and each number as `0`."""
+    return ['"s"' if token[0] in "\"'" else "0" if token[0].isdigit() else token for token in _TOKEN.findall(line)]
+
+
+def alike(a: str, b: str) -> float:
+    """The share of the two lines' shaped tokens that a diff keeps (1.0: the same shape)."""
+    return difflib.SequenceMatcher(None, shape(a), shape(b), autojunk=False).ratio()
+
+
+def _context(left: list[str]) -> list[str]:
+    """The left context of a pattern: back to the call it stands in (a name before `(`) within
+    `CALL_TOKENS` tokens, else back to the nearest name within `CONTEXT_TOKENS`."""
+    for start in range(len(left) - 2, max(-1, len(left) - CALL_TOKENS - 1), -1):
+        if left[start + 1] == "(" and _NAME.fullmatch(left[start]):
+            return left[start:]
+    context: list[str] = []
+    for token in reversed(left[-CONTEXT_TOKENS:]):
+        context.insert(0, token)
+        if _NAME.fullmatch(token):
+            break
+    return context
+
+
+def _token_pattern(token: str, any_name: bool = False) -> str:
+    """A token's regex: any string for a string, any number for a number, any name for a name
+    when `any_name` (an argument of a call's context), else the token itself."""
+    if any_name and _NAME.fullmatch(token) and not keyword.iskeyword(token):
+        return _NAME.pattern
+    if token[0] in "\"'":
+        return f"(?:{_STRING.pattern})"
+    if token[0].isdigit():
+        return _NUMBER.pattern
+    return re.escape(token)
+
+
+def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
+    """The regex of the rewrite's before-text in context (group 1: what is replaced), or None
+    for a pattern with no name in its context (it would match anywhere)."""
+    if rewrite.word:
+        return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
+    context = _context(_TOKEN.findall(rewrite.left))
+    right = _TOKEN.findall(rewrite.right)[:1]
+    if not any(_NAME.fullmatch(token) for token in context + right + _TOKEN.findall(rewrite.removed)):
+        return None
+    parts = [r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context)), f"({re.escape(rewrite.removed)})",
+             r"\s*".join(map(_token_pattern, right))]
+    return re.compile(r"[ \t]*".join(part for part in parts))
+
+
+def half_typed(rewrite: Rewrite, text: str) -> bool:
+    """True when the inserted text ends a word that is only the head of a longer word of `text`."""
+    ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
+    if ending is None or (rewrite.right[:1] and _is_word(rewrite.right[0])):
+        return False
+    return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
+
+
+def only_in_prose(word: str, text: str) -> bool:
+    """True when `word` stands in strings and comments of `text` only, never as code (a typo)."""
+    return not any(found.group(1) == word for found in _CODE_WORD.finditer(text))
+
+
+def min_score(rewrite: Rewrite, text: str, lines: list[str]) -> float:
+    """The score a site needs: none for a word that stands in prose only (a typo) or a new word
+    found nowhere else (a rename), `MIN_WORD_SCORE` for a word already used, else `MIN_SCORE`."""
+    if not rewrite.word:
+        return MIN_SCORE
+    if only_in_prose(rewrite.removed, text):
+        return 0.0
+    others = (line for number, line in enumerate(lines) if number != rewrite.line)
+    used = re.compile(rf"(?<!\w){re.escape(rewrite.inserted)}(?!\w)")
+    return MIN_WORD_SCORE if any(used.search(line) for line in others) else 0.0
+
+
+def sites(rewrite: Rewrite, text: str, event: EditEvent) -> list[Site]:
+    """The places of `text` (the text after `event`) where the rewrite applies, best first; none
+    when its before-text stands on the event's line more than once (the user changed one of them)."""
+    pattern = site_pattern(rewrite)
+    if pattern is None or half_typed(rewrite, text) or len(pattern.findall(rewrite.line_before)) != 1:
+        return []
+    starts = line_starts(text)
+    lines = split_lines(text)
+    before_line = rewrite.line_before
+    needed = min_score(rewrite, text, lines)
+    found: list[Site] = []
+    for count, match in enumerate(pattern.finditer(text)):
+        if count == MAX_MATCHES:
+            break
+        line = bisect.bisect_right(starts, match.start(1)) - 1
+        if event.start_line <= line < event.after_end or len(lines[line]) > MAX_LINE_CHARS \
+                or (needed and _HEADER.match(lines[line])):
+            continue
+        score = alike(lines[line], before_line)
+        if score >= needed:
+            found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score))
+    return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
+
+
+def analogy_sites(event: EditEvent) -> list[Site]:
+    """The sites of the event's rewrite in its text after (none when it is no one-line rewrite)."""
+    rewrite = rewrite_of(event)
+    return [] if rewrite is None else sites(rewrite, event.after, event)
+
+
+def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:
+    """The sites as (start byte, end byte, (new text,)) of `text`'s UTF-8 bytes, in text order."""
+    replacements = []
+    for site in sorted(found, key=lambda s: s.start):
+        start = len(text[:site.start].encode("utf-8", "surrogatepass"))
+        end = start + len(text[site.start:site.end].encode("utf-8", "surrogatepass"))
+        replacements.append((start, end, (site.new,)))
+    return replacements

@@ -1,0 +1,110 @@
+"""Edits by analogy on real-looking snippets: a docstring typo fixed once and proposed in the next
+docstring, a keyword added to one call and proposed at its sibling calls, a name renamed out of its
+scope; and the bad inputs: a half-typed word, one character edited among 5,000 repeats, an edit
+inside a string that stands on every line, a 400 KB file, sites past the region caps, a rewrite
+that would break the parse, an edit that is later undone."""
+from completion import next_edit
+from completion.edit_analogy import MAX_SITES, analogy_sites, rewrite_of
+from completion.edit_checks import applied
+from completion.edit_events import EditEvent, diff_span
+from completion.edit_regions import MAX_REGIONS
+from completion.syntax import ParsedDocument
+
+TYPO = '''import datetime
+
+
+def parse(text):
+    """Read a datetime from text."""
+    return datetime.datetime.fromisoformat(text)
+
+
+def show(value):
+    """Write a dateime as text."""
+    return value.isoformat()
+'''
+
+CALLS = '''def build(app, strict):
+    app.route("/a", handler_a, strict=strict)
+    app.route("/b", handler_b)
+    app.route("/c", handler_c)
+    app.cache = {}
+'''
+
+
+def event(before, after):
+    return EditEvent("file:///t.py", before, after, diff_span(before, after), 0.0)
+
+
+def proposed(before, after, cursor_line=0):
+    """The file after the rules' next edits (no model) for the user's edit before -> after."""
+    document = ParsedDocument.parse("python", after)
+    planned = next_edit.plan(document, event(before, after), cursor_line, "t", 1000,
+                             drafting=next_edit.Drafting.RULES)
+    return after if planned is None else applied(after, next_edit.finish(planned, []))
+
+
+def test_a_docstring_typo_is_fixed_in_the_next_docstring():
+    before = TYPO.replace("Read a datetime", "Read a dateime")
+    assert rewrite_of(event(before, TYPO)).removed == "dateime"
+    assert proposed(before, TYPO, 4) == TYPO.replace("dateime", "datetime")
+
+
+def test_a_keyword_added_to_one_call_goes_to_its_sibling_calls_and_nowhere_else():
+    before = CALLS.replace(", strict=strict)", ")")
+    assert proposed(before, CALLS, 1) == CALLS.replace("_b)", "_b, strict=strict)").replace("_c)", "_c, strict=strict)")
+
+
+def test_a_parameter_renamed_in_one_callback_is_renamed_in_its_siblings():
+    before = '''def on_open(event, ctx):
+    return ctx.state
+
+
+def on_close(event, ctx):
+    return ctx.state
+'''
+    after = before.replace("ctx", "context", 1)
+    assert sorted(s.line for s in analogy_sites(event(before, after))) == [1, 4, 5]
+    assert proposed(before, after) == before.replace("ctx", "context")
+
+
+def test_a_half_typed_word_proposes_nothing():
+    before = TYPO.replace("Read a datetime", "Read a dateime")
+    half = TYPO.replace("Read a datetime", "Read a dateti")
+    assert analogy_sites(event(before, half)) == []
+    assert proposed(before, half, 4) == half
+
+
+def test_one_character_among_5000_repeats_is_bounded():
+    before = "x = [\n" + "    'a',\n" * 5000 + "]\n"
+    after = before.replace("'a'", "'b'", 1)
+    assert len(analogy_sites(event(before, after))) <= MAX_SITES
+    planned = next_edit.plan(ParsedDocument.parse("python", after), event(before, after), 1, "t", 1000,
+                             drafting=next_edit.Drafting.RULES)
+    assert len(planned.regions) <= MAX_REGIONS
+
+
+def test_an_edit_inside_a_string_on_every_line_stays_within_the_caps():
+    before = "".join(f'print("value of the item", {n})\n' for n in range(300))
+    after = before.replace("value of", "price of", 1)
+    edits = next_edit.finish(next_edit.plan(ParsedDocument.parse("python", after), event(before, after), 0,
+                                            "t", 1000, drafting=next_edit.Drafting.RULES), [])
+    assert 0 < len(edits) <= MAX_REGIONS
+    assert all("price of" in edit.new_text for edit in edits)
+
+
+def test_a_400_kb_file_answers_with_a_bounded_plan():
+    block = "".join(f"def f{n}(a, b):\n    return g(a, b)\n\n\n" for n in range(12_000))
+    assert len(block) > 400_000
+    after = block.replace("return g(a, b)", "return g(a, b, c=1)", 1)
+    assert len(analogy_sites(event(block, after))) <= MAX_SITES
+
+
+def test_a_rewrite_that_would_break_the_parse_is_no_edit():
+    before = "x = [1, 2]\ny = [1, 2]\nz = f(1, 2)\n"
+    after = "x = [1, 2]]\ny = [1, 2]\nz = f(1, 2)\n"
+    assert proposed(before, after) == after
+
+
+def test_an_edit_taken_back_proposes_nothing():
+    taken_back = CALLS.replace(", strict=strict)", ")")
+    assert proposed(CALLS, taken_back, 1) == taken_back
