@@ -79,6 +79,10 @@ def load_tokenizer(model_dir: Path, config: dict) -> ModelTokenizer:
     tok = read_vocabulary(model_dir, family)
     path = model_dir / "config.json"
     rows = whole(config, "embedding_size", path, 0) or whole(config, "vocab_size", path)
+    tokens = tok.get_vocab_size(with_added_tokens=True)
+    if tokens > rows:  # ids past the embedding would index outside it
+        raise ValueError(f"{model_dir}: its tokenizer has {tokens:,} tokens but config.json gives the model "
+                         f"{rows:,} embedding rows: the tokenizer is not the checkpoint's; download it again")
     return FamilyTokenizer(tok, special_ids(model_dir, config, tok, family), rows)
 
 

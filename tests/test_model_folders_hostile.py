@@ -82,6 +82,8 @@ DAMAGES = {
     "tokenizer config /dev/zero": (dev_zero("tokenizer_config.json"), "tokenizer", "is a character device"),
     "tokenizer a FIFO": (fifo("tokenizer.json"), "tokenizer", "tokenizer.json (the tokenizer) is a FIFO"),
     "tokenizer over its cap": (oversized_tokenizer, "tokenizer", f"more than the {TOKENIZER_CAP_BYTES:,}"),
+    "tokenizer past the embedding": (set_field("vocab_size", 100), "tokenizer", "config.json gives the model 100 "
+                                                                                 "embedding rows"),
     "rope scaling a list": (set_field("rope_scaling", [1]), "fields", "rope_scaling is [1], not an object"),
     "architectures a number": (set_field("architectures", 5), "family", "architectures is 5, not a list"),
     "mask id a string": (set_field("mask_token_id", "x"), "tokenizer", "mask_token_id is x, not a token id"),
