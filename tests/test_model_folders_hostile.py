@@ -84,6 +84,8 @@ DAMAGES = {
     "tokenizer over its cap": (oversized_tokenizer, "tokenizer", f"more than the {TOKENIZER_CAP_BYTES:,}"),
     "tokenizer past the embedding": (set_field("vocab_size", 100), "tokenizer", "config.json gives the model 100 "
                                                                                  "embedding rows"),
+    "adapter config a FIFO": (fifo("adapter_config.json"), "weights", "adapter_config.json (LoRA adapter config) "
+                                                                      "is a FIFO"),
     "rope scaling a list": (set_field("rope_scaling", [1]), "fields", "rope_scaling is [1], not an object"),
     "architectures a number": (set_field("architectures", 5), "family", "architectures is 5, not a list"),
     "mask id a string": (set_field("mask_token_id", "x"), "tokenizer", "mask_token_id is x, not a token id"),
