@@ -25,7 +25,7 @@ COMMANDS = {
                      prog="infill serve"),
     "keys": Command("engine.client.keys", "create CURVE keys for a remote worker and its clients",
                     prog="infill keys"),
-    "lsp": Command("lsp_server.server", "run the language server for editors (stdio or TCP)"),
+    "lsp": Command("lsp_server.main", "run the language server for editors (stdio or TCP)"),
     "gateway": Command("gateway.main", "serve completions over HTTP: OpenAI, FIM and llama.cpp "
                                        "dialects, with streaming and API keys"),
     "doctor": Command("cli.doctor", "check that a model folder will serve, and say what to do if not", prog="infill doctor"),

@@ -17,7 +17,7 @@ from engine.client.flags import add_local_worker_flags, check_local_worker_flags
 from engine.client.launch import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from cli import complete
-from lsp_server import server
+from lsp_server.main import main as serve_lsp
 from gateway.launch import start_gateway, stop_gateway
 from lsp_server.launch_token import token_path
 
@@ -66,8 +66,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         token_file = token_path(args.port)
         print(f"language server on 127.0.0.1:{args.port} for one editor, which must send the token "
               f"in {token_file} (Ctrl-C stops)", flush=True)
-        return server.main(["--tcp", str(args.port), "--worker", address,
-                            "--token-file", str(token_file)])
+        return serve_lsp(["--tcp", str(args.port), "--worker", address,
+                          "--token-file", str(token_file)])
     except KeyboardInterrupt:
         return 0
     finally:

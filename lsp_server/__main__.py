@@ -1,6 +1,6 @@
-"""`python -m lsp_server`: run the language server (see `lsp_server.server`)."""
+"""`python -m lsp_server`: run the language server (see `lsp_server.main`)."""
 import sys
 
-from lsp_server.server import main
+from lsp_server.main import main
 
 sys.exit(main())

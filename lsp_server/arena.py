@@ -32,10 +32,11 @@ import logging
 import re
 import time
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
+from pygls.lsp.server import LanguageServer
 
 from completion import fim
 from engine.client.async_client import AsyncWorkerClient
@@ -43,12 +44,11 @@ from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
 from engine.client.protocol import Mode
 from lsp_server.arena_state import ArenaState, Shown
 from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
-from lsp_server.protocol import VOTE_COMMAND
+from lsp_server.protocol import VOTE_COMMAND, VoteResult
+from lsp_server.session import Session, with_session
+from lsp_server.supersede import superseding
 from upstream import config as upstream_config
 from upstream.backend import HttpBackend
-
-if TYPE_CHECKING:
-    from lsp_server.session import Session  # which holds an ArenaState (`lsp_server.arena_state`)
 
 logger = logging.getLogger(__name__)
 
@@ -130,6 +130,16 @@ async def arena_items(session: Session, uri: str, position: types.Position,
                                        command=vote_command(battle_id, "bottom"))]
 
 
+async def arena_completion(session: Session, params: types.InlineCompletionParams, hole: fim.Hole | None,
+                           invoked: bool) -> list[types.InlineCompletionItem]:
+    """An inline completion at the `hole` of `params` as a battle, superseded as completions are
+    (`lsp_server.supersede`); nothing when it fails."""
+    uri, position = params.text_document.uri, params.position
+    items = arena_items(session, uri, position, hole, invoked)
+    return await superseding(session.in_flight, types.TEXT_DOCUMENT_INLINE_COMPLETION, uri, items,
+                             list, f"arena completion at {uri} {position.line}:{position.character}")
+
+
 def quoted(value: Any) -> str:
     """`value` as an error may quote a client's argument: its repr, cut to QUOTED_CHARS."""
     text = repr(value)
@@ -160,7 +170,7 @@ def vote_of(session: Session, arguments: tuple) -> Vote:
                 shown.context_chars, shown.language, shown.top_chars, shown.bottom_chars)
 
 
-async def on_vote(session: Session, *arguments: Any) -> dict:
+async def on_vote(session: Session, *arguments: Any) -> VoteResult:
     """`infill.arenaVote`: record the pick; the reply says where it went, or is an error with a
     short message and no traceback (pygls sends the traceback of any exception but its own
     JsonRpcException)."""
@@ -174,4 +184,11 @@ async def on_vote(session: Session, *arguments: Any) -> dict:
         raise JsonRpcInternalError(f"infill: {exc}") from None
     session.arena.shown.pop(vote.battle_id, None)
     logger.info("arena vote for battle %s: %s", vote.battle_id, vote.pick)
-    return {"battleId": vote.battle_id, "pick": vote.pick, "store": str(store.path)}
+    return VoteResult(vote.battle_id, vote.pick, str(store.path))
+
+
+def register(server: LanguageServer) -> None:
+    """The arena's handler on `server` (an `InfillLanguageServer`, which holds the session): the
+    vote command. Its battles are asked for by the completions' inline handler
+    (`lsp_server.completer`) when the `arena` setting is on."""
+    server.command(VOTE_COMMAND)(with_session(on_vote))

@@ -8,6 +8,12 @@ is typing a completion already shown, and otherwise runs the FIM pipeline (`comp
 plan (languages, decision, context, requests), ask the worker within what is left of the
 deadline, finish (post-process and rank). The worker is awaited on the event loop, never
 blocked on. Everything it reads is the editor's `Session`.
+
+`register(server)` adds the handlers: `textDocument/inlineCompletion` (each item carries the
+command `infill.acceptCompletion` naming its request; with the `arena` setting on, the request is
+a battle of `lsp_server.arena`'s instead), `textDocument/completion` (each item carries the same
+`AnswerRef` as `data`), the accept command, and the client's `infill/didShowCompletion`,
+`infill/acceptCompletion` and `infill/rejectCompletion`, which go to the stats log.
 """
 from __future__ import annotations
 
@@ -15,15 +21,17 @@ import logging
 import time
 
 from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from completion import fim
-from completion.positions import split_at
+from completion.positions import LINE_BREAK, split_at
 from completion.requests import new_request_id
 from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.protocol import Mode
-from lsp_server import logs
-from lsp_server.session import Session
-from lsp_server.stats import Answer
+from lsp_server import arena, logs
+from lsp_server.protocol import ACCEPT_COMMAND, AnswerRef, CompletionEvent, event_of
+from lsp_server.session import Session, with_session
+from lsp_server.stats import ACCEPTED, EVENTS, Answer
 from lsp_server.supersede import superseding
 
 logger = logging.getLogger(__name__)
@@ -95,3 +103,79 @@ def hole_for(session: Session, uri: str, position: types.Position) -> fim.Hole |
                     position.line, position.character, uri)
         return None
     return fim.hole_at(uri, *hole, session.documents.syntax.get(uri))
+
+
+def label_for(text: str) -> str:
+    """A completion item's label: the completion's first line that has text, without its indent."""
+    for line in LINE_BREAK.split(text):
+        if line.strip():
+            return line.strip()
+    return text
+
+
+def completion_item(text: str, position: types.Position, request_id: str,
+                    index: int) -> types.CompletionItem:
+    """An item that inserts `text` at the cursor (an empty range: nothing is replaced); its
+    `data` names the request and the candidate, for `infill/acceptCompletion`."""
+    kind = types.CompletionItemKind.Snippet if "\n" in text else types.CompletionItemKind.Text
+    edit = types.TextEdit(range=types.Range(start=position, end=position), new_text=text)
+    return types.CompletionItem(label=label_for(text), kind=kind, detail="infill", text_edit=edit,
+                                insert_text_format=types.InsertTextFormat.PlainText,
+                                data=AnswerRef(request_id, index))
+
+
+def accept_command(request_id: str, index: int) -> types.Command:
+    """The command an editor runs when the user accepts an inline item: it names the request."""
+    return types.Command(title="infill: accepted", command=ACCEPT_COMMAND,
+                         arguments=[AnswerRef(request_id, index)])
+
+
+async def on_inline_completion(session: Session, params: types.InlineCompletionParams,
+                               ) -> list[types.InlineCompletionItem]:
+    invoked = params.context.trigger_kind == types.InlineCompletionTriggerKind.Invoked
+    if session.settings.arena and session.settings.arena_backends:
+        hole = hole_for(session, params.text_document.uri, params.position)
+        return await arena.arena_completion(session, params, hole, invoked)
+    candidates = len(fim.INVOKED_DECODERS) if invoked else 1
+    answer = await complete_at(session, types.TEXT_DOCUMENT_INLINE_COMPLETION, params.text_document.uri,
+                               params.position, invoked, candidates)
+    here = types.Range(start=params.position, end=params.position)
+    return [types.InlineCompletionItem(insert_text=text, range=here,
+                                       command=accept_command(answer.request_id, index))
+            for index, text in enumerate(answer.texts)]
+
+
+async def on_completion(session: Session, params: types.CompletionParams) -> types.CompletionList:
+    context = params.context
+    invoked = context is None or context.trigger_kind == types.CompletionTriggerKind.Invoked
+    answer = await complete_at(session, types.TEXT_DOCUMENT_COMPLETION, params.text_document.uri,
+                               params.position, invoked)
+    items = [completion_item(text, params.position, answer.request_id, index)
+             for index, text in enumerate(answer.texts)]
+    return types.CompletionList(is_incomplete=True, items=items)  # ask again as the user types
+
+
+def on_accept_command(session: Session, *arguments: object) -> None:
+    """The accept command of an inline item, run by editors that run item commands."""
+    session.report_accepted(event_of(arguments))
+
+
+def on_completion_event(method: str):
+    """A handler for one of the client's `infill/...Completion` notifications."""
+    def handler(session: Session, event: CompletionEvent) -> None:
+        if method == ACCEPTED:
+            session.report_accepted(event)
+        else:
+            session.stats.report(method, event)
+    return handler
+
+
+def register(server: LanguageServer) -> None:
+    """Completions' handlers on `server` (an `InfillLanguageServer`, which holds the session): the
+    two LSP requests, the accept command and the client's events."""
+    server.feature(types.TEXT_DOCUMENT_INLINE_COMPLETION, types.InlineCompletionOptions())(
+        with_session(on_inline_completion))
+    server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions())(with_session(on_completion))
+    server.command(ACCEPT_COMMAND)(with_session(on_accept_command))
+    for method in EVENTS:
+        server.feature(method)(with_session(on_completion_event(method)))

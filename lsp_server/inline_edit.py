@@ -19,10 +19,13 @@ changes the document.
 """
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
 from completion.next_edit import Drafting, Edit
@@ -30,8 +33,9 @@ from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
 from engine.client.calls import WorkerError, WorkerTimeout
 from lsp_server import logs
-from lsp_server.protocol import ACCEPT_INLINE_EDIT, INLINE_EDIT
-from lsp_server.session import Session
+from lsp_server.protocol import (ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT, NO_EDITS, AnswerRef,
+                                 DidShowInlineEditParams, InlineEdit, InlineEditParams, InlineEditResult, event_of)
+from lsp_server.session import Session, with_session
 from lsp_server.stats import ACCEPTED, SHOWN, Answer
 from lsp_server.supersede import superseding
 
@@ -42,32 +46,16 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 MODE = "next_edit"  # the stats log's mode for these answers
-NO_EDITS: dict[str, list] = {"edits": []}
 
 
-def _field(value: Any, name: str) -> Any:
-    """A field of raw params: a map or an object (pygls passes unknown methods' params as is)."""
-    return value.get(name) if isinstance(value, dict) else getattr(value, name, None)
-
-
-def request_of(params: Any) -> tuple[str, int, int] | None:
-    """(uri, version, line) of an inline edit request, or None for malformed params."""
-    document, position = _field(params, "textDocument"), _field(params, "position")
-    uri, version = _field(document, "uri"), _field(document, "version")
-    line, character = _field(position, "line"), _field(position, "character")
-    if not isinstance(uri, str) or not all(type(n) is int and n >= 0 for n in (version, line, character)):
-        return None
-    return uri, version, line
-
-
-def edit_range(text: str, edit: Edit, encoding: str) -> dict:
+def edit_range(text: str, edit: Edit, encoding: str) -> types.Range:
     """The LSP range of an edit's whole lines; the last line of the text ends at its last column."""
     lines = split_lines(text)
     if edit.end_line < len(lines):
-        end = {"line": edit.end_line, "character": 0}
+        end = types.Position(line=edit.end_line, character=0)
     else:
-        end = {"line": len(lines) - 1, "character": line_length(lines[-1], encoding)}
-    return {"start": {"line": edit.start_line, "character": 0}, "end": end}
+        end = types.Position(line=len(lines) - 1, character=line_length(lines[-1], encoding))
+    return types.Range(start=types.Position(line=edit.start_line, character=0), end=end)
 
 
 def _nothing(uri: str, started: float) -> tuple[Answer, list[Edit], str]:
@@ -80,12 +68,11 @@ def _answer(uri: str, edits: list[Edit], started: float) -> Answer:
     return Answer(logs.request_id.get(), uri, MODE, tuple(e.new_text for e in edits), latency_ms, False)
 
 
-async def on_inline_edit(session: Session, params: Any) -> dict:
-    request = request_of(params)
-    if request is None:
-        logger.info("no next edit: malformed params %.200r", params)
+async def on_inline_edit(session: Session, params: InlineEditParams | None) -> InlineEditResult:
+    if params is None:
+        logger.info("no next edit: malformed params")
         return NO_EDITS
-    uri, version, line = request
+    uri, version, line = params.text_document.uri, params.text_document.version, params.position.line
     logs.request_id.set(new_request_id())
     started = time.monotonic()
     answer, edits, text = await superseding(session.in_flight, INLINE_EDIT, uri,
@@ -93,11 +80,11 @@ async def on_inline_edit(session: Session, params: Any) -> dict:
                                             lambda: _nothing(uri, started), f"next edit in {uri}")
     session.stats.record(answer)
     encoding = session.encoding()
-    return {"edits": [{"text": edit.new_text, "textDocument": {"uri": uri, "version": version},
-                       "range": edit_range(text, edit, encoding),
-                       "command": {"title": "infill: accept the edit", "command": ACCEPT_INLINE_EDIT,
-                                   "arguments": [{"requestId": answer.request_id, "index": index}]}}
-                      for index, edit in enumerate(edits)]}
+    return InlineEditResult([
+        InlineEdit(edit.new_text, params.text_document, edit_range(text, edit, encoding),
+                   types.Command(title="infill: accept the edit", command=ACCEPT_INLINE_EDIT,
+                                 arguments=[AnswerRef(answer.request_id, index)]))
+        for index, edit in enumerate(edits)])
 
 
 def on_document_change(session: Session, uri: str) -> None:
@@ -167,16 +154,20 @@ async def _ask(client: AsyncWorkerPool, request: CompleteRequest, budget_ms: int
         return None
 
 
-def _command_arguments(params: Any) -> Any:
-    """The first argument of `{item: {command: {arguments}}}`, the shown edit's request."""
-    arguments = _field(_field(_field(params, "item"), "command"), "arguments")
-    return arguments[0] if isinstance(arguments, list) and arguments else None
-
-
-def on_did_show_inline_edit(session: Session, params: Any) -> None:
-    session.stats.report(SHOWN, _command_arguments(params))
+def on_did_show_inline_edit(session: Session, params: DidShowInlineEditParams) -> None:
+    session.stats.report(SHOWN, params.event)
 
 
 def on_accept_inline_edit(session: Session, *arguments: Any) -> None:
     """The accept command of an edit: its argument names the request."""
-    session.stats.report(ACCEPTED, arguments[0] if arguments else None)
+    session.stats.report(ACCEPTED, event_of(arguments))
+
+
+def register(server: LanguageServer) -> None:
+    """Next edits' handlers on `server` (an `InfillLanguageServer`, which holds the session): the
+    request, the shown edit's notification and the accept command; and a request in flight is
+    dropped when its document changes."""
+    server.feature(INLINE_EDIT)(with_session(on_inline_edit))
+    server.feature(DID_SHOW_INLINE_EDIT)(with_session(on_did_show_inline_edit))
+    server.command(ACCEPT_INLINE_EDIT)(with_session(on_accept_inline_edit))
+    server.session.changed.append(functools.partial(on_document_change, server.session))

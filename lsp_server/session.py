@@ -11,6 +11,7 @@ a server.
 """
 from __future__ import annotations
 
+import inspect
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,6 +23,7 @@ from completion.fim import Backend
 from lsp_server.arena_state import ArenaState
 from lsp_server.cache import CompletionCache
 from lsp_server.documents import Documents
+from lsp_server.protocol import CompletionEvent
 from lsp_server.settings import ServerSettings
 from lsp_server.stats import ACCEPTED, StatsLog
 from lsp_server.supersede import InFlight
@@ -50,6 +52,7 @@ class Session:
     encoding: Callable[[], str] = lambda: types.PositionEncodingKind.Utf16
     show_error: Callable[[str], None] = lambda message: None  # a message the user should see
     drafts: WorkspaceDrafts = field(default_factory=WorkspaceDrafts)
+    changed: list[Callable[[str], None]] = field(default_factory=list)  # told each changed document's uri
 
     def __post_init__(self) -> None:
         self.documents.drafts = self.drafts
@@ -69,10 +72,10 @@ class Session:
         if opened is not None:
             self.drafts.note_text(uri, opened[0])
 
-    def report_accepted(self, params: Any) -> None:
+    def report_accepted(self, event: CompletionEvent) -> None:
         """An accepted completion: the stats log's line, and its text (as much as was taken) for
         drafts."""
-        line = self.stats.report(ACCEPTED, params)
+        line = self.stats.report(ACCEPTED, event)
         answer = None if line is None else self.stats.answers.get(line["request_id"])
         if answer is not None and 0 <= line["index"] < len(answer.texts):
             self.drafts.note_accepted(answer.texts[line["index"]][:max(0, line["accepted_chars"])])
@@ -80,3 +83,15 @@ class Session:
     async def worker_client(self, timeout_s: float) -> Backend | None:
         """The workers' pool, or the upstream the `backend` setting names (`upstream`)."""
         return await self.workers.client(timeout_s)
+
+
+def with_session(feature: Callable) -> Callable:
+    """A pygls handler (its first parameter named `ls`, as pygls looks for, the server holding the
+    session) that hands `feature` the server's session, as a coroutine when `feature` is one."""
+    if inspect.iscoroutinefunction(feature):
+        async def handler(ls: Any, *arguments: Any) -> Any:
+            return await feature(ls.session, *arguments)
+    else:
+        def handler(ls: Any, *arguments: Any) -> Any:
+            return feature(ls.session, *arguments)
+    return handler

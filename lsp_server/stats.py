@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from lsp_server.protocol import ACCEPT_COMPLETION, DID_SHOW_COMPLETION, REJECT_COMPLETION
+from lsp_server.protocol import ACCEPT_COMPLETION, DID_SHOW_COMPLETION, REJECT_COMPLETION, CompletionEvent
 
 logger = logging.getLogger(__name__)
 
@@ -55,13 +55,6 @@ def event_line(kind: str, answer: Answer, index: int, accepted_chars: int | None
     return line
 
 
-def _field(params: Any, name: str) -> Any:
-    """A field of a notification's params: a map (a command's argument) or an object."""
-    if isinstance(params, dict):
-        return params.get(name)
-    return getattr(params, name, None)
-
-
 class StatsLog:
     """The remembered answers and the log file they are reported to (None: no log)."""
 
@@ -74,17 +67,14 @@ class StatsLog:
         while len(self.answers) > REMEMBERED_ANSWERS:
             self.answers.popitem(last=False)
 
-    def report(self, method: str, params: Any) -> dict[str, Any] | None:
-        """Write the line for a client's notification; None (logged) for an unknown request."""
-        request_id = _field(params, "requestId")
-        answer = self.answers.get(request_id) if isinstance(request_id, str) else None
+    def report(self, method: str, event: CompletionEvent) -> dict[str, Any] | None:
+        """Write the line for a client's notification or command; None (logged) for an unknown
+        request."""
+        answer = None if event.request_id is None else self.answers.get(event.request_id)
         if answer is None:
-            logger.info("%s for an unknown request id %r", method, request_id)
+            logger.info("%s for an unknown request id %r", method, event.request_id)
             return None
-        index = _field(params, "index") or 0
-        accepted = _field(params, "acceptedChars")
-        line = event_line(EVENTS[method], answer, index if isinstance(index, int) else 0,
-                          accepted if isinstance(accepted, int) else None, time.time())
+        line = event_line(EVENTS[method], answer, event.index, event.accepted_chars, time.time())
         self._write(line)
         return line
 

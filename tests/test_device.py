@@ -73,9 +73,10 @@ def test_serve_passes_its_model_flags_to_the_workers_it_supervises():
 
 def test_lsp_and_run_pass_device_and_dtype_to_their_worker():
     from cli import run as service
+    from lsp_server import main as lsp_cli
     from lsp_server import server
 
-    lsp = server.build_parser().parse_args(["--device", "cuda", "--dtype", "bf16", "--startup-timeout", "600"])
+    lsp = lsp_cli.build_parser().parse_args(["--device", "cuda", "--dtype", "bf16", "--startup-timeout", "600"])
     run = service.build_parser().parse_args(["--device", "cpu"])
     assert model_flags(lsp.device, lsp.dtype) == ["--device", "cuda", "--dtype", "bf16"]
     assert lsp.startup_timeout == 600
@@ -88,9 +89,9 @@ def test_lsp_and_run_pass_device_and_dtype_to_their_worker():
 
 def test_lsp_and_run_pass_context_and_cache_limits_to_their_worker(capsys):
     from cli import run as service
-    from lsp_server import server
+    from lsp_server import main as lsp_cli
 
-    lsp = server.build_parser().parse_args(["--device", "cuda", "--max-context", "4096", "--prefix-cache-mb", "0"])
+    lsp = lsp_cli.build_parser().parse_args(["--device", "cuda", "--max-context", "4096", "--prefix-cache-mb", "0"])
     assert local_worker_flags(lsp) == ["--device", "cuda", "--max-context", "4096", "--prefix-cache-mb", "0"]
     assert local_worker_flags(service.build_parser().parse_args([])) == []
     parser = service.build_parser()

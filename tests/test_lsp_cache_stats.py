@@ -2,9 +2,9 @@
 from __future__ import annotations
 
 import json
-from collections import namedtuple
 
 from lsp_server.cache import CompletionCache, remaining
+from lsp_server.protocol import completion_event
 from lsp_server.stats import ACCEPTED, REJECTED, SHOWN, Answer, StatsLog, default_stats_path
 
 
@@ -42,10 +42,9 @@ def test_the_cache_keeps_the_most_recent_entries():
 def test_events_about_known_requests_are_logged_as_json_lines(tmp_path):
     log = StatsLog(tmp_path / "deep" / "stats.jsonl")
     log.record(Answer("r1", "file:///a.py", "single_line", ("foo(1)", "far"), 42.25, False))
-    Params = namedtuple("Params", ["requestId", "index"])
-    assert log.report(SHOWN, Params("r1", 1))["shown_chars"] == 3
-    assert log.report(ACCEPTED, {"requestId": "r1", "acceptedChars": 4})["accepted_chars"] == 4
-    assert log.report(REJECTED, {"requestId": "nope"}) is None
+    assert log.report(SHOWN, completion_event({"requestId": "r1", "index": 1}))["shown_chars"] == 3
+    assert log.report(ACCEPTED, completion_event({"requestId": "r1", "acceptedChars": 4}))["accepted_chars"] == 4
+    assert log.report(REJECTED, completion_event({"requestId": "nope"})) is None
     lines = [json.loads(line) for line in (tmp_path / "deep" / "stats.jsonl").read_text().splitlines()]
     assert [(line["event"], line["index"], line["latency_ms"]) for line in lines] == [
         ("show", 1, 42.2), ("accept", 0, 42.2)]
@@ -55,6 +54,6 @@ def test_events_about_known_requests_are_logged_as_json_lines(tmp_path):
 def test_without_a_path_nothing_is_written_and_the_default_path_follows_xdg(tmp_path, monkeypatch):
     log = StatsLog(None)
     log.record(Answer("r1", "u", "single_line", ("x",), 1.0, True))
-    assert log.report(ACCEPTED, {"requestId": "r1"})["accepted_chars"] == 1
+    assert log.report(ACCEPTED, completion_event({"requestId": "r1"}))["accepted_chars"] == 1
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path))
     assert default_stats_path() == tmp_path / "infill" / "stats.jsonl"

@@ -17,6 +17,7 @@ import pytest
 
 from engine.client.protocol import Mode
 from infill.paths import REPO_ROOT
+from lsp_server.protocol import completion_event
 from lsp_server.session import Session
 from lsp_server.stats import Answer
 from lsp_server.workspace import WorkspaceDrafts, file_uri, skip_reason
@@ -140,10 +141,10 @@ def test_accepted_completions_reach_the_drafts_through_the_session():
     session = Session()
     session.stats.record(Answer("r1", "file:///w/a.py", Mode.SINGLE_LINE, ("values = json.load(handle)",), 1.0,
                                 False))
-    session.report_accepted({"requestId": "r1", "index": 0, "acceptedChars": 6})
-    session.report_accepted({"requestId": "r1", "index": 0})
-    session.report_accepted({"requestId": "unknown", "index": 0})
-    session.report_accepted({"requestId": "r1", "index": 7})
+    session.report_accepted(completion_event({"requestId": "r1", "index": 0, "acceptedChars": 6}))
+    session.report_accepted(completion_event({"requestId": "r1", "index": 0}))
+    session.report_accepted(completion_event({"requestId": "unknown", "index": 0}))
+    session.report_accepted(completion_event({"requestId": "r1", "index": 7}))
     assert session.documents.accepted_texts == ("values", "values = json.load(handle)")
     assert session.documents.draft_corpus() is session.drafts.corpus
 

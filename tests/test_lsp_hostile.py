@@ -27,7 +27,8 @@ import fake_worker
 from engine.client.launch import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
 from lsp_server import transport
-from lsp_server.server import build_server, exposure_warning
+from lsp_server.main import exposure_warning
+from lsp_server.server import build_server
 from lsp_server.stats import append_regular
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]

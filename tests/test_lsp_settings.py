@@ -4,7 +4,7 @@ from __future__ import annotations
 from completion.settings import Settings
 from lsp_server import server as server_module
 from lsp_server import workers as workers_module
-from lsp_server.server import label_for
+from lsp_server.completer import label_for
 from lsp_server.settings import ServerSettings
 
 

@@ -20,7 +20,7 @@ from engine.client.protocol import CompleteRequest
 from engine.client.sync_client import WorkerClient
 from engine.worker.cli import check_bind_address, main
 from lsp_server.server import InfillLanguageServer
-from lsp_server.server import main as lsp_main
+from lsp_server.main import main as lsp_main
 
 pytestmark = pytest.mark.timeout(120)
 
