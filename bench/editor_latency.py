@@ -15,9 +15,10 @@ Every keystroke gets one outcome (`bench.keystroke_outcomes.OUTCOMES`): ghost te
 model's answer or from the typing-through cache, or why none was: superseded by the next key, no
 completion wanted, an empty answer, the deadline missed, an error. Reported: the count of each;
 p50, p90 and p99 from the key to the ghost text, for the model's answers and, apart, the typed-
-through ones; and the median split of the model's shown answers (`split_of`: editor, transport,
-planning, queue, layout, first pass, further passes, post-processing), from the server's log
-joined to the keystrokes by request. `--busy N` runs N `while True: pass` processes beside it.
+through ones; and the median and the mean split of the model's shown answers (`split_of`: editor,
+transport, planning, queue, layout, first pass, further passes, post-processing; a row's parts add
+up to its latency, so the means add up to the mean latency), from the server's log joined to the
+keystrokes by request. `--busy N` runs N `while True: pass` processes beside it.
 The machine's load average is reported at the start and the end. `--rows PATH` writes each
 keystroke's row (its file, key, outcome, latency and split) as JSON lines.
 
@@ -108,7 +109,7 @@ def _rounded(value: float | None) -> float | None:
     return None if value is None else round(value, 1)
 
 
-def summarize(rows: Sequence[dict], mismatches: int, typed: Sequence[dict]) -> dict:
+def summarize(rows: Sequence[dict], unjoined: int, typed: Sequence[dict]) -> dict:
     """The figures of one run's keystroke rows."""
     counts = {outcome: sum(row["outcome"] == outcome for row in rows) for outcome in ko.OUTCOMES}
     splits = [row["split"] for row in rows if "split" in row]
@@ -118,7 +119,9 @@ def summarize(rows: Sequence[dict], mismatches: int, typed: Sequence[dict]) -> d
         "model": _spread([row["latency_ms"] for row in rows if row["outcome"] == ko.SHOWN]),
         "typed_through": _spread([row["latency_ms"] for row in rows if row["outcome"] == ko.TYPED_THROUGH]),
         "split_p50_ms": {part: _rounded(percentile([split[part] for split in splits], 50)) for part in ko.SPLIT_PARTS},
-        "join_mismatches": mismatches,
+        "split_mean_ms": {part: _rounded(sum(split[part] for split in splits) / len(splits) if splits else None)
+                          for part in ko.SPLIT_PARTS},
+        "unjoined_answers": unjoined,
         "files_typed_as_planned": sum(bool(file["typed_as_planned"]) for file in typed), "files": len(typed),
     }
 
@@ -134,8 +137,9 @@ def format_table(figures: dict) -> str:
         spread = figures[name]
         cells = "".join(f" {'-' if spread[k] is None else spread[k]:>6}" for k in ("p50_ms", "p90_ms", "p99_ms"))
         lines.append(f"{name:<18} {spread['count']:>6}{cells}")
-    lines.append("median split of the model's shown answers (ms): " + ", ".join(
-        f"{part} {value}" for part, value in figures["split_p50_ms"].items()))
+    for name, key in (("median", "split_p50_ms"), ("mean", "split_mean_ms")):
+        lines.append(f"{name} split of the model's shown answers (ms): " + ", ".join(
+            f"{part} {value}" for part, value in figures[key].items()))
     return "\n".join(lines)
 
 
@@ -153,11 +157,11 @@ def measure(args: argparse.Namespace, nvim: tuple[str, dict[str, str]]) -> dict:
         record = run_editor(nvim, write_plan(args, tasks, folder), folder, args.timeout)
         load_after = round(os.getloadavg()[0], 2)
         requests = [request for request in record["requests"] if not request.get("warm_up")]
-        mismatches = ko.join(record["requests"], ko.server_requests(folder / "lsp.log"))
+        unjoined = ko.join(record["requests"], ko.server_requests(folder / "lsp.log"))
         rows = ko.outcomes(record["keys"], requests)
     if args.rows is not None:
         args.rows.write_text("".join(json.dumps(row) + "\n" for row in rows))
-    figures = summarize(rows, mismatches, record["files"])
+    figures = summarize(rows, unjoined, record["files"])
     figures.update(editor=nvim_version(nvim), busy=args.busy, load_before=load_before, load_after=load_after,
                    tasks=str(args.tasks.name), seed=args.seed, pause_rate=args.pause_rate, pause_ms=args.pause_ms,
                    debounce_ms=args.debounce_ms, deadline_ms=args.deadline_ms)

@@ -6,8 +6,9 @@ cancelled it, and when its ghost text was drawn. The server's log (`infill lsp -
 says for each of its request ids how it ended (the answer line: mode, texts, latency, cache) and
 the worker's timings (the `fim.ask` line: queue, layout, first pass, further passes, total).
 `server_requests` reads the log; `join` pairs the editor's answered requests with the server's
-answers in order (the plugin has at most one request in flight), checked by the request id the
-shown items carry; `outcomes` gives every keystroke exactly one outcome of `OUTCOMES`.
+answers: by the request id an answer's items carry, else by time (the plugin has at most one
+request in flight, a debounce apart); `outcomes` gives every keystroke exactly one outcome of
+`OUTCOMES`.
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ SPLIT_PARTS = ("editor", "transport", "plan_and_worker_transport", "queue", "lay
 LOG_LINE = re.compile(r"^(?P<time>\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3}) (?P<level>\w+) (?P<name>\S+) "
                       r"\[(?P<rid>[^\]]*)\] (?P<message>.*)$")
 ANSWER = re.compile(r"^(?P<mode>.+?): (?P<texts>\d+) texts in (?P<ms>[\d.]+) ms(?P<cache> from the cache)?$")
+JOIN_SLACK_MS = 40.0  # an answer's log line and its response in the editor, on one clock, at most this far apart
 WORKER_REPLY_MARK = " items; queue "  # in the log line of a worker's reply
 ASK = re.compile(r"^\S+: (?P<stop>\w+), (?P<items>\d+) items; queue (?P<queue>[\d.]+), layout "
                  r"(?P<layout>[\d.]+), first pass (?P<first>[\d.]+), decode (?P<further>[\d.]+), total "
@@ -94,17 +96,41 @@ def server_requests(log: Path) -> list[ServerRequest]:
     return answered
 
 
+def _clock_offset_ms(results: Sequence[dict], by_rid: dict[str, ServerRequest]) -> float | None:
+    """The server log's clock less the editor's (ms), the median over the results whose items name
+    their server request; None when none does."""
+    offsets = sorted(by_rid[r["request_id"]].answered_at * 1000.0 - r["response_ms"]
+                     for r in results if r.get("request_id") in by_rid)
+    return offsets[len(offsets) // 2] if offsets else None
+
+
 def join(requests: Sequence[dict], answered: Sequence[ServerRequest]) -> int:
-    """Give each editor request that got a result (not an error) its server request, in order, as
-    `request["server"]`; returns how many pairs disagree on the request id a shown item names (0
-    when the join is sound). Pairs past the shorter list are left without one."""
+    """Give each editor request that got a result (not an error) its server request as
+    `request["server"]`: the one its items name, else the answer logged nearest its response on
+    the editor's clock (set by those named), within `JOIN_SLACK_MS`; in order when no item names
+    one. Returns how many results are left without one (0 when the join is sound). A request
+    cancelled as it was answered may have an answer in the log and an error in the editor: the
+    clocks keep it from shifting the rest."""
     results = [request for request in requests if "response_ms" in request and not request.get("error")]
-    mismatches = 0
-    for request, server in zip(results, answered):
-        request["server"] = server
-        if request.get("request_id") and request["request_id"] != server.rid:
-            mismatches += 1
-    return mismatches
+    by_rid = {server.rid: server for server in answered}
+    offset = _clock_offset_ms(results, by_rid)
+    if offset is None:
+        for request, server in zip(results, answered):
+            request["server"] = server
+        return max(0, len(results) - len(answered))
+    unjoined, free = 0, list(answered)
+    for request in results:
+        named = by_rid.get(request.get("request_id") or "")
+        target = request["response_ms"] + offset
+        nearest = named or min(free, key=lambda s: abs(s.answered_at * 1000.0 - target), default=None)
+        near_enough = nearest is not None and abs(nearest.answered_at * 1000.0 - target) <= JOIN_SLACK_MS
+        if not (named or near_enough):
+            unjoined += 1
+            continue
+        request["server"] = nearest
+        if nearest in free:
+            free.remove(nearest)
+    return unjoined
 
 
 def _unshown_outcome(request: dict) -> str:
