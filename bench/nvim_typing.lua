@@ -169,6 +169,7 @@ local function type_file(file, index)
     feed(step.key)
     if step.pause_ms > 0 then
       pause(current, step.pause_ms)
+      due = math.max(due, now_ms() + step.gap_ms) -- the typist goes on a key's gap after the pause
     end
     local left = due - now_ms()
     if left >= 1 then
