@@ -154,9 +154,9 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     right = _TOKEN.findall(rewrite.right)[:1]
     if not any(_NAME.fullmatch(token) for token in context + right + _TOKEN.findall(rewrite.removed)):
         return None
-    parts = [r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context)), f"({re.escape(rewrite.removed)})",
-             r"\s*".join(map(_token_pattern, right))]
-    return re.compile(r"[ \t]*".join(part for part in parts))
+    around = r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context))
+    after = r"\s*".join(map(_token_pattern, right))
+    return re.compile(r"[ \t]*".join((around, f"({re.escape(rewrite.removed)})", after)))
 
 
 def half_typed(rewrite: Rewrite, text: str) -> bool:
@@ -184,11 +184,14 @@ def min_score(rewrite: Rewrite, text: str, lines: list[str]) -> float:
     return MIN_WORD_SCORE if any(used.search(line) for line in others) else 0.0
 
 
-def sites(rewrite: Rewrite, text: str, event: EditEvent) -> list[Site]:
+def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False) -> list[Site]:
     """The places of `text` (the text after `event`) where the rewrite applies, best first; none
-    when its before-text stands on the event's line more than once (the user changed one of them)."""
+    when its before-text stands on the event's line more than once (the user changed one of them),
+    nor for a word whose scope the rename rule knows (`scoped`: a local or a parameter, renamed in
+    its function; in other functions the same name is another variable)."""
     pattern = site_pattern(rewrite)
-    if pattern is None or half_typed(rewrite, text) or len(pattern.findall(rewrite.line_before)) != 1:
+    if pattern is None or (scoped and rewrite.word) or half_typed(rewrite, text) \
+            or len(pattern.findall(rewrite.line_before)) != 1:
         return []
     starts = line_starts(text)
     lines = split_lines(text)
@@ -208,10 +211,15 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent) -> list[Site]:
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
 
-def analogy_sites(event: EditEvent) -> list[Site]:
-    """The sites of the event's rewrite in its text after (none when it is no one-line rewrite)."""
+def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False) -> list[Site]:
+    """The sites of the event's rewrite in its text after (none when it is no one-line rewrite);
+    `scoped` when the rename rule found the renamed name's uses in its scope; `literal` when the
+    literal rule owns the event (a whole string or number changed): then only a word of prose
+    (a typo in a docstring) has sites, a string naming code (`__all__`'s) has none."""
     rewrite = rewrite_of(event)
-    return [] if rewrite is None else sites(rewrite, event.after, event)
+    if rewrite is None or (literal and not (rewrite.word and only_in_prose(rewrite.removed, event.after))):
+        return []
+    return sites(rewrite, event.after, event, scoped)
 
 
 def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:

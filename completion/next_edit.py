@@ -47,7 +47,8 @@ from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_analogy import analogy_sites, byte_replacements
-from completion.edit_regions import ANALOGY, Region, changed_literal, regions_after, renamed, signature_change
+from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
+                                     renamed, signature_change)
 from completion.positions import LINE_BREAK, line_starts
 from completion.syntax import ParsedDocument, error_count
 from engine.client.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
@@ -265,7 +266,9 @@ def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: 
     oldest first), or None where `gate` refuses."""
     if gate(document, event) is not None:
         return None
-    found = analogy_sites(event)
+    literal = changed_literal(event) is not None
+    found = [] if literal and literal_regions(event, document) else \
+        analogy_sites(event, bool(rename_uses(event, document)), literal)
     sites = [Region(site.line, site.line + 1, ANALOGY) for site in found]
     regions = regions_after(event, document, cursor_line, sites)
     analogies = byte_replacements(document.text, found)

@@ -54,7 +54,7 @@ def test_a_keyword_added_to_one_call_goes_to_its_sibling_calls_and_nowhere_else(
     assert proposed(before, CALLS, 1) == CALLS.replace("_b)", "_b, strict=strict)").replace("_c)", "_c, strict=strict)")
 
 
-def test_a_parameter_renamed_in_one_callback_is_renamed_in_its_siblings():
+def test_a_parameter_renamed_in_one_function_stays_in_its_scope():
     before = '''def on_open(event, ctx):
     return ctx.state
 
@@ -63,8 +63,22 @@ def on_close(event, ctx):
     return ctx.state
 '''
     after = before.replace("ctx", "context", 1)
-    assert sorted(s.line for s in analogy_sites(event(before, after))) == [1, 4, 5]
-    assert proposed(before, after) == before.replace("ctx", "context")
+    assert proposed(before, after) == after.replace("return ctx", "return context", 1)
+
+
+def test_a_fresh_module_name_is_renamed_in_every_scope():
+    before = '''LIMIT = 3
+
+
+def first(items):
+    return items[:LIMIT]
+
+
+def rest(items):
+    return items[LIMIT:]
+'''
+    after = before.replace("LIMIT = 3", "MAX_ITEMS = 3")
+    assert proposed(before, after) == before.replace("LIMIT", "MAX_ITEMS")
 
 
 def test_a_half_typed_word_proposes_nothing():
