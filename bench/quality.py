@@ -12,6 +12,14 @@ Requests go one at a time, so latencies are those of an idle worker. A request t
 worker refuses it, or does not answer) is an error, counted apart (`errors`, `error_rate`) and
 left out of the scores: the scores are those of the answers.
 
+Each task is asked on three sides in one run (`SIDES`): the model alone (`completionDrafts`
+off), the drafts alone (no model: the draft `completion.draft_sources` finds in the task's own
+text, post-processed, is the answer; no draft, an empty one) and the drafts checked by the model
+(the product's default, whose figures are the summary's top level; a task with no draft is asked
+once, its answer the model-alone one). Each side's figures are under `sides` too, with the share
+of non-empty answers, the answers whose request carried a draft (their share and exact match)
+and forward passes per answer.
+
 Scores, per task and then over the set:
 - pass@1: for a task with `test` and `entry_point`, `prompt + completion + suffix`, the test and
   `check(entry_point)` run in `bench.sandbox` (a separate, limited process; never this one); it
@@ -54,7 +62,7 @@ from completion import fim
 from completion.settings import Settings as CompletionSettings
 from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.launch import spawn_local_worker, stop_worker
-from engine.client.protocol import SETTING_MODES, Mode, ProtocolError
+from engine.client.protocol import SETTING_MODES, Item, Mode, ProtocolError, Result, Timings
 from engine.client.sync_client import WorkerClient
 from infill.paths import bundled_model_dir
 from infill.tokenizer import CodeTokenizer
@@ -63,6 +71,8 @@ from infill.weights import WEIGHTS
 logger = logging.getLogger("bench.quality")
 
 REQUIRED_FIELDS = ("task_id", "prompt", "suffix", "canonical_solution")
+MODEL, DRAFTS, DRAFTED = "model", "drafts", "drafted"
+SIDES = (MODEL, DRAFTS, DRAFTED)  # the model alone; the drafts alone (no model); drafts checked by the model (the default)
 PROGRESS_EVERY = 25  # tasks between progress lines on stderr
 JUDGE_OUTPUT_CHARS = 1000  # how much of a failing program's stderr a per-task record keeps
 
@@ -78,10 +88,11 @@ class Settings:
     deadline_ms: int
     decoder: dict[str, str | int | float | bool] = field(default_factory=dict)
 
-    def rules(self) -> CompletionSettings:
-        """The completion rules' settings these stand for (their defaults otherwise)."""
+    def rules(self, drafts: bool = True) -> CompletionSettings:
+        """The completion rules' settings these stand for (their defaults otherwise), with drafts
+        from the task's own text or without."""
         return CompletionSettings(deadline_ms=self.deadline_ms, max_tokens=self.max_tokens,
-                                  mode=self.mode)
+                                  mode=self.mode, drafts=drafts)
 
 
 @dataclass(slots=True)
@@ -110,6 +121,7 @@ class TaskRecord:
     passed: bool | None = None
     error: str | None = None  # why the request failed
     judge_output: str | None = None  # the end of a failing test program's stderr
+    drafted: bool = False  # its request carried a draft (the drafts-alone side: it had one)
 
 
 def jsonl_records(path: Path) -> Iterator[tuple[int, dict]]:
@@ -192,12 +204,12 @@ def judging_program(task: dict, completion: str) -> str | None:
             + f"check({task['entry_point']})\n")
 
 
-def task_plan(task: dict, settings: Settings) -> fim.Plan:
+def task_plan(task: dict, settings: Settings, drafts: bool = True) -> fim.Plan:
     """The product's plan for the task's hole: decided as a completion the user asked for (never
-    none), with the windows and snippets the language server would send for the text alone."""
+    none), with the windows, snippets and draft the language server would send for the text alone."""
     hole = fim.hole_in_text(task.get("path") or "file:///task.py", task["prompt"], task["suffix"],
                             "python")
-    return fim.plan(hole, settings.rules(), None, uuid.uuid4().hex, invoked=True,
+    return fim.plan(hole, settings.rules(drafts), None, uuid.uuid4().hex, invoked=True,
                     decoders=(dict(settings.decoder),))
 
 
@@ -212,22 +224,54 @@ def make_record(task: dict, completion: str, latency_ms: float, count_tokens: To
 
 
 def complete_task(client: WorkerClient, task: dict, settings: Settings,
-                  count_tokens: TokenCounter | None) -> TaskRecord:
+                  count_tokens: TokenCounter | None, drafts: bool = True) -> TaskRecord:
     """Ask the worker for one task's middle; a failed request becomes a record with `error` set."""
     started = time.perf_counter()
-    planned = task_plan(task, settings)
+    return ask_worker(client, task, task_plan(task, settings, drafts), settings, count_tokens, started)
+
+
+def ask_worker(client: WorkerClient, task: dict, planned: fim.Plan, settings: Settings,
+               count_tokens: TokenCounter | None, started: float) -> TaskRecord:
+    """The worker's answer to the plan's request, post-processed; latency counted from `started`."""
+    drafted = bool(planned.requests[0].draft)
     try:
         result = client.complete(planned.requests[0])
     except (WorkerError, WorkerTimeout, ProtocolError) as exc:
         latency_ms = (time.perf_counter() - started) * 1e3
         return make_record(task, "", latency_ms, count_tokens, forward_passes=0, stop_reason="error",
-                           timings=None, passed=False if has_tests(task) else None, error=str(exc))
-    texts = fim.finish(planned, [result], settings.rules())
+                           timings=None, passed=False if has_tests(task) else None, error=str(exc),
+                           drafted=drafted)
+    texts = fim.finish(planned, [result], settings.rules(drafted))
     latency_ms = (time.perf_counter() - started) * 1e3
     item = result.items[0] if result.items else None
     return make_record(task, texts[0] if texts else "", latency_ms, count_tokens,
                        forward_passes=item.forward_passes if item else 0,
-                       stop_reason=result.stop_reason, timings=asdict(result.timings))
+                       stop_reason=result.stop_reason, timings=asdict(result.timings), drafted=drafted)
+
+
+def draft_record(task: dict, planned: fim.Plan, settings: Settings, count_tokens: TokenCounter | None,
+                 latency_ms: float) -> TaskRecord:
+    """The drafts-alone side: the plan's draft, post-processed as an answer is; empty without one."""
+    text = ""
+    if planned.draft is not None:
+        result = Result(planned.requests[0].id, [Item(planned.draft.text, 1.0, 0)], Timings(0.0, 0.0, 0.0, 0.0),
+                        "done")
+        texts = fim.finish(planned, [result], settings.rules())
+        text = texts[0] if texts else ""
+    return make_record(task, text, latency_ms, count_tokens, forward_passes=0, stop_reason="done", timings=None,
+                       drafted=planned.draft is not None)
+
+
+def complete_sides(client: WorkerClient, task: dict, settings: Settings,
+                   count_tokens: TokenCounter | None) -> dict[str, TaskRecord]:
+    """One task's record on each of SIDES. A task with no draft asks the model once: its drafted
+    request is the model-alone one, whose answer both sides share."""
+    started = time.perf_counter()
+    planned = task_plan(task, settings)
+    plan_ms = (time.perf_counter() - started) * 1e3
+    drafted = ask_worker(client, task, planned, settings, count_tokens, started)
+    alone = complete_task(client, task, settings, count_tokens, drafts=False) if planned.draft else drafted
+    return {MODEL: alone, DRAFTS: draft_record(task, planned, settings, count_tokens, plan_ms), DRAFTED: drafted}
 
 
 def _record_verdict(record: TaskRecord, outcome: SandboxResult) -> None:
@@ -238,21 +282,24 @@ def _record_verdict(record: TaskRecord, outcome: SandboxResult) -> None:
 
 
 def run_tasks(client: WorkerClient, tasks: list[dict], settings: Settings, judge: Judge,
-              count_tokens: TokenCounter | None, worker: subprocess.Popen | None) -> list[TaskRecord]:
-    """Complete the tasks one by one while a small pool runs their test programs."""
-    records: list[TaskRecord] = []
+              count_tokens: TokenCounter | None, worker: subprocess.Popen | None) -> dict[str, list[TaskRecord]]:
+    """Complete the tasks one by one on every side (SIDES) while a small pool runs their test
+    programs (once per distinct record)."""
+    records: dict[str, list[TaskRecord]] = {side: [] for side in SIDES}
     verdicts: list[tuple[TaskRecord, Future[SandboxResult]]] = []
     with ThreadPoolExecutor(max_workers=judge.jobs, thread_name_prefix="sandbox") as pool:
         for number, task in enumerate(tasks, 1):
-            record = complete_task(client, task, settings, count_tokens)
-            if record.error and worker is not None and worker.poll() is not None:
+            sides = complete_sides(client, task, settings, count_tokens)
+            if any(r.error for r in sides.values()) and worker is not None and worker.poll() is not None:
                 raise RuntimeError(f"the worker exited with code {worker.returncode}; "
                                    f"its log is above on stderr")
-            program = judging_program(task, record.completion)
-            if program is not None and record.error is None:
-                future = pool.submit(run_program, program, judge.time_limit_s, judge.memory_bytes)
-                verdicts.append((record, future))
-            records.append(record)
+            for record in {id(r): r for r in sides.values()}.values():
+                program = judging_program(task, record.completion)
+                if program is not None and record.error is None:
+                    future = pool.submit(run_program, program, judge.time_limit_s, judge.memory_bytes)
+                    verdicts.append((record, future))
+            for side, record in sides.items():
+                records[side].append(record)
             if number % PROGRESS_EVERY == 0 or number == len(tasks):
                 logger.info("completed %d/%d tasks", number, len(tasks))
         for record, future in verdicts:
@@ -305,7 +352,20 @@ def summarize(records: list[TaskRecord], meta: dict) -> dict:
         "forwards_per_token": _rounded(forwards / tokens, 4) if tokens else None,
         "forwards_per_char": _rounded(forwards / chars, 4) if chars else None,
         "stop_reasons": dict(Counter(r.stop_reason for r in records)),
+        **draft_figures(answered),
     }
+
+
+def draft_figures(answered: list[TaskRecord]) -> dict:
+    """The share of answers that are not empty, of those the ones whose request carried a draft
+    and how often those were exact, and forward passes per non-empty answer."""
+    shown = [r for r in answered if r.completion.strip()]
+    drafted = [r for r in shown if r.drafted]
+    return {"answered_share": _rounded(len(shown) / len(answered), 4) if answered else None,
+            "drafted_answers": len(drafted),
+            "drafted_share": _rounded(len(drafted) / len(shown), 4) if shown else None,
+            "drafted_exact_match": _rounded(fmean(r.exact for r in drafted), 4) if drafted else None,
+            "passes_per_answer": _rounded(sum(r.forward_passes for r in shown) / len(shown), 3) if shown else None}
 
 
 def format_table(summaries: list[dict]) -> str:
@@ -434,15 +494,18 @@ def main(argv: list[str] | None = None) -> int:
     judge = Judge(args.time_limit_s, args.memory_mb << 20, args.jobs)
     with connect(args.worker, model_dir, args.threads, args.weights) as (client, worker):
         model = client.info().model
-        records = run_tasks(client, tasks, settings, judge, token_counter(model_dir), worker)
+        sides = run_tasks(client, tasks, settings, judge, token_counter(model_dir), worker)
+    records = sides[DRAFTED]
     meta = {"set": set_name(args.tasks), "tasks_path": str(args.tasks), "model": model,
             "model_dir": None if model_dir is None else str(model_dir), "mode": settings.mode,
             "max_tokens": settings.max_tokens, "deadline_ms": settings.deadline_ms,
             "decoder": settings.decoder, "command": shlex.join(["python", "-m", "bench.quality", *argv])}
     summary = summarize(records, meta)
+    summary["sides"] = {side: summarize(side_records, {"set": f"{meta['set']} ({side})"})
+                        for side, side_records in sides.items()}
     if args.out is not None:
         write_records(args.out, records)
-    print(format_table([summary]))
+    print(format_table([summary, *summary["sides"].values()]))
     if args.json:
         print(json.dumps(summary))
     return 0

@@ -1,8 +1,9 @@
 """Completions on a repository the model never saw: the base model and the model adapted to the
-repository, each with and without snippets, on the same held-out holes, in one run.
+repository, each with and without snippets and with drafts from the repository, and the drafts
+alone, on the same held-out holes, in one run.
 
     python -m bench.repo --repo DIR [--held-out 0.25] [--seed S] [--minutes N] [--tasks N]
-                         [--base MODEL] [--adapted DIR] [--json]
+                         [--base MODEL] [--adapted DIR] [--no-plain] [--json]
 
 The repository's source files (`training.repo_files.gather`, of the languages `infill adapt`
 learns with the base) are split by file: a share `--held-out` of them, chosen by a hash of the
@@ -18,8 +19,17 @@ of the held-out file as it stands with the hole (open). "Without snippets" is a 
 of 0; "with snippets" the server's default budget, laid into the canvas even when the model was
 not trained with them (the output says which was).
 
+Drafts (issue 38) come from `completion.draft_sources` through the same `plan`: the held-out
+document around the hole and a draft corpus of the train split's files (the workspace index).
+Side `MODEL+snippets+drafts` is the product's default, each draft checked by the model (a hole
+with no draft asks the very request of `MODEL+snippets`, whose answer it takes); side `drafts` is
+the drafts alone, no model: the draft's text post-processed is the answer, no draft an empty one
+(its latency is the plan's, the lookup included). Per side, beside the scores: the share of holes
+answered, the answers whose request carried a draft (their share and exact match) and forward
+passes per answer.
+
 The adapted model is `--adapted DIR`, or the base adapted here on the train split
-(`training.adapt`) for `--minutes`; the run's figures go into its card (`add_figures`) when it
+(`training.adapt`) for `--minutes` (0: no adapted model, the base's sides only); the run's figures go into its card (`add_figures`) when it
 was adapted here or is an `infill adapt` folder (never into a plain model folder). Every job is
 decoded in process by the worker's own runner (`engine.worker.runner.ModelRunner`), one at a
 time and with no keys/values kept from an earlier job, so latencies are the decoder's on a cold
@@ -55,6 +65,7 @@ import torch
 from bench.quality import edit_similarity, exact_match, percentile
 from completion import fim
 from completion.definitions import Definition, DefinitionIndex, definitions
+from completion.draft_corpus import DraftCorpus
 from completion.settings import DEFAULT_SNIPPET_TOKENS, Settings
 from completion.sources import TextSources
 from completion.syntax import GRAMMARS, ParsedDocument, language_for
@@ -70,7 +81,8 @@ logger = logging.getLogger("bench.repo")
 
 BASE, ADAPTED = "base", "adapted"
 WITH_SNIPPETS = "+snippets"
-SIDES = (BASE, BASE + WITH_SNIPPETS, ADAPTED, ADAPTED + WITH_SNIPPETS)
+WITH_DRAFTS = "+drafts"  # the product's default: drafts from the repository checked by the model
+DRAFTS = "drafts"  # the drafts alone, no model: the draft's text is the answer, no draft an empty one
 BLOCK_LINES = 3  # lines of a block hole (the other holes hide one line)
 VERIFY = {"rule": "verify"}
 VERIFY_CHOICES = ("snippets", "all", "none")  # the sides whose holes are decoded again with `verify`
@@ -99,6 +111,7 @@ class Answer:
     decode_ms: float
     passes: int
     tokens: int  # tokens of the model's raw answer
+    drafted: bool = False  # its request carried a draft (the drafts-alone side: it had one)
 
 
 @dataclass(slots=True)
@@ -191,25 +204,45 @@ def mark_cross_file(holes: Sequence[RepoHole], held_out: Sequence[RepoFile], ind
         hole.cross_file = bool((used & elsewhere) - own[hole.path])
 
 
+@dataclass(slots=True)
+class RepoSources(TextSources):
+    """One held-out document open in the workspace of the train split: its definitions' index
+    and its draft corpus (the train split's files)."""
+
+    corpus: DraftCorpus | None = None
+
+    def draft_corpus(self) -> DraftCorpus | None:
+        return self.corpus
+
+
+def train_sources(files: Sequence[RepoFile]) -> RepoSources:
+    """The train split as the language server's workspace: definitions and draft corpus."""
+    corpus = DraftCorpus()
+    for file in files:
+        corpus.put(uri_of(file.path), file.text)
+    return RepoSources("", "", train_index(files), corpus=corpus)
+
+
 @contextmanager
-def opened(index: DefinitionIndex, hole: fim.Hole) -> Iterator[TextSources]:
+def opened(workspace: RepoSources, hole: fim.Hole) -> Iterator[RepoSources]:
     """The sources of one completion: the train split's index plus the held-out document as it
     stands with the hole, open; its definitions leave the index afterwards."""
     text = hole.prefix + hole.suffix
     document = hole.document
     found = definitions(document.tree, document.text, hole.uri) if document and document.tree else []
+    index = workspace.index
     index.update(hole.uri, found)
     try:
-        yield TextSources(hole.uri, text, index)
+        yield RepoSources(hole.uri, text, index, corpus=workspace.corpus)
     finally:
         index.remove(hole.uri)
 
 
-def settings_for(lines: int, snippets: bool) -> Settings:
-    """The completion settings of a hole of `lines` lines: its shape as the mode, and the
-    server's snippet budget or none."""
+def settings_for(lines: int, snippets: bool, drafts: bool = False) -> Settings:
+    """The completion settings of a hole of `lines` lines: its shape as the mode, the server's
+    snippet budget or none, and drafts from the repository or none."""
     mode = Mode.SINGLE_LINE if lines == 1 else Mode.MULTI_LINE
-    return Settings(mode=mode, snippet_tokens=DEFAULT_SNIPPET_TOKENS if snippets else 0)
+    return Settings(mode=mode, snippet_tokens=DEFAULT_SNIPPET_TOKENS if snippets else 0, drafts=drafts)
 
 
 @dataclass(slots=True)
@@ -244,7 +277,17 @@ def answer(runner: ModelRunner, planned: fim.Plan, settings: Settings, decoder: 
     result = Result(request.id, [item], Timings(0.0, 0.0, decode_ms, decode_ms), completion.stop_reason)
     texts = fim.finish(planned, [result], settings)
     return Answer(texts[0] if texts else "", decode_ms, completion.forward_passes,
-                  len(runner.tok.encode(completion.text)))
+                  len(runner.tok.encode(completion.text)), bool(request.draft))
+
+
+def draft_answer(planned: fim.Plan, settings: Settings, lookup_ms: float) -> Answer:
+    """The drafts-alone side: the plan's draft, post-processed as an answer is; empty without one."""
+    if planned.draft is None:
+        return Answer("", lookup_ms, 0, 0)
+    item = Item(planned.draft.text, 1.0, 0)
+    result = Result(planned.requests[0].id, [item], Timings(0.0, 0.0, 0.0, 0.0), "done")
+    texts = fim.finish(planned, [result], settings)
+    return Answer(texts[0] if texts else "", lookup_ms, 0, 0, True)
 
 
 def verifies(side: str, verify: str) -> bool:
@@ -252,23 +295,39 @@ def verifies(side: str, verify: str) -> bool:
     return verify == "all" or (verify == "snippets" and side.endswith(WITH_SNIPPETS))
 
 
-def run_hole(hole: RepoHole, models: Sequence[Model], index: DefinitionIndex, verify: str) -> None:
-    """Every side's answer to one hole (and the `verify` rule's where asked)."""
+def side_settings(plain: bool) -> tuple[tuple[bool, bool], ...]:
+    """(snippets, drafts) of the sides asked: without snippets (if `plain`), with them, with
+    snippets and drafts."""
+    return ((False, False),) * plain + ((True, False), (True, True))
+
+
+def run_hole(hole: RepoHole, models: Sequence[Model], sources: RepoSources, verify: str, plain: bool = True) -> None:
+    """Every side's answer to one hole (and the `verify` rule's where asked). A hole with no
+    draft asks the drafted side the very request of the side with snippets alone, whose answer
+    it takes (decoding is deterministic); the drafts alone answer nothing there."""
     asked = fim.hole_in_text(uri_of(hole.path), hole.prefix, hole.suffix)
-    with opened(index, asked) as sources:
-        for snippets in (False, True):
-            settings = settings_for(hole.lines, snippets)
-            planned = fim.plan(asked, settings, sources, uuid.uuid4().hex, invoked=True, decoders=({},))
+    with opened(sources, asked) as hole_sources:
+        for snippets, drafts in side_settings(plain):
+            settings = settings_for(hole.lines, snippets, drafts)
+            started = time.perf_counter()
+            planned = fim.plan(asked, settings, hole_sources, uuid.uuid4().hex, invoked=True, decoders=({},))
+            plan_ms = (time.perf_counter() - started) * 1e3
             for model in models:
-                side = model.name + (WITH_SNIPPETS if snippets else "")
+                side = model.name + (WITH_SNIPPETS if snippets else "") + (WITH_DRAFTS if drafts else "")
+                if drafts and planned.draft is None:
+                    hole.answers[side] = hole.answers[model.name + WITH_SNIPPETS]
+                    continue
                 hole.answers[side] = answer(model.runner, planned, settings, {})
                 if verifies(side, verify):
                     hole.verified[side] = answer(model.runner, planned, settings, VERIFY)
+            if drafts:
+                hole.answers[DRAFTS] = draft_answer(planned, settings, plan_ms)
 
 
-def run_holes(holes: Sequence[RepoHole], models: Sequence[Model], index: DefinitionIndex, verify: str) -> None:
+def run_holes(holes: Sequence[RepoHole], models: Sequence[Model], sources: RepoSources, verify: str,
+              plain: bool = True) -> None:
     for number, hole in enumerate(holes, 1):
-        run_hole(hole, models, index, verify)
+        run_hole(hole, models, sources, verify, plain)
         if number % PROGRESS_EVERY == 0 or number == len(holes):
             logger.info("holes %d/%d done", number, len(holes))
 
@@ -290,7 +349,20 @@ def answer_figures(pairs: Sequence[tuple[RepoHole, Answer]]) -> dict:
             "edit_similarity": mean_score([edit_similarity(a.text, h.expected) for h, a in pairs]),
             "p50_ms": _rounded(percentile(times, 50), 1), "p95_ms": _rounded(percentile(times, 95), 1),
             "forward_passes": passes, "tokens": tokens,
-            "tokens_per_pass": _rounded(tokens / passes, 3) if passes else None}
+            "tokens_per_pass": _rounded(tokens / passes, 3) if passes else None, **draft_figures(pairs)}
+
+
+def draft_figures(pairs: Sequence[tuple[RepoHole, Answer]]) -> dict:
+    """How many holes got an answer, how many answers came from a draft (its request carried
+    one) and how often those were exact, and forward passes per answer."""
+    answered = [(h, a) for h, a in pairs if a.text.strip()]
+    drafted = [(h, a) for h, a in answered if a.drafted]
+    return {"answered": mean_score([1.0 if a.text.strip() else 0.0 for _, a in pairs]),
+            "drafted_answers": len(drafted),
+            "drafted_share": mean_score([1.0 if a.drafted else 0.0 for _, a in answered]),
+            "drafted_exact_match": mean_score([exact_match(a.text, h.expected) for h, a in drafted]),
+            "drafted_edit_similarity": mean_score([edit_similarity(a.text, h.expected) for h, a in drafted]),
+            "passes_per_answer": _rounded(sum(a.passes for _, a in answered) / len(answered), 3) if answered else None}
 
 
 def hole_groups(holes: Sequence[RepoHole]) -> dict[str, list[RepoHole]]:
@@ -314,7 +386,12 @@ def summarize(holes: Sequence[RepoHole], meta: dict) -> dict:
     return {**meta, "tasks": len(holes), "single_line_tasks": len(groups["single_line"]),
             "three_line_tasks": len(groups["three_line"]), "cross_file_tasks": len(groups["cross_file"]),
             "pass_at_1": None, "pass_at_1_reason": PASS_AT_1_REASON,
-            "sides": {side: side_figures(holes, side) for side in SIDES}}
+            "sides": {side: side_figures(holes, side) for side in sides_in(holes)}}
+
+
+def sides_in(holes: Sequence[RepoHole]) -> list[str]:
+    """The sides every hole was answered on, in the order they answered."""
+    return list(holes[0].answers) if holes else []
 
 
 def _pair(figures: dict | None, first: str, second: str) -> str:
@@ -338,15 +415,17 @@ def run_lines(summary: dict) -> list[str]:
 
 def side_row(side: str, figures: dict) -> tuple[str, ...]:
     """exact/similarity per group, then the overall latency and tokens per pass (default, verify)."""
-    verify = figures["verify"]
+    verify, overall = figures["verify"], figures["overall"]
     return (side, *(_pair(figures[g], "exact_match", "edit_similarity") for g in GROUPS),
-            _pair(figures["overall"], "p50_ms", "p95_ms"), str(figures["overall"]["tokens_per_pass"]),
-            "-" if verify is None else str(verify["tokens_per_pass"]))
+            _pair(overall, "p50_ms", "p95_ms"), str(overall["tokens_per_pass"]),
+            "-" if verify is None else str(verify["tokens_per_pass"]), str(overall["answered"]),
+            _pair(overall, "drafted_share", "drafted_exact_match"), str(overall["passes_per_answer"]))
 
 
 def format_table(summary: dict) -> str:
     """The run's lines, then one row per side; '-' where a figure does not apply."""
-    rows = [("side", "exact/sim", "line", "block", "cross-file", "p50/p95 ms", "tok/pass", "verify tok/pass")]
+    rows = [("side", "exact/sim", "line", "block", "cross-file", "p50/p95 ms", "tok/pass", "verify tok/pass",
+             "answered", "drafted/exact", "passes/answer")]
     rows += [side_row(side, figures) for side, figures in summary["sides"].items()]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     table = ["  ".join(cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(row, widths)))
@@ -362,7 +441,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0,
                         help="seed of the split, the holes and adaptation (default 0)")
     parser.add_argument("--tasks", type=int, default=200, help="holes to cut in the held-out files (default 200)")
-    parser.add_argument("--minutes", type=float, default=10.0, help="adaptation's time budget (default 10)")
+    parser.add_argument("--minutes", type=float, default=10.0,
+                        help="adaptation's time budget (default 10; 0: no adaptation, the base model's sides only)")
     parser.add_argument("--steps", type=int, default=0,
                         help="adaptation's step budget as well, for runs a busy machine must not "
                              "move (default 0: none)")
@@ -377,6 +457,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--verify", choices=VERIFY_CHOICES, default="snippets",
                         help="sides whose holes are decoded again with the verify rule (default: the "
                              "with-snippets sides)")
+    parser.add_argument("--plain", action=argparse.BooleanOptionalAction, default=True,
+                        help="also the sides without snippets (default; --no-plain: the sides with snippets, "
+                             "with drafts and the drafts alone)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads, and adaptation's (default 2)")
     parser.add_argument("--json", action="store_true", help="end with one JSON line of every figure")
     return parser
@@ -389,8 +472,8 @@ def check_args(parser: argparse.ArgumentParser, args: argparse.Namespace) -> Non
     for flag, value in (("--tasks", args.tasks), ("--threads", args.threads)):
         if value < 1:
             parser.error(f"{flag} must be at least 1, got {value}")
-    if args.minutes <= 0 or args.steps < 0:
-        parser.error(f"--minutes must be positive and --steps at least 0, got {args.minutes} and {args.steps}")
+    if args.minutes < 0 or args.steps < 0:
+        parser.error(f"--minutes and --steps must be at least 0, got {args.minutes} and {args.steps}")
     for flag, folder in (("--base", args.base), ("--adapted", args.adapted)):
         if folder is not None and not (folder / "config.json").is_file():
             parser.error(f"{flag} {folder} is not a model folder (no config.json in it)")
@@ -430,9 +513,15 @@ def split_meta(split: Split, args: argparse.Namespace, skipped: dict) -> dict:
 def models_meta(models: Sequence[Model], args: argparse.Namespace) -> dict:
     meta = {m.name: {"path": str(m.path), "trained_with_snippets": m.trained_with_snippets,
                      "snippets_in_canvas": m.snippets_in_canvas} for m in models}
-    meta[ADAPTED]["adapted_here"] = args.adapted is None
-    meta[ADAPTED]["adapt_minutes"] = None if args.adapted is not None else args.minutes
+    if ADAPTED in meta:
+        meta[ADAPTED]["adapted_here"] = args.adapted is None
+        meta[ADAPTED]["adapt_minutes"] = None if args.adapted is not None else args.minutes
     return meta
+
+
+def adapts(args: argparse.Namespace) -> bool:
+    """Whether the run has an adapted model: given, or adapted here for --minutes > 0."""
+    return args.adapted is not None or args.minutes > 0
 
 
 def card_figures(summary: dict) -> dict:
@@ -455,16 +544,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     holes = cut_holes(split.held_out, args.tasks, args.seed)
     if not holes:
         parser.error(f"the held-out files have no line of {MIN_LINE_CHARS}+ characters to hide")
-    index = train_index(split.train)
-    mark_cross_file(holes, split.held_out, index)
+    sources = train_sources(split.train)
+    mark_cross_file(holes, split.held_out, sources.index)
     torch.set_num_threads(args.threads)
-    models = [load_model(BASE, base), load_model(ADAPTED, adapted_dir(args, base, split))]
-    run_holes(holes, models, index, args.verify)
+    models = [load_model(BASE, base)]
+    if adapts(args):
+        models.append(load_model(ADAPTED, adapted_dir(args, base, split)))
+    run_holes(holes, models, sources, args.verify, args.plain)
     meta = {"repo": args.repo.resolve().name, "split": split_meta(split, args, skipped),
             "models": models_meta(models, args), "verify": args.verify,
             "command": shlex.join(["python", "-m", "bench.repo", *argv])}
     summary = summarize(holes, meta)
-    if args.adapted is None or (args.adapted / ADAPT_RECORD).is_file():
+    if adapts(args) and (args.adapted is None or (args.adapted / ADAPT_RECORD).is_file()):
         add_figures(models[1].path, card_figures(summary))
     print(format_table(summary))
     if args.json:

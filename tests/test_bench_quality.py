@@ -229,8 +229,10 @@ def test_run_tasks_judges_completions_out_of_process():
     tasks = [TASK, dict(TASK, task_id="t/1", prompt="def add(a, b):  \n"),
              dict(TASK, task_id="t/2", prompt="y = ", suffix="\n", test="", canonical_solution="2")]
     client = FakeClient({TASK["prompt"]: escape, tasks[1]["prompt"]: "    return a * b", "y = ": "2"})
-    records = run_tasks(client, tasks, Settings("auto", 16, 1000), Judge(jobs=2),
-                        lambda text: len(text.split()), worker=None)
+    sides = run_tasks(client, tasks, Settings("auto", 16, 1000), Judge(jobs=2),
+                      lambda text: len(text.split()), worker=None)
+    records = sides["drafted"]
+    assert sides["model"] == records and [r.completion for r in sides["drafts"]] == ["", "", ""]  # nothing repeats
     assert [r.passed for r in records] == [True, False, None]
     assert not hasattr(builtins, "SANDBOX_RAN")
     assert "AssertionError" in records[1].judge_output
@@ -241,10 +243,45 @@ def test_run_tasks_records_a_failed_request_as_an_error():
     tasks = [TASK, dict(TASK, task_id="t/1", prompt="z = ", test="")]
     failure = WorkerError("internal", "the model failed")
     client = FakeClient({TASK["prompt"]: failure, "z = ": failure})
-    records = run_tasks(client, tasks, Settings("auto", 16, 1000), Judge(), None, worker=None)
+    records = run_tasks(client, tasks, Settings("auto", 16, 1000), Judge(), None, worker=None)["drafted"]
     assert [r.passed for r in records] == [False, None]
     assert all(r.stop_reason == "error" and "the model failed" in r.error for r in records)
     assert summarize(records, {})["errors"] == 2
+
+
+class DraftEchoClient:
+    """Answers a request that carries a draft with the draft (it stood), any other with `alone`."""
+
+    def __init__(self, alone: str) -> None:
+        self.alone, self.requests = alone, []
+
+    def complete(self, request) -> Result:
+        self.requests.append(request)
+        text, passes = ("".join(request.draft), 1) if request.draft else (self.alone, 5)
+        return Result(request.id, [Item(text, 0.9, passes)], Timings(0.0, 1.0, 2.0, 3.0), "done")
+
+
+REPEATS = dict(TASK, task_id="t/r", canonical_solution="    total = scale(width) + scale(height) + margin",
+               prompt="def area(width, height):\n    margin = read_margin(width)\n"
+                      "    total = scale(width) + scale(height) + margin\n    return total\n\n\n"
+                      "def size(width, height):\n    margin = read_margin(width)\n",
+               suffix="\n    return total\n", test="")
+
+
+def test_each_side_is_scored_on_the_same_tasks_and_a_drafted_task_asks_the_model_twice():
+    """The model alone is asked without the draft, the default with it; the drafts alone need no
+    model; a task with no draft is asked once and both model sides share its answer."""
+    client = DraftEchoClient("    return 0")
+    tasks = [REPEATS, dict(TASK, test="")]
+    sides = run_tasks(client, tasks, Settings("auto", 16, 1000), Judge(), None, worker=None)
+    assert [bool(r.draft) for r in client.requests] == [True, False, False]
+    drafted, alone, drafts = sides["drafted"], sides["model"], sides["drafts"]
+    assert drafted[0].exact and drafted[0].drafted and not alone[0].exact and drafts[0].exact
+    assert drafted[1] is alone[1] and drafts[1].completion == ""
+    figures = {side: summarize(records, {}) for side, records in sides.items()}
+    assert figures["drafted"]["drafted_share"] == 0.5 and figures["drafted"]["drafted_exact_match"] == 1.0
+    assert figures["drafts"]["answered_share"] == 0.5 and figures["model"]["drafted_answers"] == 0
+    assert figures["drafted"]["passes_per_answer"] == 3.0 and figures["model"]["passes_per_answer"] == 5.0
 
 
 def test_main_rejects_bad_flags_before_starting_a_worker(tmp_path, capsys):

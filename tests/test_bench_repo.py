@@ -133,13 +133,16 @@ def test_a_name_the_holes_own_file_defines_too_is_not_cross_file():
 
 def test_snippets_come_from_the_train_split_and_the_open_file_never_another_held_out_one():
     """`util.py` and `report.py` held out: report's hole may see shapes.py's definitions and its
-    own, never util.py's (the index is the train split's), and its own leave the index after."""
-    index = repo.train_index([RepoFile("shapes.py", SHAPES)])
+    own, never util.py's (the index and the draft corpus are the train split's), and its own
+    leave the index after."""
+    workspace = repo.train_sources([RepoFile("shapes.py", SHAPES)])
+    index = workspace.index
+    assert repo.uri_of("shapes.py") in workspace.corpus and repo.uri_of("util.py") not in workspace.corpus
     text = REPORT.replace("local_helper(rect) * 2", "clamp_value(local_helper(rect), 0, 9)")
     line = text.splitlines().index("    bigger = scaled_rectangle(rect, 2)")
     hole = repo.hole_at(RepoFile("report.py", text), line, 1)
     asked = fim.hole_in_text(repo.uri_of(hole.path), hole.prefix, hole.suffix)
-    with repo.opened(index, asked) as sources:
+    with repo.opened(workspace, asked) as sources:
         planned = fim.plan(asked, repo.settings_for(1, True), sources, uuid.uuid4().hex, invoked=True)
         assert set(index.by_uri) == {repo.uri_of("shapes.py"), repo.uri_of("report.py")}
     snippets = " ".join(s.text for s in planned.window.snippets)
@@ -172,7 +175,8 @@ def test_a_run_scores_every_side_and_ends_with_one_json_line(tmp_path, tiny_mode
                             "--adapted", adapted, "--threads", 1, "--json")
     assert code == 0
     summary = json.loads(out.strip().splitlines()[-1])
-    assert list(summary["sides"]) == list(repo.SIDES)
+    assert set(summary["sides"]) == {*(model + side for model in ("base", "adapted")
+                                       for side in ("", "+snippets", "+snippets+drafts")), "drafts"}
     assert summary["tasks"] == 4 and summary["single_line_tasks"] == summary["three_line_tasks"] == 2
     assert summary["split"]["held_out_count"] == 1 and summary["split"]["train_count"] == 3
     assert len(indexed) == 3 and not set(indexed) & set(summary["split"]["held_out_files"])
@@ -182,8 +186,9 @@ def test_a_run_scores_every_side_and_ends_with_one_json_line(tmp_path, tiny_mode
     assert summary["pass_at_1"] is None and summary["pass_at_1_reason"]
     for side, figures in summary["sides"].items():
         assert set(figures) == {*repo.GROUPS, "verify"}
-        assert figures["overall"]["tasks"] == 4 and figures["overall"]["forward_passes"] > 0
+        assert figures["overall"]["tasks"] == 4 and (figures["overall"]["forward_passes"] > 0) == (side != "drafts")
         assert (figures["verify"] is not None) == side.endswith(repo.WITH_SNIPPETS)
+        assert {"answered", "drafted_share", "drafted_exact_match", "passes_per_answer"} <= set(figures["overall"])
     assert "base+snippets" in out and not (adapted / "adapt.json").exists(), "a plain model folder keeps its card"
 
 
