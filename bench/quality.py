@@ -72,7 +72,8 @@ logger = logging.getLogger("bench.quality")
 
 REQUIRED_FIELDS = ("task_id", "prompt", "suffix", "canonical_solution")
 MODEL, DRAFTS, DRAFTED = "model", "drafts", "drafted"
-SIDES = (MODEL, DRAFTS, DRAFTED)  # the model alone; the drafts alone (no model); drafts checked by the model (the default)
+# the model alone; the drafts alone (no model); drafts checked by the model (the default)
+SIDES = (MODEL, DRAFTS, DRAFTED)
 PROGRESS_EVERY = 25  # tasks between progress lines on stderr
 JUDGE_OUTPUT_CHARS = 1000  # how much of a failing program's stderr a per-task record keeps
 

@@ -29,8 +29,9 @@ answered, the answers whose request carried a draft (their share and exact match
 passes per answer.
 
 The adapted model is `--adapted DIR`, or the base adapted here on the train split
-(`training.adapt`) for `--minutes` (0: no adapted model, the base's sides only); the run's figures go into its card (`add_figures`) when it
-was adapted here or is an `infill adapt` folder (never into a plain model folder). Every job is
+(`training.adapt`) for `--minutes` (0: no adapted model, the base's sides only); the run's
+figures go into its card (`add_figures`) when it was adapted here or is an `infill adapt` folder
+(never into a plain model folder). Every job is
 decoded in process by the worker's own runner (`engine.worker.runner.ModelRunner`), one at a
 time and with no keys/values kept from an earlier job, so latencies are the decoder's on a cold
 canvas. Per side: exact match and edit similarity (as `bench.quality`), decode latency p50/p95

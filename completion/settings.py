@@ -43,7 +43,7 @@ class Settings:
     prefix_tokens: int = DEFAULT_PREFIX_TOKENS
     suffix_tokens: int = DEFAULT_SUFFIX_TOKENS
     snippet_tokens: int = DEFAULT_SNIPPET_TOKENS
-    drafts: bool = True  # a draft of the hole from the user's own code, checked by the model (`completion.fim.draft_for`)
+    drafts: bool = True  # a draft of the hole from the user's own code, checked by the model (`fim.draft_for`)
 
     @classmethod
     def from_options(cls, options: Any, base: Settings | None = None) -> tuple[Settings, list[str]]:
