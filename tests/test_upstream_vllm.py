@@ -28,7 +28,7 @@ from engine.client.launch import spawn_local_worker, stop_worker
 from infill.paths import REPO_ROOT, bundled_model_dir
 from infill.serving import open_model
 from test_lsp_e2e import ANSWER_WAIT_S, start_session
-from test_upstream_lsp import open_text
+from test_upstream_lsp import messages_of, open_text, until
 from vllm_server import MODEL_NAME, VllmServer, export_twin, skip_reason
 
 SOURCE = "import os\n\n\ndef read_lines(path):\n    with open(path) as handle:\n        return \n"
@@ -37,28 +37,37 @@ CURSOR = types.Position(line=5, character=15)
 UPSTREAM = {"kind": "openai", "model": MODEL_NAME, "template": "chat"}
 OPTIONS = {"maxTokens": 12, "deadlineMs": 30000, "mode": "single_line"}
 COMPLETE_WAIT_S = 120
+RETRIES_AFTER_START = 20
 
 needs_vllm = pytest.mark.skipif(skip_reason() is not None, reason=skip_reason() or "")
 
 
 @pytest.fixture(scope="module")
-def vllm(tmp_path_factory):
+def engine(tmp_path_factory):
+    """The module's vLLM server, its port taken but not started (the first test starts it late)."""
     folder = tmp_path_factory.mktemp("vllm")
     server = VllmServer(export_twin(folder / "twin-qwen2"), folder / "vllm.log")
     yield server
     server.stop()
 
 
+@pytest.fixture
+def vllm(engine):
+    return engine.ready()
+
+
 def test_the_export_computes_what_the_twin_computes(tmp_path):
-    """Qwen2's biases are zeros and the names, norms, rotary layout and tied head are the twin's:
-    transformers' Qwen2 on the export gives the twin's logits."""
+    """Every tensor Qwen2 has is in the export (its Q/K/V biases zeros), and the names, norms, rotary
+    layout and tied head are the twin's: transformers' Qwen2 on the export gives the twin's logits."""
     transformers = pytest.importorskip("transformers")
     export = export_twin(tmp_path / "twin-qwen2")
-    qwen2 = transformers.AutoModelForCausalLM.from_pretrained(export, dtype=torch.float32).eval()
+    qwen2, loading = transformers.AutoModelForCausalLM.from_pretrained(export, dtype=torch.float32,
+                                                                        output_loading_info=True)
+    assert not loading["missing_keys"] and not loading["unexpected_keys"]  # vLLM leaves a missing tensor unset
     twin = open_model(bundled_model_dir().parent / "infill-py-16m-ar")
     ids = torch.tensor([[3, 100, 200, 300, 400, 500, 17, 42, 4000, 8000]])  # (B, T): the file head, then code
     with torch.no_grad():
-        theirs, ours = qwen2(ids).logits, twin(ids)[0]
+        theirs, ours = qwen2.eval()(ids).logits, twin(ids)[0]
     assert theirs.shape == ours.shape == (1, 10, 8192)
     assert torch.allclose(theirs, ours.float(), atol=1e-3, rtol=1e-3)
 
@@ -75,6 +84,32 @@ def test_the_export_refuses_a_folder_holding_other_files(tmp_path):
 @needs_vllm
 @pytest.mark.slow
 @pytest.mark.timeout(900)  # the module's server starts inside the first test: 1-2 minutes, bounded at 10
+async def test_an_engine_still_starting_gets_one_message_then_the_answers_come(tmp_path, engine):
+    """The editor's server starts before the engine listens: the first keystroke's answer is empty
+    with one message naming the URL; once vLLM has started, a keystroke after the backoff answers."""
+    if engine.process is not None:
+        pytest.skip("the engine was started by an earlier test: this one runs first in its module")
+    session = await start_session(tmp_path, dict(os.environ), "--backend", engine.v1, "--backend-model", MODEL_NAME,
+                                  "--backend-template", "chat", options=OPTIONS)
+    shown = messages_of(session)
+    open_text(session, URI, SOURCE)
+    assert await answered(session.inline(CURSOR, URI)) == []
+    await until(lambda: shown, "the status message")
+    assert len(shown) == 1 and engine.root in shown[0] and "cannot connect" in shown[0]
+    await asyncio.to_thread(engine.ready)
+    for _ in range(RETRIES_AFTER_START):
+        if await answered(session.inline(CURSOR, URI)):
+            break
+        await asyncio.sleep(0.5)  # the client's backoff after its one failure (upstream.backend)
+    else:
+        pytest.fail(f"no answer in {RETRIES_AFTER_START} keystrokes after the engine started")
+    assert len(shown) == 1
+    assert await session.end() == 0
+
+
+@needs_vllm
+@pytest.mark.slow
+@pytest.mark.timeout(900)
 async def test_the_language_servers_inline_completion_is_the_engines(tmp_path, vllm):
     served = vllm.requests_done()
     session = await start_session(tmp_path, dict(os.environ), "--backend", vllm.v1, "--backend-model", MODEL_NAME,

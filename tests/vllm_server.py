@@ -1,9 +1,10 @@
 """vLLM's OpenAI server on the CPU, from `make vllm-env`'s environment, for the real-engine tests.
 
-`skip_reason()` says why the suite cannot run here and how to enable it. `VllmServer` exports the
-bundled model's autoregressive twin in the Qwen2 layout (`scripts/export_qwen2.py`), serves it with
-vLLM's OpenAI server on 127.0.0.1 at a free port in its own process group, waits for `/v1/models`
-(bounded), reads its request counters from `/metrics`, and stops the group at the end.
+`skip_reason()` says why the suite cannot run here and how to enable it; `export_twin` writes the
+bundled model's autoregressive twin in the Qwen2 layout (`scripts/export_qwen2.py`). `VllmServer`
+takes a free port on 127.0.0.1 at once and starts vLLM's OpenAI server there when asked (`start`:
+its own process group, so that a client can be pointed at it before it listens), waits for
+`/v1/models` (bounded), reads its request counters from `/metrics`, and stops the group.
 """
 from __future__ import annotations
 
@@ -54,21 +55,28 @@ class VllmServer:
     """One `vllm.entrypoints.openai.api_server` serving the exported twin as MODEL_NAME."""
 
     def __init__(self, model: Path, log: Path):
+        self.model, self.log = model, log
         self.port = free_port()
         self.root = f"http://127.0.0.1:{self.port}"
-        self.log = log
-        argv = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(model),
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> None:
+        """The server's processes, once; it listens a minute or two later (`wait_ready`)."""
+        if self.process is not None:
+            return
+        argv = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model),
                 "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
                 "--dtype", "bfloat16", "--max-model-len", "1024", "--enforce-eager"]
         env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
-        with log.open("wb") as out:
+        with self.log.open("wb") as out:
             self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
-                                            cwd=model, start_new_session=True)
-        try:
-            self.wait_ready()
-        except BaseException:
-            self.stop()
-            raise
+                                            cwd=self.model, start_new_session=True)
+
+    def ready(self) -> VllmServer:
+        """Started and answering (see `wait_ready`)."""
+        self.start()
+        self.wait_ready()
+        return self
 
     @property
     def v1(self) -> str:
@@ -80,6 +88,7 @@ class VllmServer:
 
     def wait_ready(self) -> None:
         """Until `/v1/models` lists the model; an exit or START_WAIT_S without it fails with the log."""
+        assert self.process is not None, "wait_ready before start"
         ends_at = time.monotonic() + START_WAIT_S
         while time.monotonic() < ends_at:
             if self.process.poll() is not None:
@@ -104,7 +113,9 @@ class VllmServer:
 
     def stop(self) -> int | None:
         """SIGTERM to its process group (the API server, the engine core, its worker); SIGKILL after
-        STOP_WAIT_S. The API server's exit status."""
+        STOP_WAIT_S. The API server's exit status (None when it never started)."""
+        if self.process is None:
+            return None
         if self.process.poll() is None:
             os.killpg(self.process.pid, signal.SIGTERM)
             try:
