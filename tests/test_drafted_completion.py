@@ -86,12 +86,13 @@ def test_the_front_end_cuts_a_draft_to_the_wire_caps_instead_of_failing():
     assert len(request.draft[0]) == MAX_SUFFIX_CHARS
 
 
-def test_a_single_line_draft_fills_the_hole_with_no_masks_after_it(tiny_tokenizer):
+def test_a_draft_fills_the_hole_with_no_masks_after_it_in_either_mode(tiny_tokenizer):
     tok = tiny_tokenizer
-    hole = Hole("single_line", 16, "", (DRAFT,))
-    assert drafted_fim_ids(tok, "", hole) == tok.encode(DRAFT)
-    block = drafted_fim_ids(tok, "", Hole("multi_line", 40, "", (DRAFT,)))
-    assert block == tok.encode(DRAFT) + [tok.mask_id] * (40 - len(tok.encode(DRAFT)))  # the rest of the budget
+    assert drafted_fim_ids(tok, "", Hole("single_line", 16, "", (DRAFT,))) == tok.encode(DRAFT)
+    assert drafted_fim_ids(tok, "", Hole("multi_line", 40, "", (DRAFT + "\n    y = 2",))) == tok.encode(
+        DRAFT + "\n    y = 2")
+    slotted = drafted_fim_ids(tok, "", Hole("multi_line", 40, "", ("area(", ")"), (2,)))
+    assert slotted == tok.encode("area(") + [tok.mask_id] * 2 + tok.encode(")")
 
 
 def test_a_draft_longer_than_the_holes_budget_is_cut_to_it(runner, tiny_tokenizer):
