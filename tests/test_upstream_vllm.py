@@ -7,8 +7,10 @@ no `suffix` for a model without FIM rendering) it reads the sentinels as text an
 suffix, which the single-line rules cut to nothing, so that route is checked for reaching the engine
 and answering once. A real language server's inline completion, `infill complete` (the gateway
 fronts workers only, so the command line stands for the one-shot FIM route) with the base URL
-written with and without `/v1`, and the arena of the bundled diffusion model against the engine get
-the engine's answers, which its own request counter confirms.
+written with and without `/v1`, the arena of the bundled diffusion model against the engine, and
+`bench.upstream_overhead` get the engine's answers (which carry fields this project does not read:
+`token_ids`, `kv_transfer_params`, ...), which its own request counter confirms. A
+language server started before the engine listens says so once and answers once it is up.
 
 Without `work/vllm-venv` the suite skips, saying how to make it; the export's parity with the
 twin, under transformers, runs everywhere."""
