@@ -27,13 +27,16 @@ Everything here is pure.
 from __future__ import annotations
 
 import bisect
+import builtins
 import difflib
 import keyword
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent, common_ends
 from completion.positions import line_starts, split_lines
+from completion.syntax import ParsedDocument, encode
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
@@ -46,6 +49,9 @@ _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
 _NUMBER = re.compile(r"\d[\w.]*")
+_KNOWN_NAMES = frozenset(dir(builtins)) | {"Any", "Self"}
+PROSE_TYPES = frozenset({"string", "comment", "string_literal", "raw_string_literal", "template_string",
+                         "interpreted_string_literal", "line_comment", "block_comment"})
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
@@ -174,17 +180,39 @@ def only_in_prose(word: str, text: str) -> bool:
 
 def min_score(rewrite: Rewrite, text: str, lines: list[str]) -> float:
     """The score a site needs: none for a word that stands in prose only (a typo) or a new word
-    found nowhere else (a rename), `MIN_WORD_SCORE` for a word already used, else `MIN_SCORE`."""
+    found nowhere else (a rename), `MIN_WORD_SCORE` for a word already used (or a builtin, or a
+    keyword), else `MIN_SCORE`."""
     if not rewrite.word:
         return MIN_SCORE
     if only_in_prose(rewrite.removed, text):
         return 0.0
+    if rewrite.inserted in _KNOWN_NAMES or keyword.iskeyword(rewrite.inserted):
+        return MIN_WORD_SCORE
     others = (line for number, line in enumerate(lines) if number != rewrite.line)
     used = re.compile(rf"(?<!\w){re.escape(rewrite.inserted)}(?!\w)")
     return MIN_WORD_SCORE if any(used.search(line) for line in others) else 0.0
 
 
-def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False) -> list[Site]:
+def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
+    """Whether a character offset of the document's text lies in a string or a comment, from its
+    tree (None without one)."""
+    if document.tree is None:
+        return None
+    text, root, ascii_text = document.text, document.tree.root_node, document.text.isascii()
+
+    def prose(offset: int) -> bool:
+        byte = offset if ascii_text else len(encode(text[:offset]))
+        node = root.descendant_for_byte_range(byte, byte + 1)
+        while node is not None:
+            if node.type in PROSE_TYPES:
+                return True
+            node = node.parent
+        return False
+    return prose
+
+
+def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
+          prose: Callable[[int], bool] | None = None) -> list[Site]:
     """The places of `text` (the text after `event`) where the rewrite applies, best first; none
     when its before-text stands on the event's line more than once (the user changed one of them),
     nor for a word whose scope the rename rule knows (`scoped`: a local or a parameter, renamed in
@@ -197,6 +225,7 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False) -
     lines = split_lines(text)
     before_line = rewrite.line_before
     needed = min_score(rewrite, text, lines)
+    in_prose = None if prose is None else prose(starts[rewrite.line] + len(rewrite.left))
     found: list[Site] = []
     for count, match in enumerate(pattern.finditer(text)):
         if count == MAX_MATCHES:
@@ -206,20 +235,23 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False) -
                 or (needed and _HEADER.match(lines[line])):
             continue
         score = alike(lines[line], before_line)
-        if score >= needed:
+        if score >= needed and (in_prose is None or prose(match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score))
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
 
-def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False) -> list[Site]:
+def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
+                  document: ParsedDocument | None = None) -> list[Site]:
     """The sites of the event's rewrite in its text after (none when it is no one-line rewrite);
     `scoped` when the rename rule found the renamed name's uses in its scope; `literal` when the
-    literal rule owns the event (a whole string or number changed): then only a word of prose
-    (a typo in a docstring) has sites, a string naming code (`__all__`'s) has none."""
+    literal rule owns the event (a whole string or number changed): then only a word has sites.
+    With the parsed `document` (the text after), a change in prose (strings, comments) goes to
+    prose only, one in code to code."""
     rewrite = rewrite_of(event)
-    if rewrite is None or (literal and not (rewrite.word and only_in_prose(rewrite.removed, event.after))):
+    if rewrite is None or (literal and not rewrite.word) \
+            or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed):
         return []
-    return sites(rewrite, event.after, event, scoped)
+    return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document))
 
 
 def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:

@@ -268,7 +268,7 @@ def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: 
         return None
     literal = changed_literal(event) is not None
     found = [] if literal and literal_regions(event, document) else \
-        analogy_sites(event, bool(rename_uses(event, document)), literal)
+        analogy_sites(event, bool(rename_uses(event, document)), literal, document)
     sites = [Region(site.line, site.line + 1, ANALOGY) for site in found]
     regions = regions_after(event, document, cursor_line, sites)
     analogies = byte_replacements(document.text, found)

@@ -122,3 +122,25 @@ def test_a_rewrite_that_would_break_the_parse_is_no_edit():
 def test_an_edit_taken_back_proposes_nothing():
     taken_back = CALLS.replace(", strict=strict)", ")")
     assert proposed(CALLS, taken_back, 1) == taken_back
+
+
+def test_a_word_changed_in_prose_changes_prose_only():
+    before = '''import rich
+
+
+def show(text):
+    """Print with rich if it is installed."""
+    # rich is optional
+    return rich.print(text) if rich else print(text)
+'''
+    after = before.replace("Print with rich", "Print with Rich")
+    assert proposed(before, after, 4) == after.replace("# rich", "# Rich")
+
+
+def test_a_keyword_changed_in_prose_proposes_nothing():
+    before = '''def pick(a, b):
+    """Neither a not b."""
+    return a if a is not None else b
+'''
+    after = before.replace("a not b", "a nor b")
+    assert analogy_sites(event(before, after)) == []
