@@ -12,7 +12,11 @@ server). Sides:
 - **model**: every region masked whole (`Drafting.MODEL`);
 - **veto V**: the drafts with the model, its `veto` setting at V (0: drafts stand; the model only
   fills slots).
-Per side and kind: exact match, changed-line precision and recall, false edits on negatives; per
+Per side and kind (and the kinds that propagate a change together, `PROPAGATING`): exact match,
+changed-line precision and recall, false edits on negatives and the share of tasks with a false
+edit (a changed line `expected` keeps); per task group: region recall (the expected sites inside
+the drafted plan's regions, `bench.next_edit_scores.region_recall`) and the plan's milliseconds
+(plan and finish, no decode: the server's own work, p50 and p95); per
 model side: decode milliseconds of the edit job (p50, p95), forward passes, and tokens per forward
 pass (the tokens of the holes' answers over the job's passes). The model's part of each veto side
 is what it does beyond the rules: the lines where its file differs from the rules' file and how
@@ -34,7 +38,7 @@ from pathlib import Path, PurePosixPath
 import torch
 
 from bench.next_edit import load_edit_tasks, user_change, user_event
-from bench.next_edit_scores import Score, lines_of, score
+from bench.next_edit_scores import Score, lines_of, region_recall, score
 from bench.lsp_latency import position_of
 from bench.quality import percentile, set_name
 from completion import next_edit
@@ -49,6 +53,7 @@ logger = logging.getLogger("bench.next_edit_drafts")
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "infill-py-16m"
 DEFAULT_VETOES = (0.0, 0.5, 0.8, 0.9, 0.95)
 RULES, MODEL = "rules", "model"
+PROPAGATING = frozenset({"rename", "literal", "repeated_pattern", "call_sites"})
 
 
 @dataclass(slots=True)
@@ -67,6 +72,9 @@ class Task:
     edited: str
     expected: str
     answers: dict[str, Answer] = field(default_factory=dict)
+    sites_covered: int = 0  # the sites of edited -> expected inside the drafted plan's regions
+    sites: int = 0
+    plan_ms: float = 0.0  # the drafted plan, and the rules' finish: the server's own work
 
     def score(self, side: str) -> Score:
         return score(self.edited, self.expected, self.answers[side].predicted)
@@ -111,7 +119,13 @@ def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_sid
     found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES), task["edited"], {})
     if model_side:
         found.answers[MODEL] = answer(runner, planned_for(task, Drafting.MODEL), task["edited"], {})
+    started = time.perf_counter()
     drafted = planned_for(task, Drafting.DRAFTED)
+    if drafted is not None:
+        next_edit.finish(drafted, [])
+    found.plan_ms = (time.perf_counter() - started) * 1e3
+    found.sites_covered, found.sites = region_recall(task["edited"], task["expected"],
+                                                     [] if drafted is None else drafted.regions)
     for veto in vetoes:
         found.answers[veto_side(veto)] = answer(runner, drafted, task["edited"], {"veto": veto})
     return found
@@ -137,7 +151,8 @@ def side_figures(tasks: Sequence[Task], side: str) -> dict:
     figures = {"exact": rate(sum(s.exact for s in scores), len(scores)),
                "precision": rate(sum(s.correct_lines for s in scores), sum(s.predicted_lines for s in scores)),
                "recall": rate(sum(s.correct_lines for s in scores), sum(s.expected_lines for s in scores)),
-               "false_edits_negatives": rate(sum(s.changed for s in negatives), len(negatives))}
+               "false_edits_negatives": rate(sum(s.changed for s in negatives), len(negatives)),
+               "tasks_with_false_edit": rate(sum(s.false_lines > 0 for s in scores), len(scores))}
     answers = [task.answers[side] for task in tasks if task.answers[side].decode_ms is not None]
     if answers:
         times = [a.decode_ms for a in answers]
@@ -151,21 +166,34 @@ def side_figures(tasks: Sequence[Task], side: str) -> dict:
     return figures
 
 
+def plan_figures(tasks: Sequence[Task]) -> dict:
+    """Region recall (the expected sites inside the drafted plan's regions) and the plan's time."""
+    times = [task.plan_ms for task in tasks]
+    return {"region_recall": rate(sum(t.sites_covered for t in tasks), sum(t.sites for t in tasks)),
+            "plan_p50_ms": round(percentile(times, 50), 1), "plan_p95_ms": round(percentile(times, 95), 1)}
+
+
 def summarize(tasks: Sequence[Task], sides: Sequence[str]) -> dict:
+    """Each side's figures over all tasks, the renames, the kinds that propagate a change
+    (`PROPAGATING`, those of `training.commit_tasks`) and each kind."""
     kinds = sorted({task.kind for task in tasks})
-    groups = {"overall": list(tasks), "renames": [t for t in tasks if "rename" in t.kind and not t.kind.startswith("negative")],
+    renames = [t for t in tasks if "rename" in t.kind and not t.kind.startswith("negative")]
+    groups = {"overall": list(tasks), "renames": renames, "propagating": [t for t in tasks if t.kind in PROPAGATING],
               **{kind: [t for t in tasks if t.kind == kind] for kind in kinds}}
-    return {name: {"tasks": len(group), **{side: side_figures(group, side) for side in sides}}
+    return {name: {"tasks": len(group), **plan_figures(group), **{side: side_figures(group, side) for side in sides}}
             for name, group in groups.items() if group}
 
 
 def format_table(summary: dict, sides: Sequence[str], meta: dict) -> str:
     lines = [f"set {meta['set']}, {meta['tasks']} tasks, model {meta['model']}",
-             " | ".join(("group", "n", *(f"{side} exact/prec/recall" for side in sides)))]
+             " | ".join(("group", "n", "region recall",
+                         *(f"{side} exact/prec/recall/false-edit tasks" for side in sides)))]
     for name, figures in summary.items():
-        cells = [f"{figures[s]['exact']}/{figures[s]['precision']}/{figures[s]['recall']}" for s in sides]
-        lines.append(" | ".join((name, str(figures["tasks"]), *cells)))
+        cells = [f"{figures[s]['exact']}/{figures[s]['precision']}/{figures[s]['recall']}/"
+                 f"{figures[s]['tasks_with_false_edit']}" for s in sides]
+        lines.append(" | ".join((name, str(figures["tasks"]), str(figures["region_recall"]), *cells)))
     overall = summary["overall"]
+    lines.append(f"plan (drafted, no decode) p50 {overall['plan_p50_ms']} ms p95 {overall['plan_p95_ms']} ms")
     for side in sides:
         f = overall[side]
         lines.append(f"{side}: false edits on negatives {f['false_edits_negatives']}, decode p50 "

@@ -1,0 +1,29 @@
+"""bench.next_edit_drafts' figures on tasks made here, with no model (the rules side only): a task
+whose follow-ups are the same change carried by analogy, a negative, and a task whose follow-up no
+rule could know; region recall, false-edit tasks and the propagating group."""
+import json
+
+from bench.next_edit_drafts import RULES, run_task, summarize
+
+
+class NoModel:
+    """The runner the rules side never asks (no job is decoded)."""
+
+    tok = None
+
+
+def test_figures_count_region_recall_false_edits_and_the_propagating_kinds():
+    original = 'def f():\n    """Read a dateime."""\n\n\ndef g():\n    """Write a dateime."""\n'
+    edited = original.replace("Read a dateime", "Read a datetime")
+    typo = {"path": "t.py", "original": original, "edited": edited, "cursor": edited.index("ime.") + 3,
+            "expected": edited.replace("dateime", "datetime"), "kind": "rename"}
+    negative = {**typo, "expected": edited, "kind": "negative"}
+    unknowable = {**typo, "expected": edited.replace("def g", "def h"), "kind": "other"}
+    tasks = [run_task(NoModel(), json.loads(json.dumps(task)), [], model_side=False)
+             for task in (typo, negative, unknowable)]
+    summary = summarize(tasks, [RULES])
+    assert summary["propagating"]["tasks"] == 1 and summary["propagating"][RULES]["exact"] == 1.0
+    assert summary["propagating"]["region_recall"] == 1.0
+    assert summary["negative"][RULES]["false_edits_negatives"] == 1.0
+    assert summary["other"][RULES]["tasks_with_false_edit"] == 1.0
+    assert summary["overall"]["plan_p50_ms"] >= 0
