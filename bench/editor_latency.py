@@ -9,7 +9,8 @@ holding its prompt; Neovim (`bench/nvim_typing.lua`, the plugin unchanged, `infi
 its own worker on the bundled model, or `$INFILL_MODEL`) types its reference body key by key at a
 human pace: 80 to 120 ms between keys (seeded), and a pause of at most `--pause-ms` where a typist
 stops, once the line's indentation is typed and after one key in `1/--pause-rate` (seeded), that
-ends as soon as the key's request is answered. Problems are typed in order until `--keys` keys.
+ends as soon as the key's request is answered (the next key comes a gap later). Problems are
+typed in order until `--keys` keys.
 
 Every keystroke gets one outcome (`bench.keystroke_outcomes.OUTCOMES`): ghost text shown from the
 model's answer or from the typing-through cache, or why none was: superseded by the next key, no
@@ -18,7 +19,8 @@ p50, p90 and p99 from the key to the ghost text, for the model's answers and, ap
 through ones; and the median and the mean split of the model's shown answers (`split_of`: editor,
 transport, planning, queue, layout, first pass, further passes, post-processing; a row's parts add
 up to its latency, so the means add up to the mean latency), from the server's log joined to the
-keystrokes by request. `--busy N` runs N `while True: pass` processes beside it.
+keystrokes by request (`unjoined_answers` counts the answers the log did not explain; 0 when the
+join is sound). `--busy N` runs N `while True: pass` processes beside it.
 The machine's load average is reported at the start and the end. `--rows PATH` writes each
 keystroke's row (its file, key, outcome, latency and split) as JSON lines.
 
