@@ -6,9 +6,13 @@ The twin (`models/infill-py-16m-ar`) is a Qwen2 in all but names: RMSNorm, rotat
 embeddings, grouped-query attention (6 heads of 64, 2 KV heads; head dim 64 is one vLLM's CPU
 attention takes), SwiGLU, tied embeddings, tensors already named as Qwen2's. Qwen2 always has
 Q/K/V biases, so zero ones are written (the same function; the weights keep their dtype);
-`config.json` says `qwen2`; the tokenizer is copied with a `tokenizer_config.json` naming its pad
-and end tokens; `generation_config.json` decodes greedily and stops at the end and at the next
-file's head, as the project's causal runner does.
+`config.json` says `qwen2`; `generation_config.json` decodes greedily and stops at the end and at
+the next file's head, as the project's causal runner does. The tokenizer goes to OUT/tokenizer
+with a `tokenizer_config.json` naming its pad and end tokens: transformers 5 (which vLLM and SGLang
+load tokenizers with) gives a folder whose config says `qwen2` Qwen2's own pre-tokenizer and NFC
+normalizer instead of the file's (`    given` became `   `, ` given`: 132 tokens for 121 on a
+HumanEval prompt), so the engine is pointed at the folder apart (`vllm serve OUT --tokenizer
+OUT/tokenizer`) and a server not told so stops at start for want of a tokenizer.
 
 The twin was trained on whole files only (`<|file|>` then the code), never on FIM sentinels. Its
 chat template turns the upstream path's `chat` request (`upstream.templates.chat_prompt`: the code
@@ -31,8 +35,9 @@ from safetensors.torch import load_file, save_file
 
 REPO = Path(__file__).resolve().parent.parent
 TWIN = REPO / "models" / "infill-py-16m-ar"
-WRITTEN = ("config.json", "generation_config.json", "model.safetensors", "tokenizer.json",
-           "tokenizer_config.json")
+TOKENIZER = "tokenizer"  # OUT's folder of the tokenizer, apart from config.json
+WRITTEN = {".": ("config.json", "generation_config.json", "model.safetensors", TOKENIZER),
+           TOKENIZER: ("tokenizer.json", "tokenizer_config.json")}
 ATTENTION_PROJECTIONS = ("q_proj", "k_proj", "v_proj")
 # the code before <HOLE> inside the user turn's fence (chat_prompt's shape), after the file's head
 PREFIX_ONLY_CHAT = ("<|file|>{{ messages[-1]['content'].split('```\\n', 1)[1].rsplit('<HOLE>', 1)[0] }}")
@@ -69,14 +74,14 @@ def qwen2_tensors(ours: dict[str, torch.Tensor], layers: int) -> dict[str, torch
     return tensors
 
 
-def tokenizer_files(ours: dict) -> dict[str, dict]:
+def settings_files(ours: dict) -> dict[str, dict]:
     """tokenizer_config.json (pad, end, the prefix-only chat template) and generation_config.json
     (stops: the end, the next file's head; greedy: the default of requests that name no
     temperature, as the project's do not)."""
     added = {token["content"]: token["id"] for token in ours["added_tokens"]}
     stops = [added[name] for name in ("<|end|>", "<|file|>") if name in added]
     return {
-        "tokenizer_config.json": {"tokenizer_class": "PreTrainedTokenizerFast", "pad_token": "<|pad|>",
+        f"{TOKENIZER}/tokenizer_config.json": {"tokenizer_class": "PreTrainedTokenizerFast", "pad_token": "<|pad|>",
                                   "eos_token": "<|end|>", "model_max_length": 1024,
                                   "clean_up_tokenization_spaces": False, "chat_template": PREFIX_ONLY_CHAT},
         "generation_config.json": {"eos_token_id": stops, "pad_token_id": added.get("<|pad|>"),
@@ -85,12 +90,16 @@ def tokenizer_files(ours: dict) -> dict[str, dict]:
 
 
 def checked_out(out: Path) -> Path:
-    """OUT, made; refused when it holds any file this script does not write."""
-    out.mkdir(parents=True, exist_ok=True)
-    foreign = sorted(path.name for path in out.iterdir() if path.name not in WRITTEN)
+    """OUT and its tokenizer folder, made; refused when they hold any file this script does not write."""
+    foreign = []
+    for folder, names in WRITTEN.items():
+        if (out / folder).is_dir():
+            foreign += sorted(str(path.relative_to(out)) for path in (out / folder).iterdir()
+                              if path.name not in names or (path.name == TOKENIZER) != path.is_dir())
     if foreign:
         raise SystemExit(f"error: {out} holds files this script did not write ({', '.join(foreign[:3])}); "
                          "give an empty or new folder")
+    (out / TOKENIZER).mkdir(parents=True, exist_ok=True)
     return out
 
 
@@ -103,9 +112,9 @@ def export(model: Path, out: Path) -> None:
     out = checked_out(out)
     save_file(tensors, str(out / "model.safetensors"), metadata={"format": "pt"})
     (out / "config.json").write_text(json.dumps(config, indent=2) + "\n")
-    for name, content in tokenizer_files(tokenizer).items():
+    for name, content in settings_files(tokenizer).items():
         (out / name).write_text(json.dumps(content, indent=2) + "\n")
-    shutil.copyfile(model / "tokenizer.json", out / "tokenizer.json")
+    shutil.copyfile(model / "tokenizer.json", out / TOKENIZER / "tokenizer.json")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -25,6 +25,7 @@ import sys
 import pytest
 import torch
 from lsprotocol import types
+from tokenizers import Tokenizer
 
 from engine.client.launch import spawn_local_worker, stop_worker
 from infill.paths import REPO_ROOT, bundled_model_dir
@@ -107,6 +108,17 @@ async def test_an_engine_still_starting_gets_one_message_then_the_answers_come(t
         pytest.fail(f"no answer in {RETRIES_AFTER_START} keystrokes after the engine started")
     assert len(shown) == 1
     assert await session.end() == 0
+
+
+@needs_vllm
+@pytest.mark.slow
+@pytest.mark.timeout(900)
+def test_the_engine_tokenizes_as_the_twin_was_trained(vllm):
+    """transformers would give the export Qwen2's pre-tokenizer (its config says qwen2): the engine
+    reads the tokenizer from its own folder, and a prompt's ids are the twin's own."""
+    prompt = 'def mean(values):\n    """ The mean of the given 2 or 3 values."""\n    return sum(values) / len(values)\n'
+    twin = Tokenizer.from_file(str(bundled_model_dir().parent / "infill-py-16m-ar" / "tokenizer.json"))
+    assert vllm.token_ids(prompt) == twin.encode(prompt).ids
 
 
 @needs_vllm

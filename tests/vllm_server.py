@@ -65,7 +65,7 @@ class VllmServer:
         if self.process is not None:
             return
         argv = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model),
-                "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
+                "--tokenizer", str(self.model / "tokenizer"), "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
                 "--dtype", "bfloat16", "--max-model-len", "1024", "--enforce-eager"]
         env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
         with self.log.open("wb") as out:
@@ -106,6 +106,12 @@ class VllmServer:
         page = httpx.get(f"{self.root}/metrics", timeout=10).text
         return sum(float(value) for value in re.findall(rf"^vllm:{re.escape(name)}{{[^}}]*}} (\S+)$",
                                                        page, re.MULTILINE))
+
+    def token_ids(self, text: str) -> list[int]:
+        """How the engine tokenizes `text` (vLLM's `/tokenize`)."""
+        answer = httpx.post(f"{self.root}/tokenize", json={"model": MODEL_NAME, "prompt": text}, timeout=10)
+        answer.raise_for_status()
+        return answer.json()["tokens"]
 
     def requests_done(self) -> int:
         """Requests the engine finished, for whatever reason (stop, length, abort, error)."""
