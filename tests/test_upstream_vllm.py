@@ -116,7 +116,7 @@ async def test_an_engine_still_starting_gets_one_message_then_the_answers_come(t
 def test_the_engine_tokenizes_as_the_twin_was_trained(vllm):
     """transformers would give the export Qwen2's pre-tokenizer (its config says qwen2): the engine
     reads the tokenizer from its own folder, and a prompt's ids are the twin's own."""
-    prompt = 'def mean(values):\n    """ The mean of the given 2 or 3 values."""\n    return sum(values) / len(values)\n'
+    prompt = 'def mean(values):\n    """ The mean of the given 2 or 3 values."""\n    return sum(values) / len(values)'
     twin = Tokenizer.from_file(str(bundled_model_dir().parent / "infill-py-16m-ar" / "tokenizer.json"))
     assert vllm.token_ids(prompt) == twin.encode(prompt).ids
 

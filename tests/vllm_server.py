@@ -65,8 +65,9 @@ class VllmServer:
         if self.process is not None:
             return
         argv = [str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server", "--model", str(self.model),
-                "--tokenizer", str(self.model / "tokenizer"), "--served-model-name", MODEL_NAME, "--host", "127.0.0.1", "--port", str(self.port),
-                "--dtype", "bfloat16", "--max-model-len", "1024", "--enforce-eager"]
+                "--tokenizer", str(self.model / "tokenizer"), "--served-model-name", MODEL_NAME,
+                "--host", "127.0.0.1", "--port", str(self.port), "--dtype", "bfloat16", "--max-model-len", "1024",
+                "--enforce-eager"]
         env = {**os.environ, "VLLM_CPU_KVCACHE_SPACE": "1", "VLLM_NO_USAGE_STATS": "1", "DO_NOT_TRACK": "1"}
         with self.log.open("wb") as out:
             self.process = subprocess.Popen(argv, stdout=out, stderr=subprocess.STDOUT, env=env,
