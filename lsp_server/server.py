@@ -152,8 +152,7 @@ async def on_did_change_configuration(ls: InfillLanguageServer,
                                       params: types.DidChangeConfigurationParams) -> None:
     """New settings: `{"infill": {...}}` or the settings themselves, over the current ones; a new
     worker address, key folder, device, dtype or backend reconnects (stopping a local worker this
-    server
-    started)."""
+    server started)."""
     options = params.settings
     if isinstance(options, dict) and isinstance(options.get("infill"), dict):
         options = options["infill"]
