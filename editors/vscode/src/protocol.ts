@@ -1,5 +1,5 @@
 /**
- * The server's custom protocol, mirrored from `lsp_server/server.py` and `lsp_server/stats.py`:
+ * The server's custom protocol, mirrored from `lsp_server/protocol.py`:
  * the token a TCP server asks for, the command that inline items carry and the notifications that
  * report what became of a completion, and next edits (`textDocument/copilotInlineEdit`). Nothing
  * here touches VS Code, so tests and the extension share it.

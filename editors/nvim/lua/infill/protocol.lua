@@ -1,4 +1,4 @@
--- The server's custom protocol (lsp_server/server.py, lsp_server/stats.py, lsp_server/inline_edit.py):
+-- The server's custom protocol (lsp_server/protocol.py):
 -- the command inline items carry, the notifications that report what became of a suggestion, and
 -- next edits in the shape of Copilot's language server.
 return {
