@@ -67,6 +67,8 @@ def test_each_dialect_has_its_path_and_body():
     llama = dialects.call_for(Upstream("llama.cpp", "http://h"), request)
     assert llama.path == "/infill" and llama.body["input_prefix"] == request.prefix
     assert dialects.call_for(Upstream("fim", "http://h"), request).path == "/v1/fim/completions"
+    for call in (openai, templated, chat, llama):
+        assert call.body["temperature"] == 0  # greedy: engines sample at 1 unless told
 
 
 def test_an_edit_job_becomes_inceptions_sections_and_its_rewrite_one_item_per_region():

@@ -1,6 +1,6 @@
 """Each upstream kind's HTTP body for a `CompleteRequest`, and its answer back as texts. Pure.
 
-    openai     POST /v1/completions {model, prompt, suffix, max_tokens, stream}; with a family
+    openai     POST /v1/completions {model, prompt, suffix, max_tokens, stream, temperature 0}; with a family
                `template`, the prompt holds the sentinels and no suffix goes; with `chat`,
                POST /v1/chat/completions with one user turn (`templates.chat_prompt`)
     fim        POST /v1/fim/completions (Mistral's, Inception's): text- or message-shaped choices
@@ -55,6 +55,11 @@ def one_line(text: str) -> str:
     return re.sub(r"[\t\r\n]+", " ", printable(text))
 
 
+# A completion is the model's most likely text, as the worker's decoder gives it: engines sample at
+# temperature 1 unless told otherwise (vLLM and SGLang do, from a model's generation_config).
+GREEDY = {"temperature": 0}
+
+
 def call_for(upstream: Upstream, request: CompleteRequest) -> Call:
     if request.kind == "edit":
         return _edit_call(upstream, request)
@@ -63,13 +68,13 @@ def call_for(upstream: Upstream, request: CompleteRequest) -> Call:
         extra = [{"filename": s.path, "text": s.text} for s in request.snippets]
         return Call("/infill", {"input_prefix": request.prefix, "input_suffix": request.suffix,
                                 "input_extra": extra, "n_predict": request.max_tokens,
-                                "stream": upstream.stream, "cache_prompt": True})
+                                "stream": upstream.stream, "cache_prompt": True, **GREEDY})
     if upstream.template == CHAT:
         messages = [{"role": "user", "content": chat_prompt(request.prefix, request.suffix)}]
         return Call("/v1/chat/completions", {**model, "messages": messages, "stream": upstream.stream,
-                                             "max_tokens": request.max_tokens}, chat=True)
+                                             "max_tokens": request.max_tokens, **GREEDY}, chat=True)
     body = {**model, "prompt": request.prefix, "suffix": request.suffix,
-            "max_tokens": request.max_tokens, "stream": upstream.stream}
+            "max_tokens": request.max_tokens, "stream": upstream.stream, **GREEDY}
     if upstream.template:
         body["prompt"] = render(upstream.template, request.prefix, request.suffix)
         del body["suffix"]
