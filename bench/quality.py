@@ -2,7 +2,7 @@
 
     python -m bench.quality --tasks PATH [--limit N | --sample N --seed S] [--json] [--out FILE.jsonl]
 
-Tasks are read in the FIM task format of /work/shared/data/FORMATS.md (`.jsonl` or `.jsonl.gz`).
+Tasks are read in the FIM task format of ../shared/data/FORMATS.md (`.jsonl` or `.jsonl.gz`).
 Each task is asked as the product asks (`completion.fim`, as `infill complete` and the gateway
 ask for one text): the hole decided as a completion the user asked for, the prefix and suffix
 windows and the snippets of the task's own text that fit their budgets, one request; the answer
