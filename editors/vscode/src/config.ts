@@ -38,6 +38,7 @@ export interface ServerSettings {
   statsLog?: string;
   device?: string;
   dtype?: Dtype;
+  completionDrafts?: boolean;
   arena?: boolean;
   arenaBackends?: ArenaBackend[];
   arenaVotes?: string;
@@ -117,6 +118,9 @@ export function serverSettings(config: SettingsReader): ServerSettings {
   const statsLog = config.get<string | null>("statsLog");
   if (typeof statsLog === "string") {
     settings.statsLog = statsLog;
+  }
+  if (config.get<boolean>("completionDrafts") === false) {
+    settings.completionDrafts = false;
   }
   if (config.get<boolean>("arena") === true) {
     settings.arena = true;

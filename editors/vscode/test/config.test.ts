@@ -20,6 +20,11 @@ test("the device and dtype of the server's own worker go to the server", () => {
   assert.deepEqual(serverSettings(settings({ device: "", dtype: null })), {});
 });
 
+test("completion drafts go to the server only when turned off (the server drafts by default)", () => {
+  assert.deepEqual(serverSettings(settings({ completionDrafts: true })), {});
+  assert.deepEqual(serverSettings(settings({ completionDrafts: false })), { completionDrafts: false });
+});
+
 test("a blank worker address is left out, a key folder is trimmed", () => {
   assert.deepEqual(serverSettings(settings({ workerAddress: "  " })), {});
   assert.deepEqual(serverSettings(settings({ workerKeys: " ~/.config/infill/keys " })),
