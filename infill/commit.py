@@ -9,7 +9,9 @@ any is masked, so decoding always ends.
 - `fixed`: ceil(remaining / steps_left) most confident positions, for a fixed number of steps.
 - `left_to_right`: the leftmost masked position only: the autoregressive yardstick.
 - `left_run`: the leftmost masked position and the masked positions right after it, without a gap,
-  while their confidence is >= tau: parallel commits that keep the left-to-right order.
+  while their confidence is >= tau: parallel commits that keep the left-to-right order. With
+  `end_in_run` the run may end on a middle's end (pad; a line's end in single-line mode) as sure
+  as tau, which closes the hole in the same pass instead of the next one.
 - `verify`: the leftmost masked position here; the same pass also checks up to `drafts` guesses
   for the positions after it (`infill.decode.confirm_drafts`), so the answer is exactly the
   left-to-right one, in fewer passes.
@@ -56,6 +58,8 @@ class DecoderConfig:
     #   token (0: never: a draft stands as drafted; `infill.decode.veto`)
     veto_rule: str = "each"  # "each": every vetoed token is masked alone; "cut": its hole's draft stands
     #   up to the first vetoed token, and from there on is masked for the model to fill
+    end_in_run: bool = False  # `left_run` rule: a run may end on an end token as sure as `threshold`
+    #   (the hole closes in that pass); off: an end commits only as the leftmost mask, a pass later
 
     def __post_init__(self):
         for setting in fields(self):
@@ -134,22 +138,30 @@ def leftmost(candidates: torch.Tensor) -> torch.Tensor:
     return chosen
 
 
-def left_run(candidates: torch.Tensor, conf: torch.Tensor, threshold: float) -> torch.Tensor:
-    """The first candidate (L,), then each next position while it is a candidate as sure as `threshold`."""
+def left_run(candidates: torch.Tensor, conf: torch.Tensor, threshold: float,
+             closers: torch.Tensor | None = None) -> torch.Tensor:
+    """The first candidate (L,), then each next position while it is a candidate as sure as
+    `threshold`; a position of `closers` (L,) (an end token, not a candidate unless leftmost) as
+    sure as that may end the run: it is its last position."""
     chosen = leftmost(candidates)
     if not chosen.any():
         return chosen
     sure = candidates & (conf >= threshold)
+    closing = torch.zeros_like(sure) if closers is None else closers & (conf >= threshold)
     index = int(torch.nonzero(chosen)[0]) + 1
-    while index < len(sure) and sure[index]:
+    while index < len(sure) and (sure[index] or closing[index]):
         chosen[index] = True
+        if closing[index]:
+            break
         index += 1
     return chosen
 
 
 def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_done: int,
-           holes: list[slice] | None = None) -> torch.Tensor:
-    """Positions (L,) bool to commit this step; `holes` splits (L,) into holes (default: one hole)."""
+           holes: list[slice] | None = None, closers: torch.Tensor | None = None) -> torch.Tensor:
+    """Positions (L,) bool to commit this step; `holes` splits (L,) into holes (default: one hole);
+    `closers` (L,): masked positions whose guess ends the middle, where a `left_run` run with
+    `end_in_run` may end."""
     holes = holes or [slice(0, len(masked))]
     candidates = torch.cat([block_candidates(masked[hole], cfg.block) for hole in holes])  # (L,)
     if not candidates.any():
@@ -157,7 +169,11 @@ def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_d
     if cfg.rule in ("left_to_right", "verify"):
         return torch.cat([leftmost(candidates[hole]) for hole in holes])
     if cfg.rule == "left_run":
-        return torch.cat([left_run(candidates[hole], conf[hole], cfg.threshold) for hole in holes])
+        closing = torch.zeros_like(candidates)
+        if cfg.end_in_run and closers is not None:  # inside the block its run is in
+            closing = closers & torch.cat([block_candidates(masked[hole] | closers[hole], cfg.block)
+                                           for hole in holes])
+        return torch.cat([left_run(candidates[hole], conf[hole], cfg.threshold, closing[hole]) for hole in holes])
     if cfg.rule == "fixed":
         steps_left = max(1, cfg.steps - steps_done)
         return top_n(conf, candidates, math.ceil(int(masked.sum()) / steps_left))

@@ -3,8 +3,10 @@
 Each step scores every still-masked hole position (top-1 probability, or the top-1 minus top-2
 margin) and a commit rule (`infill.commit`) picks the positions to freeze. Rules that follow the
 training layout keep the answer well formed: a committed `<pad>` ends the middle (the tail after it
-becomes pad), and in single-line mode a committed newline ends the line. At the deadline the
-remaining masks are filled greedily from the last pass (`fill_rest`): the anytime answer.
+becomes pad), and in single-line mode a committed newline ends the line. With `end_in_run` a
+`left_run` run may end on such an end token, closing the hole in the pass that commits its text.
+At the deadline the remaining masks are filled greedily from the last pass (`fill_rest`): the
+anytime answer.
 
 Decoding is step-wise so that many requests share each forward pass: `start` lays one request out
 as a `DecodeState`, `step` advances any number of states by one pass each, `result` reads one back.
@@ -126,6 +128,16 @@ def eligible(best: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> torc
     ends = torch.isin(best, rules.end_ids.to(best.device))
     leftmost = masked & (masked.cumsum(0) == 1)  # none in a finished hole of a multi-hole canvas
     return masked & (~ends | leftmost)
+
+
+def closers(state: DecodeState) -> torch.Tensor:
+    """Masked positions (L,) whose last guess ends their hole's middle (none in a drafted hole, where
+    an end is an empty slot): where a `left_run` run with `end_in_run` may end, closing the hole."""
+    parts = []
+    for part, rules in zip(state.parts, state.hole_rules):
+        ends = torch.isin(state.last_best[part], rules.end_ids.to(state.ids.device))
+        parts.append(state.masked[part] & ends & (not rules.drafted))
+    return torch.cat(parts)
 
 
 Window = slice | torch.Tensor  # canvas positions: a slice, or ascending indices (W,)
@@ -452,7 +464,7 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     firsts = leftmost_masks(state) if state.shrinks else None  # before this pass's commits
     may_commit = torch.cat([eligible(state.last_best[part], state.masked[part], rules)
                             for part, rules in zip(state.parts, state.hole_rules)])  # (L,)
-    commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts))
+    commit_positions(state, select(state.cfg, conf, may_commit, steps_done, state.parts, closers(state)))
     if state.shrinks and not state.done:
         shrink(state, firsts)
     if guessed:

@@ -33,6 +33,18 @@ def test_left_run_commits_the_sure_positions_right_after_the_leftmost():
     assert chosen(run, conf=conf, masked=masked) == [2]  # 3 is not sure, so the run stops
 
 
+def test_left_run_may_end_on_a_sure_end_token_with_end_in_run():
+    conf = torch.tensor([0.10, 0.95, 0.93, 0.90, 0.99])
+    masked = torch.tensor([True, True, False, False, False])  # the end at 2 is no candidate: not leftmost
+    closers = torch.tensor([False, False, True, False, False])
+    on = DecoderConfig(rule="left_run", threshold=0.9, end_in_run=True)
+    assert torch.nonzero(select(on, conf, masked, 0, closers=closers)).flatten().tolist() == [0, 1, 2]  # and no further
+    off = DecoderConfig(rule="left_run", threshold=0.9)
+    assert torch.nonzero(select(off, conf, masked, 0, closers=closers)).flatten().tolist() == [0, 1]
+    unsure = torch.tensor([0.10, 0.95, 0.50, 0.90, 0.99])
+    assert torch.nonzero(select(on, unsure, masked, 0, closers=closers)).flatten().tolist() == [0, 1]
+
+
 def test_fixed_schedule_spreads_over_steps():
     assert len(chosen(DecoderConfig(rule="fixed", steps=3))) == 2
     assert len(chosen(DecoderConfig(rule="fixed", steps=3), steps_done=2)) == 6  # last step takes the rest

@@ -213,3 +213,24 @@ def test_remasking_decodes_to_the_end_and_refuses_rules_it_would_break(tiny_mode
     for bad in ({"rule": "verify", "remask": 0.5}, {"rule": "left_run", "window": 8, "remask": 0.5}, {"remask": 1.5}):
         with pytest.raises(ValueError):
             DecoderConfig(**bad)
+
+
+def single_line_pass(tiny_model_dir, end_in_run):
+    """A one-hole single-line state after one pass whose logits are sure of two tokens, a newline, pads."""
+    from infill.checkpoint import load_model
+    from infill.decode import advance, new_state
+
+    cfg = DecoderConfig(rule="left_run", threshold=0.7, refresh_every=1, end_in_run=end_in_run)
+    state = new_state(load_model(tiny_model_dir), [7, 8, 0, 0, 0, 0, 0, 3], [slice(2, 7)], [RULES], cfg, None, 0)
+    logits = torch.full((5, 12), -5.0)
+    logits[0, 5], logits[1, 6], logits[2, 9], logits[3, 1], logits[4, 1] = 8.0, 8.0, 8.0, 8.0, 8.0
+    advance(state, logits, expired=False)
+    return state
+
+
+def test_end_in_run_closes_a_single_line_in_the_pass_that_commits_its_text(tiny_model_dir):
+    state = single_line_pass(tiny_model_dir, end_in_run=True)
+    assert state.done and state.passes == 1
+    assert state.ids[0, 2:7].tolist() == [5, 6, 9, 1, 1]  # the newline committed, the tail closed as pad
+    old = single_line_pass(tiny_model_dir, end_in_run=False)
+    assert old.masked.tolist() == [False, False, True, True, True]  # the newline waits a pass
