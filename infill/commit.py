@@ -11,7 +11,7 @@ any is masked, so decoding always ends.
 - `left_run`: the leftmost masked position and the masked positions right after it, without a gap,
   while their confidence is >= tau: parallel commits that keep the left-to-right order. With
   `end_in_run` the run may end on a middle's end (pad; a line's end in single-line mode) as sure
-  as tau, which closes the hole in the same pass instead of the next one.
+  as tau (or `end_threshold`), which closes the hole in the same pass instead of the next one.
 - `verify`: the leftmost masked position here; the same pass also checks up to `drafts` guesses
   for the positions after it (`infill.decode.confirm_drafts`), so the answer is exactly the
   left-to-right one, in fewer passes.
@@ -60,6 +60,7 @@ class DecoderConfig:
     #   up to the first vetoed token, and from there on is masked for the model to fill
     end_in_run: bool = False  # `left_run` rule: a run may end on an end token as sure as `threshold`
     #   (the hole closes in that pass); off: an end commits only as the leftmost mask, a pass later
+    end_threshold: float = 0.0  # with `end_in_run`: how sure an end token that ends a run must be (0: `threshold`)
 
     def __post_init__(self):
         for setting in fields(self):
@@ -84,6 +85,7 @@ class DecoderConfig:
 # setting -> (whether a value is in range, what a valid value is)
 _RANGES = {
     "threshold": (lambda value: 0.0 < value <= 1.0, "in (0, 1]"),
+    "end_threshold": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
     "factor": (lambda value: value > 0, "positive"),
     "steps": (lambda value: value >= 1, "at least 1"),
     "block": (lambda value: value >= 0, "at least 0"),
@@ -141,13 +143,13 @@ def leftmost(candidates: torch.Tensor) -> torch.Tensor:
 def left_run(candidates: torch.Tensor, conf: torch.Tensor, threshold: float,
              closers: torch.Tensor | None = None) -> torch.Tensor:
     """The first candidate (L,), then each next position while it is a candidate as sure as
-    `threshold`; a position of `closers` (L,) (an end token, not a candidate unless leftmost) as
-    sure as that may end the run: it is its last position."""
+    `threshold`; a position of `closers` (L,) (a sure end token, not a candidate unless leftmost)
+    may end the run: it is its last position."""
     chosen = leftmost(candidates)
     if not chosen.any():
         return chosen
     sure = candidates & (conf >= threshold)
-    closing = torch.zeros_like(sure) if closers is None else closers & (conf >= threshold)
+    closing = torch.zeros_like(sure) if closers is None else closers
     index = int(torch.nonzero(chosen)[0]) + 1
     while index < len(sure) and (sure[index] or closing[index]):
         chosen[index] = True
@@ -173,6 +175,7 @@ def select(cfg: DecoderConfig, conf: torch.Tensor, masked: torch.Tensor, steps_d
         if cfg.end_in_run and closers is not None:  # inside the block its run is in
             closing = closers & torch.cat([block_candidates(masked[hole] | closers[hole], cfg.block)
                                            for hole in holes])
+            closing &= conf >= (cfg.end_threshold or cfg.threshold)
         return torch.cat([left_run(candidates[hole], conf[hole], cfg.threshold, closing[hole]) for hole in holes])
     if cfg.rule == "fixed":
         steps_left = max(1, cfg.steps - steps_done)

@@ -43,6 +43,8 @@ def test_left_run_may_end_on_a_sure_end_token_with_end_in_run():
     assert torch.nonzero(select(off, conf, masked, 0, closers=closers)).flatten().tolist() == [0, 1]
     unsure = torch.tensor([0.10, 0.95, 0.50, 0.90, 0.99])
     assert torch.nonzero(select(on, unsure, masked, 0, closers=closers)).flatten().tolist() == [0, 1]
+    lower = DecoderConfig(rule="left_run", threshold=0.9, end_in_run=True, end_threshold=0.4)
+    assert torch.nonzero(select(lower, unsure, masked, 0, closers=closers)).flatten().tolist() == [0, 1, 2]
 
 
 def test_fixed_schedule_spreads_over_steps():
