@@ -21,19 +21,12 @@ import training.adapt as adapt_module
 from training.adapt import main
 from training.repo_files import gather
 
+from tests.test_adapt import GEOMETRY as ONE_GEOMETRY
+from tests.test_repo_files import write
+
 pytestmark = pytest.mark.timeout(240)
 
-GEOMETRY = '''"""Shapes and their areas."""
-
-
-def rectangle_area(width, height):
-    """The area of a width x height rectangle."""
-    return width * height
-
-
-def square_area(side):
-    return rectangle_area(side, side)
-''' * 3
+GEOMETRY = ONE_GEOMETRY * 3
 REPORT = '''from geometry import rectangle_area, square_area
 
 
@@ -42,15 +35,6 @@ def report(sides):
         print(side, square_area(side))
 ''' * 3
 MAX_CHILD_RSS_MB = 300  # the child's peak (VmHWM; about 40 MB); reading a 2 GB file whole would take over 2,000
-
-
-def write(root, path, content):
-    target = root / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, bytes):
-        target.write_bytes(content)
-    else:
-        target.write_text(content)
 
 
 @pytest.fixture
