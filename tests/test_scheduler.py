@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine.worker.scheduler import Outcome, Scheduler, SchedulerConfig, Sequence
+from engine.worker.scheduler import Outcome, Scheduler, SchedulerConfig, Sequence, admission_order
 
 
 def seq(key: str, arrival: float = 0.0, deadline: float = 10.0, tokens: int = 10,
@@ -40,7 +40,7 @@ def test_requests_join_the_running_batch_between_steps():
 
 
 def test_admission_respects_live_and_token_bounds_in_arrival_order():
-    sched = scheduler(max_live=3, max_step_tokens=25)
+    sched = scheduler(max_live=3, max_step_tokens=25, newest_first=False)
     for key, tokens in (("a", 10), ("b", 10), ("c", 10), ("d", 1)):
         sched.add(seq(key, tokens=tokens))
     assert run_step(sched, 1.0)[0] == ["a", "b"]  # "c" would pass 25 tokens; "d" waits its turn
@@ -213,7 +213,7 @@ def test_a_session_running_sequence_and_admission_at_once():
 
 
 def test_admission_stops_at_the_first_request_not_laid_out():
-    sched = scheduler()
+    sched = scheduler(newest_first=False)
     sched.add(seq("ready"))
     sched.add(seq("raw", prepared=False))
     sched.add(seq("behind"))  # laid out, but arrived after "raw": first come, first served
@@ -235,3 +235,59 @@ def test_requests_not_laid_out_expire_are_cancelled_superseded_and_count_towards
     batch, finals = run_step(sched, 2.0)
     assert batch == [] and outcomes(finals) == [("late", "expired")]
     assert [s.key for s in sched.unprepared()] == ["new"]
+
+
+def test_admission_order_is_newest_first_once_a_queue_stands():
+    waiting = [seq("old"), seq("mid"), seq("new")]
+    assert [s.key for s in admission_order(waiting, newest_first=True)] == ["old", "mid", "new"]  # no queue yet
+    waiting[1].passed_over = True
+    assert [s.key for s in admission_order(waiting, newest_first=True)] == ["new", "mid", "old"]
+    assert [s.key for s in admission_order(waiting, newest_first=False)] == ["old", "mid", "new"]
+    assert admission_order([], newest_first=True) == []
+    assert SchedulerConfig().newest_first
+
+
+def test_a_busy_worker_admits_the_newest_keystroke_first():
+    sched = Scheduler(SchedulerConfig(max_live=1, max_wait_s=None))
+    sched.add(seq("running", session="editor 1"))
+    assert run_step(sched, 0.1)[0] == ["running"]
+    for key, arrival in (("old", 0.2), ("mid", 0.3), ("new", 0.4)):
+        sched.add(seq(key, arrival=arrival, session=key))
+    assert run_step(sched, 0.5, done={"running"})[0] == ["running"]
+    assert run_step(sched, 0.6, done={"new"})[0] == ["new"]
+    assert run_step(sched, 0.7, done={"mid"})[0] == ["mid"]
+    assert run_step(sched, 0.8)[0] == ["old"]
+
+
+def test_newest_first_leaves_the_oldest_to_the_wait_bound():
+    sched = Scheduler(SchedulerConfig(max_live=1, max_wait_s=0.25))
+    sched.add(seq("running", arrival=0.0))
+    assert run_step(sched, 0.0)[0] == ["running"]
+    sched.add(seq("old", arrival=0.0))
+    sched.add(seq("new", arrival=0.2))
+    batch, finals = run_step(sched, 0.1, done={"running"})
+    assert batch == ["running"] and outcomes(finals) == [("running", "finished")]
+    batch, finals = run_step(sched, 0.3)
+    assert batch == ["new"] and outcomes(finals) == []  # alone in the queue, "old" waits its turn
+    sched.add(seq("newer", arrival=0.3))
+    batch, finals = run_step(sched, 0.35)
+    assert batch == ["new"] and outcomes(finals) == [("old", "overloaded")]  # a standing queue: shed
+
+
+def test_a_standing_queue_goes_newest_first_within_the_bounds_and_lays_out_the_newest_first():
+    sched = Scheduler(SchedulerConfig(max_live=3, max_step_tokens=25, max_wait_s=None))
+    sched.add(seq("first"))
+    assert run_step(sched, 1.0)[0] == ["first"]
+    for key, tokens in (("a", 10), ("b", 10), ("c", 1)):
+        sched.add(seq(key, tokens=tokens))
+    assert run_step(sched, 2.0, done={"first"})[0] == ["first", "a"]  # arrival order; "b" would pass 25
+    assert run_step(sched, 3.0, done={"a"})[0] == ["a", "c", "b"]  # "b" and "c" were passed over
+    sched.add(seq("raw", prepared=False))
+    sched.add(seq("rawer", prepared=False))
+    assert [s.key for s in sched.unprepared()] == ["raw", "rawer"]
+    assert run_step(sched, 4.0)[0] == ["c", "b"]  # "raw", first in arrival order, is not laid out
+    assert [s.key for s in sched.unprepared()] == ["rawer", "raw"]
+    sched.unprepared()[1].prepared = True
+    assert run_step(sched, 5.0, done={"c", "b"})[0] == ["c", "b"]  # the newest is not laid out: none joins
+    sched.unprepared()[0].prepared = True
+    assert run_step(sched, 6.0)[0] == ["rawer", "raw"]

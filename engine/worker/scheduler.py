@@ -1,8 +1,9 @@
 """The scheduler: which live requests take part in the next decoding step (pure Python, no torch).
 
 A request lives here as a `Sequence` from its arrival to its one final outcome. It waits, is
-admitted between steps (first come, first served) while the running batch has room, runs in
-every step until the decoder is done, and leaves with exactly one `Final`:
+admitted between steps (first come, first served; newest first once a queue stands) while the
+running batch has room, runs in every step until the decoder is done, and leaves with exactly one
+`Final`:
 
 - `finished`: the decoder is done (possibly stopped by its deadline during a step);
 - `expired`: its deadline passed between steps: finalized with the anytime answer if it has run
@@ -28,10 +29,19 @@ alone. A request's first step encodes its context (less what it reuses from an e
 keystroke), so only a few newcomers join each step: a step stays short, and the cancels and
 deadlines answered between steps go out on time.
 
+Newest first once a queue stands (adaptive LIFO): while the worker keeps up, the waiting
+requests are admitted, and laid out, first come, first served; once a request has been passed over
+by an admission (it waited through a step for room), they go newest arrival first
+(`admission_order`; `newest_first` off: always arrival order). Every live request is a different
+editor's or document's latest keystroke (a session's older one is superseded), and on a worker
+that cannot keep up the oldest waiting one is the likeliest to be typed past and the nearest its
+deadline, while the newest has its whole deadline ahead: serving it first answers the keystroke
+the user is still looking at, and the wait bound sheds the ones left behind.
+
 A sequence may join before the caller has laid its request out (`prepared` false: its
 `step_tokens` are not known yet). It waits, expires, is cancelled, superseded or refused like any
 other, so the checks come before the cost of the layout; admission stops at the first waiting
-sequence not laid out (first come, first served), and `unprepared` lists them for the caller.
+sequence not laid out in admission order, and `unprepared` lists them for the caller in that order.
 
 The wait bound sheds load the way a latency-bound service must (CoDel's idea, per request): on a
 worker that cannot keep up, a keystroke's completion that has waited long for room would come
@@ -43,7 +53,7 @@ worker) instead of making every later request wait behind it. Time is passed in
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
@@ -57,6 +67,7 @@ class SchedulerConfig:
     max_wait_s: float | None = 0.15  # a request still waiting for room this long is refused as overloaded; None: no bound
     max_slowdown: float | None = 1.5  # a step may take this many times a member's lone step; None: no bound
     shed_queue: int = 2  # the wait bound applies while this many wait (a standing queue), not to one waiting its turn
+    newest_first: bool = True  # once a queue stands, admit (and lay out) the newest first; False: arrival order
 
     def __post_init__(self) -> None:
         if (self.max_live < 1 or self.max_step_tokens < 1 or self.max_waiting < 0
@@ -122,12 +133,20 @@ class Sequence:
     prepared: bool = True  # the caller has laid it out (its step_tokens are known); else it is not admitted
     admitted_at: float | None = None  # when it first joined the running batch
     steps: int = 0  # steps it took part in
+    passed_over: bool = False  # it was waiting when an admission left it waiting: a queue stands
 
 
 @dataclass(slots=True)
 class Final:
     seq: Sequence
     outcome: Outcome
+
+
+def admission_order(waiting: Iterable[Sequence], newest_first: bool) -> list[Sequence]:
+    """The waiting sequences (given in arrival order) in the order they are laid out and admitted:
+    newest first when `newest_first` and a queue stands (one of them was passed over), else as given."""
+    ordered = list(waiting)
+    return ordered[::-1] if newest_first and any(seq.passed_over for seq in ordered) else ordered
 
 
 class Scheduler:
@@ -166,8 +185,12 @@ class Scheduler:
         return seq if seq is not None and seq.steps > 0 and seq in self.running else None
 
     def unprepared(self) -> list[Sequence]:
-        """The waiting sequences the caller has not laid out yet, in arrival order."""
-        return [seq for seq in self.waiting if not seq.prepared]
+        """The waiting sequences the caller has not laid out yet, in admission order."""
+        return [seq for seq in self._in_turn() if not seq.prepared]
+
+    def _in_turn(self) -> list[Sequence]:
+        """The waiting sequences in admission order."""
+        return admission_order(self.waiting, self.cfg.newest_first)
 
     def admit_now(self, seq: Sequence, now: float) -> None:
         """Let a waiting sequence into the running batch at once, past the bounds: one that took
@@ -250,11 +273,15 @@ class Scheduler:
     def _admit(self, now: float) -> None:
         tokens = sum(seq.step_tokens for seq in self.running)
         smallest = min((seq.step_tokens for seq in self.running), default=self.cfg.max_step_tokens)
-        while self.waiting and self.waiting[0].prepared and len(self.running) < self.cfg.max_live:
-            seq = self.waiting[0]
+        for seq in self._in_turn():
+            if not seq.prepared or len(self.running) >= self.cfg.max_live:
+                break
             smallest = min(smallest, seq.step_tokens)
             if self.running and not self._fits(tokens + seq.step_tokens, smallest):
                 break
-            self.running.append(self.waiting.popleft())
+            self.waiting.remove(seq)
+            self.running.append(seq)
             seq.admitted_at = now
             tokens += seq.step_tokens
+        for seq in self.waiting:
+            seq.passed_over = True
