@@ -16,8 +16,9 @@ is N lines `    xI = PID`, and a streamed request gets the first I lines (and th
 step I, as a real worker streams its settled text.
 
 An edit whose text starts with the line "# fake-rename: OLD NEW" is answered instead with each hole's
-`replaces` text with every OLD made NEW (a hole without OLD comes back unchanged), so that tests can
-drive next-edit suggestions through real processes.
+`replaces` text with every OLD made NEW and each line so changed ending in `WORKER_NOTE` (a hole
+without OLD comes back unchanged), so that tests can drive next-edit suggestions through real
+processes and tell the worker's answer from the drafts (which rename, and never add the note).
 """
 from __future__ import annotations
 
@@ -97,6 +98,7 @@ def act(prefix: str) -> None:
 
 
 RENAME_MARKER = "# fake-rename: "
+WORKER_NOTE = "  # renamed by the worker"
 STREAM_MARKER = "# fake-stream: "
 
 
@@ -104,13 +106,23 @@ def stream_lines(steps: int) -> list[str]:
     return [f"    x{i} = {os.getpid()}" for i in range(1, steps + 1)]
 
 
+def renamed(text: str, old: str, new: str) -> str:
+    """`text` with every `old` made `new`, each line so changed ending in `WORKER_NOTE` before its
+    line break ("\n" or "\r\n"; characters that are no line end to the LSP stay inside a line)."""
+    lines = []
+    for line in text.split("\n"):
+        body, cr = (line[:-1], "\r") if line.endswith("\r") else (line, "")
+        lines.append(body.replace(old, new) + WORKER_NOTE + cr if old in body else line)
+    return "\n".join(lines)
+
+
 def renamed_holes(job) -> list[str] | None:
-    """Each hole's `replaces` with the marker's OLD made NEW, or None without the marker."""
+    """Each hole's `replaces` renamed as the marker says (`renamed`), or None without the marker."""
     first_line = job.prefix.partition("\n")[0]
     if not first_line.startswith(RENAME_MARKER):
         return None
     old, new = first_line[len(RENAME_MARKER):].split()
-    return [hole.replaces.replace(old, new) for hole in job.holes]
+    return [renamed(hole.replaces, old, new) for hole in job.holes]
 
 
 def argv(address: str, keys_dir: Path | None = None) -> list[str]:

@@ -10,6 +10,7 @@ import sys
 import pytest
 from lsprotocol import types
 
+import fake_worker
 from bench.next_edit import (DRAFTED, MECHANICAL, MODEL, RULES, Reply, TaskResult, apply_edits,
                              load_edit_tasks, row, server_answers, server_regions, user_change,
                              user_event)
@@ -193,12 +194,14 @@ def tally(items):
 
 
 def fake_tasks() -> list[dict]:
-    """A rename the fake worker makes at every use, and a negative whose regions it keeps."""
+    """A rename the fake worker makes at every use, noting each line (`fake_worker.WORKER_NOTE`,
+    which the drafts never write: only a side that asks the worker can be exact), and a negative
+    whose regions it keeps."""
     edited = MARKED.replace("    count = 0", "    total = 0")
-    marker, code = MARKED.split("\n", 1)
+    marker, code = edited.split("\n", 1)
+    expected = marker + "\n" + fake_worker.renamed(code, "count", "total")
     rename = {"task_id": "rename", "path": "pkg/tally.py", "original": MARKED, "edited": edited,
-              "cursor": edited.index("total = 0") + 5, "expected": marker + "\n" + code.replace("count", "total"),
-              "kind": "rename_local"}
+              "cursor": edited.index("total = 0") + 5, "expected": expected, "kind": "rename_local"}
     kept = MARKED.replace("count total", "zzz yyy")
     negative = kept.replace("    a = 1", "    a = 10")
     return [rename, {"task_id": "negative", "path": "pkg/tally.py", "original": kept, "edited": negative,
@@ -219,8 +222,10 @@ def test_a_short_run_against_a_fake_worker_scores_both_sides(tmp_path, fake_work
     overall = figures["overall"]
     assert (overall["region_recall"], overall["negatives"]) == (1.0, 1)
     for side in (RULES, MODEL, DRAFTED):
-        assert overall[side]["exact"] == 1.0 and overall[side]["false_edits_negatives"] == 0.0
+        assert overall[side]["exact"] == (0.5 if side == RULES else 1.0)  # the drafts lack the worker's note
+        assert overall[side]["false_edits_negatives"] == 0.0
         assert overall[side]["answers_with_edits"] == 1 and overall[side]["server_p50_ms"] is not None
         assert overall[side]["answers_missing_a_job"] == 0.0
-    assert figures["renames"][MECHANICAL]["exact"] == 1.0
+    assert overall["model_part"] == {"lines_changed": 2, "right": 2, "right_rate": 1.0}  # the two renamed uses
+    assert figures["renames"][MECHANICAL]["exact"] == 0.0 and figures["renames"][DRAFTED]["exact"] == 1.0
     assert set(figures["by_kind"]) == {"rename_local", "negative_literal"}

@@ -4,7 +4,8 @@ The server's copy of a document must stay the editor's through incremental edits
 text holds: characters that `str.splitlines` takes for line ends (a form feed, `\\x0b`,
 `\\x1c`-`\\x1e`, `\\x85`, U+2028, U+2029) are not line ends to LSP. The server runs on the fake worker
 (`tests/fake_worker.py`), whose next-edit answer is each region's text as the server has it, renamed
-as the document's first line says, so the edits it proposes show the server's text. A next-edit
+as the document's first line says and noted (`fake_worker.WORKER_NOTE`, which no draft writes), so
+the edits it proposes show the server's text as the worker was sent it. A next-edit
 job for a version the editor has left is dropped at once, not run to its deadline.
 """
 from __future__ import annotations
@@ -33,7 +34,6 @@ def tally(items):
     return count
 '''
 DEFINITION_LINE = 6  # `    count = 0`, in LSP's lines
-RENAMED_LINES = {6: "    total = 0", 8: "        total += item", 9: "    return total"}
 
 
 @pytest.fixture
@@ -80,8 +80,8 @@ def test_the_server_keeps_the_editor_text_below_characters_that_split_lines_for_
             sock.sendall(framed(request(msg_id, INLINE_EDIT, {
                 "textDocument": {"uri": uri, "version": 2}, "position": lsp_position(DEFINITION_LINE, 9)})))
             edits = replies.wait(msg_id)["result"]["edits"]
-            marker, code = TALLY.format(odd=odd).split("\n", 1)
-            expected = marker + "\n" + code.replace("count", "total")
+            marker, code = text.split("\n", 1)
+            expected = marker + "\n" + fake_worker.renamed(code, "count", "total")
             if applied_edits(text, edits) != expected:
                 wrong[repr(odd)] = edits
     assert wrong == {}

@@ -1,8 +1,10 @@
 """End-to-end test of next-edit suggestions: a real pygls client drives `python -m lsp_server` over
 stdio against a fake worker process (`tests/fake_worker.py`) that answers each region of an edit
-job with its current text renamed as the document's first line says (`# fake-rename: OLD NEW`).
-The fake stands in for the model's answer; everything between the rename and the edits is real:
-the edit history, the regions found with tree-sitter, the edit job, the rules that keep edits."""
+job with its current text renamed as the document's first line says (`# fake-rename: OLD NEW`),
+each line it renamed ending in `fake_worker.WORKER_NOTE`, which no draft writes: the edits shown
+are the worker's answer, not the drafts standing in for it. The fake stands in for the model's
+answer; everything between the rename and the edits is real: the edit history, the regions found
+with tree-sitter, the edit job, the rules that keep edits."""
 from __future__ import annotations
 
 import asyncio
@@ -90,10 +92,10 @@ async def test_a_rename_at_the_definition_is_proposed_at_the_other_uses(tmp_path
 
         edits = (await ask(session, 2))["edits"]
         assert len(edits) == 2
-        marker, code = SOURCE.split("\n", 1)
-        assert apply(renamed, edits) == marker + "\n" + code.replace("count", "total")
+        marker, code = renamed.split("\n", 1)
+        assert apply(renamed, edits) == marker + "\n" + fake_worker.renamed(code, "count", "total")
         assert edits[0]["range"]["start"]["line"] <= 7 < edits[0]["range"]["end"]["line"]  # nearest first
-        assert edits[1]["text"] == "    return total\n"
+        assert edits[1]["text"] == "    return total" + fake_worker.WORKER_NOTE + "\n"  # the worker's, not a draft
         assert all(edit["textDocument"] == {"uri": URI, "version": 2} for edit in edits)
         assert (await ask(session, 1))["edits"] == []  # a stale version
 

@@ -2,9 +2,10 @@
 tests/nvim/test_next_edit.lua renames a variable at its definition, and takes the edits the server
 proposes with <Tab> (after dismissing them once with <Esc>), ending with every use renamed; edits
 for a buffer changed since are refused, and typing drops them. The server is the real `infill lsp`
-on a scripted worker (tests/fake_worker.py) that renames as the file's first line says, since the
-bundled model is not trained for edits: what this proves is the plumbing from the editor through
-LSP to the worker and back. On each Neovim `run_nvim` finds (0.7 on PATH, the dev extra's 0.12); a missing
+on a scripted worker (tests/fake_worker.py) that renames as the file's first line says, noting
+each line it renamed (`fake_worker.WORKER_NOTE`, which no draft writes), since the bundled model is
+not trained for edits: what this proves is the plumbing from the editor through LSP to the worker
+and back, the buffer ending as the worker's answer, not the drafts, makes it. On each Neovim `run_nvim` finds (0.7 on PATH, the dev extra's 0.12); a missing
 one is skipped."""
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import json
 
 import pytest
 
+import fake_worker
 from infill.paths import REPO_ROOT
 from test_lsp_inline_edit import SOURCE
 
@@ -27,7 +29,7 @@ def test_neovim_plugin_proposes_a_rename_at_the_other_uses_and_takes_it_with_tab
     for file in files.values():
         file.write_text(MARKER + CODE)
     expected, stats = tmp_path / "expected.py", tmp_path / "stats.jsonl"
-    expected.write_text(MARKER + CODE.replace("count", "total"))
+    expected.write_text(MARKER + fake_worker.renamed(CODE.replace("    count = 0", "    total = 0"), "count", "total"))
     outcome = run_nvim(SCRIPT, INFILL_PLUGIN=str(REPO_ROOT / "editors" / "nvim"), INFILL_WORKER=fake_worker_at,
                        INFILL_FILE=str(files["tally"]), INFILL_STALE_FILE=str(files["stale"]),
                        INFILL_TYPED_FILE=str(files["typed"]), INFILL_EXPECTED=str(expected),
@@ -65,7 +67,8 @@ def test_neovim_plugin_shows_and_takes_a_suggestion_at_the_cap_of_regions(tmp_pa
         file.write_text(EIGHT)
     marker, _, code = EIGHT.partition("\n")
     expected = tmp_path / "expected.py"
-    expected.write_text(marker + "\n" + code.replace("count", "total"))
+    expected.write_text(marker + "\n" + fake_worker.renamed(code.replace("    count = 0", "    total = 0"),
+                                                             "count", "total"))
     outcome = run_nvim(SCRIPT, INFILL_PLUGIN=str(REPO_ROOT / "editors" / "nvim"), INFILL_WORKER=fake_worker_at,
                        INFILL_FILE=str(files["tally"]), INFILL_STALE_FILE=str(files["stale"]),
                        INFILL_TYPED_FILE=str(files["typed"]), INFILL_EXPECTED=str(expected),
