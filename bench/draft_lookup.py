@@ -23,7 +23,7 @@ from bench.quality import edit_similarity, exact_match, percentile
 from bench.repo import BLOCK_LINES, RepoHole, cut_holes, split_files
 from completion.draft_corpus import DraftCorpus
 from completion.draft_sources import MIN_KEY_TOKENS, Key, candidates, ranked, worth_trying
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 from training.repo_files import RepoError, gather
 
 SWEEP = (4, 6, 8, 10, 12, 16, 20)  # shortest keys tried, in tokens

@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 
 from engine.client.calls import WorkerError
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import CompleteRequest, ErrorCode, Result
+from engine.wire.protocol import CompleteRequest, ErrorCode, Result
 
 INTERVAL_S = (0.1, 0.3)  # between keystrokes, each of which sends a request
 GRACE_S = 2.0  # past its deadline, a request without a final reply is lost

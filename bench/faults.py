@@ -3,7 +3,7 @@
 `bench.load --kill-worker-every S` calls `kill_and_time_recovery` with one of its workers' process
 ids. Recovery is measured from the SIGKILL to the first completion the pool answers afterwards:
 with several workers that is the time to notice the dead one and retry elsewhere, with one it is
-the time its supervisor (`engine.client.launch.WorkerGroup`) takes to restart it.
+the time its supervisor (`engine.launch.WorkerGroup`) takes to restart it.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ import uuid
 
 from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import CompleteRequest
+from engine.wire.protocol import CompleteRequest
 
 PROBE_DEADLINE_MS = 1000
 _RETRY_S = 0.02  # between failed probes while nothing answers

@@ -33,8 +33,8 @@ import zmq
 
 from completion.settings import DEFAULT_DEADLINE_MS
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.launch import spawn_local_worker, stop_worker
-from engine.client.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+from engine.launch import spawn_local_worker, stop_worker
+from engine.wire.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
                                     MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
                                     CompleteRequest, Snippet, encode)
 from engine.client.sync_client import WorkerClient

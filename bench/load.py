@@ -3,7 +3,7 @@
     python -m bench.load [--clients 1,4,16] [--seconds S] [--workers N] [--model DIR]
                          [--threads T] [--kill-worker-every S] [--gateway] [--json]
 
-It starts N workers on private ipc:// sockets (`engine.client.launch`, which restarts any that
+It starts N workers on private ipc:// sockets (`engine.launch`, which restarts any that
 dies) and warms each up. Then, for each client count, it runs that many editors
 (`python -m bench.editor`) over the workers at once for S seconds: each types through FIM tasks
 (FORMATS.md) and sends a single-line request per keystroke, every 100 to 300 ms, which supersedes
@@ -49,7 +49,7 @@ from bench.faults import kill_and_time_recovery, probe_request
 from bench.quality import load_tasks, percentile, set_name
 from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, Settings
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.launch import DEFAULT_STARTUP_TIMEOUT_S, WorkerGroup, start_local_workers
+from engine.launch import DEFAULT_STARTUP_TIMEOUT_S, WorkerGroup, start_local_workers
 from engine.client.pool import AsyncWorkerPool
 from engine.client.sync_client import WorkerClient
 from gateway.launch import start_gateway, stop_gateway

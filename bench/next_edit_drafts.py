@@ -44,7 +44,7 @@ from bench.quality import percentile, set_name
 from completion import next_edit
 from completion.next_edit import Drafting
 from completion.syntax import ParsedDocument, language_for
-from engine.client.protocol import Item
+from engine.wire.protocol import Item
 from engine.worker.runner import ModelRunner
 from engine.worker.work import job_of
 

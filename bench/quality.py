@@ -61,8 +61,8 @@ from bench.sandbox import DEFAULT_MEMORY_BYTES, DEFAULT_TIME_LIMIT_S, SandboxRes
 from completion import fim
 from completion.settings import Settings as CompletionSettings
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.launch import spawn_local_worker, stop_worker
-from engine.client.protocol import SETTING_MODES, Item, Mode, ProtocolError, Result, Timings
+from engine.launch import spawn_local_worker, stop_worker
+from engine.wire.protocol import SETTING_MODES, Item, Mode, ProtocolError, Result, Timings
 from engine.client.sync_client import WorkerClient
 from infill.paths import bundled_model_dir
 from infill.tokenizer import CodeTokenizer

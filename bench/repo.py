@@ -70,7 +70,7 @@ from completion.draft_corpus import DraftCorpus
 from completion.settings import DEFAULT_SNIPPET_TOKENS, Settings
 from completion.sources import TextSources
 from completion.syntax import GRAMMARS, ParsedDocument, language_for
-from engine.client.protocol import Item, Mode, Result, Timings
+from engine.wire.protocol import Item, Mode, Result, Timings
 from engine.worker.runner import ModelRunner
 from engine.worker.work import job_of
 from infill.paths import bundled_model_dir, work_dir

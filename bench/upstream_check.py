@@ -33,7 +33,7 @@ from completion.requests import new_request_id
 from completion.settings import Settings
 from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import CompleteRequest
+from engine.wire.protocol import CompleteRequest
 from infill.paths import REPO_ROOT
 from upstream.backend import HttpBackend
 from upstream.config import Upstream, base_url, checked_url

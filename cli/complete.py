@@ -31,8 +31,8 @@ from completion.positions import split_at, split_lines
 from completion.requests import new_request_id
 from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS, DEFAULT_MODE, Settings
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.launch import WorkerStartError, spawn_local_worker, stop_worker
-from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, CompleteRequest, Result
+from engine.launch import WorkerStartError, spawn_local_worker, stop_worker
+from engine.wire.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, CompleteRequest, Result
 from engine.client.sync_client import WorkerClient
 from lsp_server import logs
 from upstream.backend import HttpBackend

@@ -88,7 +88,7 @@ def resolve(device: str, dtype: str) -> tuple[str, str]:
     """The device and dtype `infill serve` would take for these flags."""
     import torch
 
-    from engine.client.flags import check_device
+    from engine.wire.flags import check_device
     from engine.worker.placement import placement
 
     check_device(device)

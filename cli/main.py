@@ -23,7 +23,7 @@ COMMANDS = {
     "run": Command("cli.run", "start a worker and the language server on TCP, with a self-check"),
     "serve": Command("engine.worker.cli", "run an engine worker that serves completions over ZeroMQ",
                      prog="infill serve"),
-    "keys": Command("engine.client.keys", "create CURVE keys for a remote worker and its clients",
+    "keys": Command("engine.wire.keys", "create CURVE keys for a remote worker and its clients",
                     prog="infill keys"),
     "lsp": Command("lsp_server.main", "run the language server for editors (stdio or TCP)"),
     "gateway": Command("gateway.main", "serve completions over HTTP: OpenAI, FIM and llama.cpp "

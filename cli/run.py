@@ -13,8 +13,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
-from engine.client.launch import start_local_workers
+from engine.wire.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.launch import start_local_workers
 from infill.paths import REPO_ROOT, bundled_model_dir
 from cli import complete
 from lsp_server.main import main as serve_lsp

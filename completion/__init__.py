@@ -9,10 +9,10 @@ queries at the cursor; `languages` is the per-language table (block openers, com
 (definitions from `definitions`, found in `sources`); `requests` builds the wire requests;
 `postprocess` shapes the answer; `settings` holds what they read. For next edits, `edit_events`
 diffs the user's edit and `edit_regions` finds where it must propagate.
-May import: the engine's wire types (`engine.client.protocol`) and tree-sitter; nothing of `lsp_server`,
+May import: the engine's wire types (`engine.wire.protocol`) and tree-sitter; nothing of `lsp_server`,
 `gateway`, pygls or lsprotocol, and no engine client.
 """
 from completion.settings import Settings
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 
 __all__ = ["Mode", "Settings"]

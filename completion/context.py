@@ -22,7 +22,7 @@ from urllib.parse import unquote, urlparse
 
 from completion.definitions import Definition
 from completion.positions import LINE_BREAK
-from engine.client.protocol import MAX_PATH_CHARS, Snippet
+from engine.wire.protocol import MAX_PATH_CHARS, Snippet
 
 CHARS_PER_TOKEN = 3.2  # a rough count of code tokens, for every budget and estimate of the front ends
 BOUNDARY_SLACK = 0.25  # share of a window's budget it may give up to cut at a statement boundary

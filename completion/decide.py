@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 from completion.languages import rules_for
 from completion.positions import LINE_BREAK
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 
 _ONLY_CLOSERS = re.compile(r"[\s)\]}>;:,.'\"`]*")
 _LIST_OPENERS = ("(", "[", "{")

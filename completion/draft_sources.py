@@ -33,7 +33,7 @@ from difflib import SequenceMatcher
 
 from completion.draft_corpus import (DraftCorpus, Occurrence, Segment, key_tokens, last_window,
                                      segment_occurrences, token_bounds)
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 
 MIN_KEY_TOKENS = 12  # the shortest matched key worth a draft on its own (tuned on cattrs, bench.draft_lookup)
 AGREED_MIN_KEY_TOKENS = 4  # the shortest when `AGREED_OCCURRENCES` occurrences continue alike

@@ -41,7 +41,7 @@ from completion.settings import Settings
 from completion.sources import Sources, TextSources
 from completion.syntax import (GRAMMARS, LANGUAGE_IDS, ParsedDocument, byte_offset, in_empty_block,
                                language_for, literal_at)
-from engine.client.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Mode, Result
+from engine.wire.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Mode, Result
 
 logger = logging.getLogger(__name__)
 

@@ -51,7 +51,7 @@ from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_r
                                      renamed, signature_change)
 from completion.positions import LINE_BREAK, line_starts
 from completion.syntax import ParsedDocument, error_count
-from engine.client.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
+from engine.wire.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
                                     CompleteRequest, Event, Hole as EditHole, Item, Mode)
 
 MODE = Mode.MULTI_LINE

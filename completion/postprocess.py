@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from completion.decide import only_closers
 from completion.languages import rules_for
 from completion.positions import LINE_BREAK
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 
 _PAIRS = {")": "(", "]": "[", "}": "{"}
 _OPENERS = frozenset(_PAIRS.values())

@@ -8,7 +8,7 @@ import uuid
 
 from collections.abc import Sequence
 
-from engine.client.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SLOT_TOKENS, MAX_SLOTS,
+from engine.wire.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SLOT_TOKENS, MAX_SLOTS,
                                     MAX_SNIPPET_TEXT_CHARS, MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS,
                                     CompleteRequest, Snippet)
 

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, Mode
+from engine.wire.protocol import MAX_DEADLINE_MS, MAX_TOKENS, SETTING_MODES, Mode
 
 DEFAULT_DEADLINE_MS = 1500  # an inline completion later than this has usually been typed past
 DEFAULT_MAX_TOKENS = 48

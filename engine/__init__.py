@@ -1,10 +1,11 @@
-"""The engine: both ends of the ZeroMQ socket between the front ends and the model, as two packages.
+"""The engine: both ends of the ZeroMQ socket between the front ends and the model.
 
-`engine.client` is what front ends import (the language server, the gateway, `infill complete`,
-the benchmarks): the wire protocol, the blocking and asyncio clients, the pool, health watches,
-CURVE keys and the one launcher of local worker processes. It imports neither `infill` nor torch.
-
-`engine.worker` is the worker process (`python -m engine`, `infill serve`): the IO thread and main
-loop, the engine core, the scheduler, the model runners and their prefix cache. It may import
-`engine.client`'s wire modules and `infill`; nothing in `engine.client` imports it.
+`engine.wire` is what both ends speak and nothing that runs: the protocol, transport options,
+CURVE keys, hosts, rate-limited logs and the flag rules (device, dtype, startup time).
+`engine.launch` starts, greets, supervises and stops worker processes. `engine.client` is what
+front ends import (the language server, the gateway, `infill complete`, the benchmarks): the
+clients, the pool and health watches; it imports neither `infill` nor torch. `engine.worker` is
+the worker process (`python -m engine`, `infill serve`): the IO thread and main loop, the engine
+core, the scheduler, the model runners and their prefix cache. The worker and the client import
+the wire (and the launcher), never each other.
 """

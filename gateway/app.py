@@ -30,7 +30,7 @@ from starlette.middleware.cors import CORSMiddleware
 
 from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS
+from engine.wire.protocol import MAX_DEADLINE_MS, MAX_TOKENS
 from gateway import shapes
 from gateway.bodies import Ask, infill_ask, openai_ask
 from gateway.completer import Completer

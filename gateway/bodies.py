@@ -17,7 +17,7 @@ from typing import Any
 
 from completion.fim import INVOKED_DECODERS
 from completion.settings import DEFAULT_MAX_TOKENS
-from engine.client.protocol import MAX_DEADLINE_MS, MAX_SNIPPETS, MAX_TOKENS, Snippet
+from engine.wire.protocol import MAX_DEADLINE_MS, MAX_SNIPPETS, MAX_TOKENS, Snippet
 from gateway.errors import ApiError, bad_value, wrong_type
 from gateway.templates import split_template
 

@@ -21,7 +21,7 @@ from completion.fim import Plan
 from completion.requests import capped_snippets, new_request_id
 from completion.settings import Settings
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import CompleteRequest, Partial, Result
+from engine.wire.protocol import CompleteRequest, Partial, Result
 from gateway.bodies import Ask
 from gateway.settle import final_text, settled
 from gateway.tasks import started

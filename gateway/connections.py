@@ -8,7 +8,7 @@ client out. Each request's headers must arrive within `header_timeout_s` of the
 connection opening or of the previous answer ending (uvicorn's keep-alive timeout closes an idle
 connection between requests, but nothing bounds one that sends its headers a byte at a time, or
 never sends them): a slow-loris connection is closed then. Each closed connection is one log line,
-rate-limited (`engine.client.ratelimit`), never a traceback.
+rate-limited (`engine.wire.ratelimit`), never a traceback.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ import logging
 
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
-from engine.client.ratelimit import RateLimitedLog
+from engine.wire.ratelimit import RateLimitedLog
 
 logger = logging.getLogger(__name__)
 

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse
 
 from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.pool import WorkerUnavailable
-from engine.client.protocol import ErrorCode
+from engine.wire.protocol import ErrorCode
 
 TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
          404: "invalid_request_error", 408: "invalid_request_error", 413: "invalid_request_error",

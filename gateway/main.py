@@ -2,7 +2,7 @@
 
 `--worker ADDR[,ADDR...]` balances over running workers (`engine.client.pool`, `--worker-keys` for
 CURVE); without it a local worker on the bundled model (or `--model`) is started and restarted if
-it dies, as the language server does (`engine.client.launch`). It listens on `--bind HOST:PORT`
+it dies, as the language server does (`engine.launch`). It listens on `--bind HOST:PORT`
 (default 127.0.0.1:8012, llama.vscode's default endpoint); a bind off loopback refuses to start
 without `--api-keys FILE` (one bearer key a line, read again when it changes). Web pages are
 refused (`gateway.guard`) unless `--allow-origin` names theirs; a gateway without keys caps a
@@ -27,12 +27,12 @@ import uvicorn
 
 from completion.settings import DEFAULT_DEADLINE_MS, Settings
 from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
-from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
-from engine.client.hosts import is_loopback
-from engine.client.keys import ClientKeys, load_client_keys
-from engine.client.launch import WorkerGroup, WorkerStartError, start_local_workers
+from engine.wire.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.wire.hosts import is_loopback
+from engine.wire.keys import ClientKeys, load_client_keys
+from engine.launch import WorkerGroup, WorkerStartError, start_local_workers
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import MAX_DEADLINE_MS, MAX_TOKENS
+from engine.wire.protocol import MAX_DEADLINE_MS, MAX_TOKENS
 from gateway.api_keys import KeyFile
 from gateway.app import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, GatewayState, build_app
 from gateway.completer import Completer

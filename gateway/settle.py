@@ -1,6 +1,6 @@
 """How much of a streamed completion is final: the part that post-processing cannot change.
 
-The worker streams the settled text of its hole (`engine.client.protocol.Partial`: what its answer will
+The worker streams the settled text of its hole (`engine.wire.protocol.Partial`: what its answer will
 start with); the gateway shows the editor what `completion.postprocess.clean` and the stop
 sequences would make of it, but only the part that no later text can change, so that the chunks
 of a stream add up to the unstreamed answer. `settled` holds back:

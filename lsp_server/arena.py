@@ -41,7 +41,7 @@ from pygls.lsp.server import LanguageServer
 from completion import fim
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 from lsp_server.arena_state import ArenaState, Shown
 from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
 from lsp_server.protocol import VOTE_COMMAND, VoteResult

@@ -27,7 +27,7 @@ from completion import fim
 from completion.positions import LINE_BREAK, split_at
 from completion.requests import new_request_id
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 from lsp_server import arena, logs
 from lsp_server.protocol import ACCEPT_COMMAND, AnswerRef, CompletionEvent, event_of
 from lsp_server.session import Session, with_session

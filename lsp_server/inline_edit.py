@@ -41,7 +41,7 @@ from lsp_server.supersede import superseding
 
 if TYPE_CHECKING:
     from engine.client.pool import AsyncWorkerPool
-    from engine.client.protocol import CompleteRequest, Item
+    from engine.wire.protocol import CompleteRequest, Item
 
 logger = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from engine.client.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
-from engine.client.hosts import is_loopback
-from engine.client.keys import load_client_keys
+from engine.wire.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
+from engine.wire.hosts import is_loopback
+from engine.wire.keys import load_client_keys
 from lsp_server import logs, transport
 from lsp_server.framing import DEFAULT_MAX_BODY_BYTES
 from lsp_server.launch_token import new_token, remove_token, token_path, write_token

@@ -33,7 +33,7 @@ from typing import Any
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
-from engine.client.keys import ClientKeys
+from engine.wire.keys import ClientKeys
 from lsp_server import arena, completer, inline_edit, protocol
 from lsp_server.documents import EditorDocumentsProtocol
 from lsp_server.protocol import WORKER_READY, WorkerReadyParams

@@ -17,8 +17,8 @@ from typing import Any
 
 from completion.next_edit import Drafting
 from completion.settings import Settings, int_in
-from engine.client.flags import DTYPES
-from engine.client.protocol import MAX_DEADLINE_MS
+from engine.wire.flags import DTYPES
+from engine.wire.protocol import MAX_DEADLINE_MS
 from lsp_server.arena_state import valid_backends
 from lsp_server.edit_history import DEFAULT_EDIT_HISTORY, MAX_EDIT_HISTORY
 from upstream import config as upstream_config

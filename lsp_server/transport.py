@@ -14,7 +14,7 @@ connection at once; the first message must be `initialize` carrying the token in
 of it is handled. At most `MAX_UNAUTHENTICATED` connections wait to authenticate: a new one closes
 the oldest waiting, so connections that never authenticate cannot keep the editor out. Once the
 editor has authenticated, every other connection is closed at once. Each connection closed unheard
-is logged, a few lines a second at most (`engine.client.ratelimit`). The server ends with the editor's
+is logged, a few lines a second at most (`engine.wire.ratelimit`). The server ends with the editor's
 connection, as pygls's own TCP server does.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from cattrs import transform_error
 from cattrs.errors import BaseValidationError
 from pygls.lsp.server import LanguageServer
 
-from engine.client.ratelimit import RateLimitedLog
+from engine.wire.ratelimit import RateLimitedLog
 from lsp_server.framing import FrameReader, NotLsp, ReadChunk, Unparseable, encode
 
 logger = logging.getLogger(__name__)

@@ -21,9 +21,9 @@ import zmq
 
 from completion.fim import Backend
 from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
-from engine.client.flags import model_flags
-from engine.client.keys import ClientKeys, load_client_keys
-from engine.client.launch import WorkerGroup, WorkerStartError, start_local_workers
+from engine.wire.flags import model_flags
+from engine.wire.keys import ClientKeys, load_client_keys
+from engine.launch import WorkerGroup, WorkerStartError, start_local_workers
 from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
 from lsp_server.settings import ServerSettings
 from upstream.backend import HttpBackend

@@ -155,7 +155,7 @@ def short_tmp():
 def fake_worker_at(short_tmp):
     """The address of a fake-model worker process (`tests/fake_worker.py`), stopped afterwards."""
     import fake_worker
-    from engine.client.launch import start_worker_process, stop_worker
+    from engine.launch import start_worker_process, stop_worker
 
     address = f"ipc://{short_tmp}/w.sock"
     process = start_worker_process(fake_worker.argv(address), address, timeout_s=30)

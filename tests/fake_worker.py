@@ -15,6 +15,9 @@ A prefix whose first line is "# fake-stream: N S" is decoded in N steps of S sec
 is N lines `    xI = PID`, and a streamed request gets the first I lines (and their line break) after
 step I, as a real worker streams its settled text.
 
+A prefix whose first line is "# fake-deadline" is answered with the whole milliseconds left to the
+request's deadline as its decoding starts: what the front end gave the worker, as a test can read it.
+
 An edit whose text starts with the line "# fake-rename: OLD NEW" is answered instead with each hole's
 `replaces` text with every OLD made NEW and each line so changed ending in `WORKER_NOTE` (a hole
 without OLD comes back unchanged), so that tests can drive next-edit suggestions through real
@@ -31,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.client.keys import load_server_keys  # noqa: E402
+from engine.wire.keys import load_server_keys  # noqa: E402
 from engine.worker.scheduler import SchedulerConfig  # noqa: E402
 from engine.worker.worker import Worker, serve_until_signal  # noqa: E402
 
@@ -98,6 +101,7 @@ def act(prefix: str) -> None:
 
 
 RENAME_MARKER = "# fake-rename: "
+DEADLINE_MARKER = "# fake-deadline"
 WORKER_NOTE = "  # renamed by the worker"
 STREAM_MARKER = "# fake-stream: "
 
@@ -143,6 +147,8 @@ class FakeRunner:
             steps, seconds = first_line[len(STREAM_MARKER):].split()
             decoding.steps_left, decoding.step_s = int(steps), float(seconds)
             decoding.texts = ["\n".join(stream_lines(int(steps)))]
+        if first_line == DEADLINE_MARKER:
+            decoding.texts = [str(int((deadline - time.monotonic()) * 1000))]
         return decoding
 
     def step(self, decodings: list[Decoding]) -> int:

@@ -5,9 +5,9 @@ import pytest
 
 import fake_worker
 from bench.faults import kill_and_time_recovery
-from engine.client.launch import WorkerGroup, worker_addresses
+from engine.launch import WorkerGroup, worker_addresses
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import CompleteRequest
+from engine.wire.protocol import CompleteRequest
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]  # real worker processes
 

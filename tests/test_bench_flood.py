@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from bench.flood import format_table, maximal_request
-from engine.client.protocol import (MAX_PREFIX_CHARS, MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, decode,
+from engine.wire.protocol import (MAX_PREFIX_CHARS, MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, decode,
                                     encode)
 from infill.paths import REPO_ROOT
 

@@ -13,7 +13,7 @@ from bench.editor import OUTCOMES, keystrokes, outcome_of
 from bench.load import Counters, counted_since, report, summarize
 from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.pool import WorkerUnavailable
-from engine.client.protocol import ErrorCode, Result, Timings
+from engine.wire.protocol import ErrorCode, Result, Timings
 from infill.paths import REPO_ROOT
 
 TASK = {"task_id": "t/0", "prompt": "def f(x):\n    return x\n", "canonical_solution": "    pass\n",

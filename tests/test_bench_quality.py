@@ -19,7 +19,7 @@ from bench.quality import (Judge, Settings, TaskRecord, edit_similarity, exact_m
                            select_tasks, set_name, summarize, task_plan)
 from bench.sandbox import NETWORK_DISABLED, run_program
 from engine.client.calls import WorkerError
-from engine.client.protocol import Item, Result, Timings
+from engine.wire.protocol import Item, Result, Timings
 from infill.paths import REPO_ROOT
 
 pytestmark = pytest.mark.timeout(60)

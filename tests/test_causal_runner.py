@@ -10,8 +10,8 @@ import pytest
 import torch
 
 from engine.client.calls import WorkerError
-from engine.client.launch import spawn_local_worker, stop_worker
-from engine.client.protocol import CompleteRequest, Hole, ProtocolError
+from engine.launch import spawn_local_worker, stop_worker
+from engine.wire.protocol import CompleteRequest, Hole, ProtocolError
 from engine.client.sync_client import WorkerClient
 from engine.worker.causal_runner import CausalRunner, is_causal
 from infill.job import Job

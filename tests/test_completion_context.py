@@ -9,7 +9,7 @@ from completion.context import (PRIORITY_OPEN_DOCUMENT, PRIORITY_RECENT_EDIT, PR
                                 visible_lines)
 from completion.definitions import Definition, DefinitionIndex, definitions, imports
 from completion.syntax import new_parser
-from engine.client.protocol import Snippet
+from engine.wire.protocol import Snippet
 
 
 def test_windows_keep_whole_lines_nearest_the_cursor():

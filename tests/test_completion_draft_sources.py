@@ -6,7 +6,7 @@ import numpy as np
 from completion import draft_sources
 from completion.draft_corpus import DraftCorpus, Segment, key_tokens, token_bounds
 from completion.draft_sources import Key, candidates, drafts_for, ranked, with_slots
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 
 SINGLE, MULTI = Mode.SINGLE_LINE, Mode.MULTI_LINE
 

@@ -10,7 +10,7 @@ from completion.requests import build_request
 from completion.settings import Settings
 from completion.sources import TextSources
 from completion.syntax import ParsedDocument
-from engine.client.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+from engine.wire.protocol import (MAX_PATH_CHARS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
                                     MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, Item, Mode, Result, Snippet,
                                     Timings, encode)
 

@@ -1,9 +1,10 @@
 """Imports point one way: the completion rules need no LSP session, no model and only the engine's
 wire types; infill (what serves the model) imports no engine, front end or training code; training
 (how models are made) builds on infill, the completion rules and the engine, never a front end.
-The engine is two packages, one per end of the socket: front ends reach workers only through
-`engine.client`, which imports neither the worker, nor the model package, nor torch; the worker
-depends on the client package's wire modules, never the reverse."""
+The engine is three rooms: `engine.wire` (what both ends of the socket speak, nothing that runs),
+`engine.worker` (one end) and `engine.client` (the other, for front ends), with `engine.launch`
+beside them; the wire imports neither end, the client never the worker, the worker never the
+client."""
 from __future__ import annotations
 
 import ast
@@ -13,12 +14,8 @@ from pathlib import Path
 
 import completion
 
-ALLOWED_ENGINE = {"engine.client.protocol"}
+ALLOWED_ENGINE = {"engine.wire.protocol"}
 FORBIDDEN_ROOTS = {"lsp_server", "lsprotocol", "pygls", "infill", "torch", "zmq", "training"}
-# The client package's modules the worker builds on: the wire, the socket options, the keys, the
-# folders and bounded logs they use, and the vocabulary of the command line the launcher writes.
-WORKER_USES_OF_CLIENT = {f"engine.client.{name}" for name in
-                         ("protocol", "transport", "keys", "private", "ratelimit", "flags")}
 # Benchmarks that run the model runner in this process (no worker, no socket) to measure it alone.
 IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py", "next_edit_drafts.py", "repo.py"}
 
@@ -71,8 +68,8 @@ def test_training_builds_on_infill_completion_and_engine_but_no_front_end():
 
 
 def submodules_imported(path: Path) -> set[str]:
-    """`imported_modules(path)`, with `from engine.client import transport` read as the module
-    `engine.client.transport` rather than the package."""
+    """`imported_modules(path)`, with `from engine.wire import transport` read as the module
+    `engine.wire.transport` rather than the package."""
     found = imported_modules(path)
     for node in ast.walk(ast.parse(path.read_text(), str(path))):
         if not (isinstance(node, ast.ImportFrom) and node.level == 0 and is_package(node.module)):
@@ -99,21 +96,29 @@ def package_imports(name: str) -> list[tuple[Path, str]]:
 
 def test_the_client_package_imports_no_worker_no_model_and_no_torch():
     found = package_imports("engine.client")
-    assert len({path for path, _ in found}) >= 10
+    assert len({path for path, _ in found}) >= 5
     for path, module in found:
         assert not module.startswith("engine.worker"), f"{path} imports {module}"
         assert module.split(".")[0] not in {"infill", "torch", "numba", "safetensors", "tokenizers"}, \
             f"{path} imports {module}"
 
 
-def test_the_worker_builds_on_the_client_packages_wire_modules_only():
-    """The worker may import infill and torch, and of the client package its wire modules; only
-    its command line takes the launcher too (`--workers N` supervises worker children)."""
+def test_the_worker_never_imports_the_client():
+    """The worker may import infill, torch and the wire; only its command line takes the launcher
+    too (`--workers N` supervises worker children)."""
     for path, module in package_imports("engine.worker"):
-        if not module.startswith("engine.client"):
-            continue
-        allowed = WORKER_USES_OF_CLIENT | ({"engine.client.launch"} if path.name == "cli.py" else set())
-        assert module in allowed, f"{path} imports {module}"
+        assert not module.startswith("engine.client"), f"{path} imports {module}"
+        if module == "engine.launch":
+            assert path.name == "cli.py", f"{path} imports {module}"
+
+
+def test_the_wire_imports_neither_end_nor_anything_that_runs_a_model():
+    found = package_imports("engine.wire")
+    assert len({path for path, _ in found}) >= 5
+    for path, module in found:
+        assert module.split(".")[0] not in {"infill", "torch", "numba", "lsp_server", "gateway"}, \
+            f"{path} imports {module}"
+        assert module.split(".")[0] != "engine" or module.startswith("engine.wire"), f"{path} imports {module}"
 
 
 def test_front_ends_reach_workers_only_through_the_client_package():
@@ -139,7 +144,7 @@ def test_nothing_imports_the_command_line_package():
 
 # What the upstream clients may build on: the completion rules, the engine's wire types and its
 # one rule about hosts, and an HTTP client; never a front end, the workers' sockets or a model.
-UPSTREAM_ENGINE = {"engine.client.protocol", "engine.client.hosts"}
+UPSTREAM_ENGINE = {"engine.wire.protocol", "engine.wire.hosts"}
 
 
 def test_the_upstream_package_sits_beside_the_client_package_below_the_front_ends():

@@ -12,7 +12,7 @@ from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Draftin
                                   edit_request, edits_from, hole_tokens)
 from completion.positions import split_lines
 from completion.syntax import ParsedDocument, error_count
-from engine.client.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
+from engine.wire.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
 
 BEFORE = '''\
 def total(items):

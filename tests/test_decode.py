@@ -8,7 +8,8 @@ from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim
 from infill.commit import DecoderConfig
 from infill.fim import first_banned, hole_text
-from infill.decode import HoleRules, close_tail, restrict, without
+from infill.decode.holes import HoleRules, close_tail, restrict
+from infill.decode.passes import without
 
 RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], first_banned=[1, 9, 6],
                   single_line=True)
@@ -20,6 +21,14 @@ def test_restrict_bans_specials_and_empty_starts():
     allowed_first = torch.isfinite(logits[0]).nonzero().flatten().tolist()
     assert allowed_first == [5]
     assert torch.isfinite(logits[1, [1, 9]]).all()  # pad and newline are fine later
+
+
+def test_each_hole_record_has_its_part_of_the_vectors_that_run_over_all_holes():
+    from infill.decode.state import holes_of
+
+    holes = holes_of([slice(3, 5), slice(9, 12), slice(20, 21)], [RULES] * 3)
+    assert [hole.part for hole in holes] == [slice(0, 2), slice(2, 5), slice(5, 6)]
+    assert [hole.span for hole in holes] == [slice(3, 5), slice(9, 12), slice(20, 21)]
 
 
 def test_first_position_rules_lapse_once_committed():
@@ -79,7 +88,7 @@ def test_deadline_in_the_past_answers_after_one_pass(tiny_model_dir):
 
 def test_cached_window_step_equals_the_full_pass(tiny_model_dir):
     from infill.checkpoint import load_model
-    from infill.decode import full_pass, window_pass
+    from infill.decode.passes import full_pass, window_pass
 
     model = load_model(tiny_model_dir)
     ids = torch.randint(8, model.cfg.vocab_size, (1, 40))
@@ -102,7 +111,7 @@ def test_each_rule_fills_the_hole_within_its_pass_budget(tiny_model_dir):
 def test_unknown_decoder_setting_is_refused(tiny_model_dir):
     import pytest
 
-    from engine.client.protocol import ErrorCode, ProtocolError
+    from engine.wire.protocol import ErrorCode, ProtocolError
 
     with pytest.raises(ProtocolError, match="unknown decoder settings.*temperature") as info:
         complete_fim(ModelRunner(tiny_model_dir), "x", "", "single_line", 4, None, {"temperature": 2})
@@ -110,7 +119,7 @@ def test_unknown_decoder_setting_is_refused(tiny_model_dir):
 
 
 def test_end_tokens_wait_for_the_leftmost_position():
-    from infill.decode import eligible
+    from infill.decode.holes import eligible
 
     best = torch.tensor([5, 1, 6, 9, 1])  # content, pad, content, newline, pad
     masked = torch.tensor([False, True, True, True, True])
@@ -171,7 +180,7 @@ def test_without_keeps_every_position_outside_the_window_in_order(window):
 
 def remask_state(tiny_model_dir, threshold=0.3):
     from infill.checkpoint import load_model
-    from infill.decode import new_state
+    from infill.decode.state import new_state
 
     model = load_model(tiny_model_dir)
     rules = HoleRules(pad_id=1, newline_id=5, banned_ids=[0], first_allowed=None, first_banned=[1], single_line=False)
@@ -186,7 +195,7 @@ def remask_state(tiny_model_dir, threshold=0.3):
 
 
 def test_remask_masks_an_unlikely_committed_token_once(tiny_model_dir):
-    from infill.decode import remask
+    from infill.decode.stepping import remask
 
     state, logits = remask_state(tiny_model_dir)
     remask(state, logits, torch.logsumexp(logits, dim=1))
@@ -199,7 +208,7 @@ def test_remask_masks_an_unlikely_committed_token_once(tiny_model_dir):
 
 
 def test_remask_keeps_tokens_above_the_bound(tiny_model_dir):
-    from infill.decode import remask
+    from infill.decode.stepping import remask
 
     state, logits = remask_state(tiny_model_dir, threshold=1e-6)
     remask(state, logits, torch.logsumexp(logits, dim=1))
@@ -218,7 +227,8 @@ def test_remasking_decodes_to_the_end_and_refuses_rules_it_would_break(tiny_mode
 def single_line_pass(tiny_model_dir, end_in_run):
     """A one-hole single-line state after one pass whose logits are sure of two tokens, a newline, pads."""
     from infill.checkpoint import load_model
-    from infill.decode import advance, new_state
+    from infill.decode.state import new_state
+    from infill.decode.stepping import advance
 
     cfg = DecoderConfig(rule="left_run", threshold=0.7, refresh_every=1, end_in_run=end_in_run)
     state = new_state(load_model(tiny_model_dir), [7, 8, 0, 0, 0, 0, 0, 3], [slice(2, 7)], [RULES], cfg, None, 0)

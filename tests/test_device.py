@@ -11,8 +11,8 @@ import pytest
 import torch
 from safetensors.torch import save_file
 
-from engine.client.flags import check_local_worker_flags, local_worker_flags, model_flags
-from engine.client.launch import worker_argv
+from engine.wire.flags import check_local_worker_flags, local_worker_flags, model_flags
+from engine.launch import worker_argv
 from engine.worker import cli
 from engine.worker.prefix_cache import PrefixCache, kv_bytes
 from infill import checkpoint, decode
@@ -226,7 +226,7 @@ def test_decoder_tensors_live_on_the_models_device(tiny_model_dir):
     assert runner.device == torch.device("cpu") and runner.model.lm_head.weight.dtype == torch.bfloat16
     decoding = runner.start(Job.fim("def add(a, b):\n    return ", "\n", "single_line", 6), None)
     runner.step([decoding])
-    [state] = decoding.work.states
+    [state] = decoding.states
     tensors = [state.ids, state.positions, state.rows, state.masked, state.committed_prob, state.last_best,
                state.last_prob, state.remasked, *state.context[0]]
     assert {t.device for t in tensors} == {runner.device}
@@ -270,7 +270,7 @@ def test_one_completion_on_cuda(tiny_model_dir):
 
     runner = ModelRunner(tiny_model_dir, device="cuda:0", dtype="bf16")
     decoding = runner.start(Job.fim("def add(a, b):\n    return ", "\n", "single_line", 6), None)
-    [state] = decoding.work.states
+    [state] = decoding.states
     assert state.ids.device.type == "cuda" and state.masked.device.type == "cuda"
     while not decoding.done:
         runner.step([decoding])

@@ -12,13 +12,14 @@ import torch
 from completion import fim
 from completion.requests import build_request, capped_draft
 from completion.settings import Settings
-from engine.client.launch import spawn_local_worker, stop_worker
-from engine.client.protocol import (MAX_SLOT_TOKENS, MAX_SLOTS, MAX_SUFFIX_CHARS, CompleteRequest, Error, ErrorCode,
+from engine.launch import spawn_local_worker, stop_worker
+from engine.wire.protocol import (MAX_SLOT_TOKENS, MAX_SLOTS, MAX_SUFFIX_CHARS, CompleteRequest, Error, ErrorCode,
                                     Hole as WireHole, Item, ProtocolError, Result, Timings, decode, encode)
 from engine.client.sync_client import WorkerClient
 from engine.worker.runner import ModelRunner
 from engine.worker.work import job_of
 from infill import decode as decoding
+from infill.decode.regions import veto
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import decoder_config
 from infill.fim import drafted_fim_ids, start_job
@@ -119,7 +120,7 @@ def vetoed_after_one_rejection(runner, rule: str) -> torch.Tensor:
     drafted = state.ids[0, state.span].clone()
     state.last_best, state.last_prob = drafted.clone(), torch.full(drafted.shape, 0.9)
     state.last_best[2] = drafted[2] + 1
-    assert decoding.veto(state, slice(0, len(drafted)))
+    assert veto(state, slice(0, len(drafted)))
     return state.masked
 
 

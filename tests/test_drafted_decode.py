@@ -5,7 +5,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 
-from engine.client.protocol import (MAX_SLOT_TOKENS, MAX_SLOTS, CompleteRequest, ErrorCode, Hole as WireHole,
+from engine.wire.protocol import (MAX_SLOT_TOKENS, MAX_SLOTS, CompleteRequest, ErrorCode, Hole as WireHole,
                                     ProtocolError, decode, encode)
 from engine.worker.runner import ModelRunner
 from engine.worker.work import job_of
@@ -73,7 +73,7 @@ def test_a_veto_masks_a_drafted_token_the_model_puts_another_token_over(runner):
     position, and the positions it agrees with keep the draft."""
     job = Job(PIECES[:1] + PIECES[2:], (WHOLE,), decoder={"veto": 1e-9})
     state = start_job(runner.model, runner.tok, job, DecoderConfig(veto=1e-9)).states[0]
-    drafted = state.ids[0, state.spans[0]].clone()
+    drafted = state.ids[0, state.span].clone()
     decoding.step(runner.model, [state])
     best = state.last_best.clone()
     vetoed = best != drafted
@@ -82,7 +82,7 @@ def test_a_veto_masks_a_drafted_token_the_model_puts_another_token_over(runner):
     assert state.unchecked is not None and not state.unchecked.any()
     while not state.done:
         decoding.step(runner.model, [state])
-    kept = state.ids[0, state.spans[0]]
+    kept = state.ids[0, state.span]
     assert torch.equal(kept[~vetoed], drafted[~vetoed])  # what the model agreed with stands
     plain = runner.complete(Job(PIECES[:1] + PIECES[2:], (WHOLE,)), None)
     assert plain[0].text == "print(area(3, 4))\n"  # no veto: the draft stands whatever the model thinks

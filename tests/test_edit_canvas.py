@@ -10,7 +10,7 @@ import pytest
 from completion.edit_events import EditEvent, LineSpan
 from completion.edit_regions import Region
 from completion.next_edit import edit_request, wire_events
-from engine.client.protocol import (MAX_EVENT_CHARS, CompleteRequest, Event, Hole, ProtocolError, decode,
+from engine.wire.protocol import (MAX_EVENT_CHARS, CompleteRequest, Event, Hole, ProtocolError, decode,
                                     encode)
 from engine.worker.work import job_of
 from infill.canvas import edit_canvas, event_tokens, regions_canvas

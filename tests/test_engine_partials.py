@@ -7,7 +7,7 @@ import asyncio
 from hypothesis import given, settings, strategies as st
 
 from engine.client.async_client import AsyncWorkerClient
-from engine.client.protocol import CompleteRequest, Partial, Result
+from engine.wire.protocol import CompleteRequest, Partial, Result
 from engine.worker.runner import ModelRunner
 from engine.worker.worker import Worker
 from infill.job import Job

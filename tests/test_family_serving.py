@@ -15,7 +15,7 @@ import pytest
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from engine.client.launch import spawn_local_worker, stop_worker
+from engine.launch import spawn_local_worker, stop_worker
 from infill.family_tokens import load_tokenizer
 from infill.paths import REPO_ROOT
 from infill.tiny import write_tiny

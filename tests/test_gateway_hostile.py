@@ -18,7 +18,7 @@ import pytest
 
 import fake_worker
 from engine.client.calls import MAX_IDLE_SOCKETS
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from engine.client.sync_client import WorkerClient
 from gateway.app import MAX_JSON_DEPTH, parse_json
 from gateway.errors import ApiError

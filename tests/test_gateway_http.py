@@ -14,7 +14,7 @@ import httpx
 import pytest
 
 import fake_worker
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from gateway_procs import Gateway
 from infill.paths import REPO_ROOT
 

@@ -1,5 +1,5 @@
 """Key folder permissions: `infill keys` makes them private whatever the umask, and loading
-refuses folders and secrets that another user could change (`engine.client.keys`, `engine.client.private`)."""
+refuses folders and secrets that another user could change (`engine.wire.keys`, `engine.wire.private`)."""
 from __future__ import annotations
 
 import os
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.client import keys
+from engine.wire import keys
 
 
 def mode(path: Path) -> int:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from engine.client.launch import weights_gb
+from engine.launch import weights_gb
 from engine.worker.runner import ModelRunner
 from infill.adapters import ADAPTER_CONFIG, ADAPTER_WEIGHTS
 from infill.checkpoint import load_model

@@ -15,7 +15,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 from pygls.lsp.client import LanguageClient
 
-from engine.client.launch import spawn_local_worker, stop_worker
+from engine.launch import spawn_local_worker, stop_worker
 from infill.paths import REPO_ROOT, bundled_model_dir
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.client.protocol import Mode
+from engine.wire.protocol import Mode
 from infill.paths import REPO_ROOT
 from lsp_server.protocol import completion_event
 from lsp_server.session import Session

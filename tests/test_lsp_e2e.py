@@ -24,7 +24,7 @@ from pygls.exceptions import JsonRpcRequestCancelled
 from pygls.lsp.client import LanguageClient
 
 import fake_worker
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(240)]

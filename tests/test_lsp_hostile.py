@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import fake_worker
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
 from lsp_server import transport
 from lsp_server.main import exposure_warning

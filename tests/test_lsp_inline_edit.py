@@ -17,7 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcRequestCancelled
 
 import fake_worker
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from lsp_server.protocol import ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT
 from test_lsp_e2e import ANSWER_WAIT_S, held_at, logged, start_session
 

@@ -9,7 +9,7 @@ import sqlite3
 import pytest
 
 import fake_worker
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from infill.paths import REPO_ROOT
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]

@@ -1,4 +1,4 @@
-"""Tests of engine.client.protocol: round trips, field validation, malformed frames, the size cap."""
+"""Tests of engine.wire.protocol: round trips, field validation, malformed frames, the size cap."""
 from __future__ import annotations
 
 import math
@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.client.protocol import (MAX_FRAME_BYTES, MAX_ITEM_CHARS, MAX_ITEMS, MAX_OVERRIDES,
+from engine.wire.protocol import (MAX_FRAME_BYTES, MAX_ITEM_CHARS, MAX_ITEMS, MAX_OVERRIDES,
                                     MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS, MAX_SNIPPETS,
                                     MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, PROTOCOL_VERSION, Cancel,
                                     CompleteRequest, Error, ErrorCode, Health, HealthOk, Hello, Hole, Info,

@@ -1,11 +1,11 @@
-"""`engine.client.ratelimit.RateLimitedLog` on a hand-driven clock: the cap, the summary, the reset."""
+"""`engine.wire.ratelimit.RateLimitedLog` on a hand-driven clock: the cap, the summary, the reset."""
 from __future__ import annotations
 
 import logging
 
 import pytest
 
-from engine.client.ratelimit import RateLimitedLog
+from engine.wire.ratelimit import RateLimitedLog
 
 LOGGER = logging.getLogger("test_ratelimit")
 

@@ -5,7 +5,7 @@ import time
 import pytest
 import torch
 
-from engine.client.protocol import CompleteRequest, Result
+from engine.wire.protocol import CompleteRequest, Result
 from engine.worker.core import EngineCore
 from engine.worker.runner import ModelRunner
 from infill import decode
@@ -32,8 +32,8 @@ def job(rid: str, prefix: str) -> Arrival:
 
 def committed_text(runner: ModelRunner, core: EngineCore) -> str:
     """What the one running request has committed from the left, after its prefix."""
-    work = core.scheduler.running[0].payload.decoding.work
-    return runner.tok.decode(decode.committed_run(work.states[0]))[len(work.healed[0]):]
+    decoding = core.scheduler.running[0].payload.decoding
+    return runner.tok.decode(decode.committed_run(decoding.states[0]))[len(decoding.healed[0]):]
 
 
 def run_to_the_end(core: EngineCore) -> dict[str, Result]:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.client.protocol import CompleteRequest, Event, Hole
+from engine.wire.protocol import CompleteRequest, Event, Hole
 from gateway.templates import split_template
 from upstream import budget, dialects
 from upstream.backend import HttpBackend

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
-from engine.client.protocol import CompleteRequest
+from engine.wire.protocol import CompleteRequest
 from infill.paths import REPO_ROOT
 from lsp_server.settings import ServerSettings
 from test_lsp_e2e import CURSOR, start_session
@@ -256,7 +256,7 @@ def test_a_backend_url_naming_an_endpoint_is_refused_at_start_with_the_form_to_u
 
 
 async def test_an_edits_rewrite_keeps_the_control_characters_of_the_code_it_was_sent_and_loses_others(started):
-    from engine.client.protocol import Hole
+    from engine.wire.protocol import Hole
 
     server = started("edit_escapes")
     backend = HttpBackend(upstream_of({"url": server.url, "kind": "edit"}), lambda message: None)

@@ -17,7 +17,7 @@ import pytest
 from lsprotocol import types
 
 import fake_worker
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from gateway_procs import Gateway
 from test_lsp_e2e import ANSWER_WAIT_S, CURSOR, URI, start_session
 from test_lsp_inline_edit import DEFINITION, SOURCE as RENAME_SOURCE, URI as RENAME_URI, apply, ask

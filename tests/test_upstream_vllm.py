@@ -27,7 +27,7 @@ import torch
 from lsprotocol import types
 from tokenizers import Tokenizer
 
-from engine.client.launch import spawn_local_worker, stop_worker
+from engine.launch import spawn_local_worker, stop_worker
 from infill.paths import REPO_ROOT, bundled_model_dir
 from infill.serving import open_model
 from test_lsp_e2e import ANSWER_WAIT_S, start_session

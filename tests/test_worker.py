@@ -18,8 +18,8 @@ import zmq
 
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.launch import WorkerStartError, spawn_local_worker, start_worker_process, stop_worker
-from engine.client.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
+from engine.launch import WorkerStartError, spawn_local_worker, start_worker_process, stop_worker
+from engine.wire.protocol import (MAX_FRAME_BYTES, PROTOCOL_VERSION, Cancel, CompleteRequest, Error,
                                     ErrorCode, Health, HealthOk, Hello, Hole, MsgType, Result, decode,
                                     encode)
 from engine.client.sync_client import WorkerClient

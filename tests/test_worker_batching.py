@@ -8,7 +8,7 @@ import threading
 import pytest
 import zmq
 
-from engine.client.protocol import CompleteRequest, Error, ErrorCode, Health, Hole, Result, decode, encode
+from engine.wire.protocol import CompleteRequest, Error, ErrorCode, Health, Hole, Result, decode, encode
 from engine.worker.scheduler import SchedulerConfig
 from engine.worker.worker import Worker
 from infill.job import Hole as JobHole

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from engine.client.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, Health, HealthOk,
+from engine.wire.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, Health, HealthOk,
                                     Hello, InfoRequest, MsgType, ProtocolError, Result, decode, encode)
 from tests.test_worker import FakeDecoding, FakeRunner, RawPeer, serving
 

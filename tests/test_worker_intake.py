@@ -10,7 +10,7 @@ import time
 import msgpack
 import pytest
 
-from engine.client.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
+from engine.wire.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET_TEXT_CHARS,
                                     MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
                                     CompleteRequest, Error, ErrorCode, Health, HealthOk, MsgType, Result,
                                     Snippet, encode)

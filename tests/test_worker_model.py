@@ -5,8 +5,8 @@ import pytest
 import zmq
 
 from engine.client.calls import WorkerError
-from engine.client.launch import spawn_local_worker, stop_worker
-from engine.client.protocol import CompleteRequest, Error, ErrorCode, Hole, decode
+from engine.launch import spawn_local_worker, stop_worker
+from engine.wire.protocol import CompleteRequest, Error, ErrorCode, Hole, decode
 from engine.client.sync_client import WorkerClient
 from infill.paths import bundled_model_dir
 

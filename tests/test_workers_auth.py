@@ -12,11 +12,11 @@ import time
 import pytest
 
 import fake_worker
-from engine.client import keys
+from engine.wire import keys
 from engine.client.calls import WorkerTimeout
-from engine.client.launch import WorkerGroup, connect_address, start_worker_process, stop_worker
+from engine.launch import WorkerGroup, connect_address, start_worker_process, stop_worker
 from engine.client.pool import AsyncWorkerPool
-from engine.client.protocol import CompleteRequest
+from engine.wire.protocol import CompleteRequest
 from engine.client.sync_client import WorkerClient
 from engine.worker.cli import check_bind_address, main
 from lsp_server.server import InfillLanguageServer
@@ -102,7 +102,7 @@ def test_a_refused_client_is_logged_with_its_key_and_address(remote_worker, key_
     assert keys.main(["--dir", str(tmp_path / "other")]) == 0
     other = keys.load_client_keys(tmp_path / "other")
     stranger = keys.ClientKeys(other.public, other.secret, keys.load_client_keys(key_dir).server_public)
-    with caplog.at_level(logging.INFO, "engine.client.worker_stderr"):  # the worker's stderr lines
+    with caplog.at_level(logging.INFO, "engine.worker_stderr"):  # the worker's stderr lines
         with WorkerClient(remote_worker, timeout_s=REFUSED_WAIT_S, keys=stranger) as client:
             with pytest.raises(WorkerTimeout):
                 client.hello()

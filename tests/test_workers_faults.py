@@ -17,10 +17,10 @@ import pytest
 import zmq
 
 import fake_worker
-from engine.client.launch import (WorkerGroup, start_local_workers, start_worker_process, stop_worker,
+from engine.launch import (WorkerGroup, start_local_workers, start_worker_process, stop_worker,
                                   worker_addresses)
 from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
-from engine.client.protocol import CompleteRequest, ErrorCode, Result, decode, encode
+from engine.wire.protocol import CompleteRequest, ErrorCode, Result, decode, encode
 from engine.client.sync_client import WorkerClient
 from engine.worker.cli import main as serve_main
 
@@ -316,7 +316,7 @@ async def test_a_frozen_lone_worker_fails_its_call_then_completions_resume(short
 
 LANGUAGE_SERVER = """
 import sys, time
-from engine.client.launch import start_local_workers
+from engine.launch import start_local_workers
 group = start_local_workers(sys.argv[1], threads=1)
 print(group.process(group.addresses[0]).pid, group.addresses[0], flush=True)
 time.sleep(120)

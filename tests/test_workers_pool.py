@@ -13,11 +13,11 @@ import pytest
 import zmq
 
 import fake_worker
-from engine.client import transport
+from engine.wire import transport
 from engine.client.calls import WorkerError
-from engine.client.launch import start_worker_process, stop_worker
+from engine.launch import start_worker_process, stop_worker
 from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
-from engine.client.protocol import CompleteRequest, HealthOk
+from engine.wire.protocol import CompleteRequest, HealthOk
 from engine.client.sync_client import WorkerClient
 from engine.client.watch import (HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S,
                                  WorkerWatch, hung_verdict)

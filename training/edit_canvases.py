@@ -31,7 +31,7 @@ from completion.edit_events import EditEvent, diff_span
 from completion.edit_regions import Region
 from completion.next_edit import line_starts
 from completion.syntax import ParsedDocument
-from engine.client.protocol import ProtocolError
+from engine.wire.protocol import ProtocolError
 from engine.worker.work import job_of
 from infill.canvas import EDIT_LAYOUTS
 from infill.fim import job_canvas

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import httpx
 
-from engine.client.protocol import CompleteRequest, Item, Result, Timings
+from engine.wire.protocol import CompleteRequest, Item, Result, Timings
 from upstream import budget, dialects
 from upstream.config import Upstream
 from upstream.dialects import BadAnswer

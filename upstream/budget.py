@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from engine.client.protocol import CompleteRequest
+from engine.wire.protocol import CompleteRequest
 
 CHARS_PER_TOKEN = 3
 TEMPLATE_TOKENS = 64  # sentinels, a chat instruction, the edit sections' tags

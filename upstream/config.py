@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from engine.client.hosts import is_loopback
+from engine.wire.hosts import is_loopback
 from upstream.templates import NAMES
 
 KINDS = ("worker", "openai", "fim", "llama.cpp", "edit")

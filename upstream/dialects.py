@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from engine.client.protocol import CompleteRequest, Item
+from engine.wire.protocol import CompleteRequest, Item
 from upstream.config import Upstream
 from upstream.templates import CHAT, chat_prompt, render, unfence
 

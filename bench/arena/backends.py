@@ -25,8 +25,8 @@ from typing import Protocol
 
 from bench.arena.config import BackendSpec
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.launch import spawn_local_worker, stop_worker
-from engine.client.protocol import CompleteRequest, ProtocolError
+from engine.launch import spawn_local_worker, stop_worker
+from engine.wire.protocol import CompleteRequest, ProtocolError
 from engine.client.sync_client import WorkerClient
 from upstream.backend import HttpBackend
 from upstream.config import Upstream, base_url

@@ -26,7 +26,7 @@ from bench.arena.judges import SandboxJudge
 from bench.arena.rating import rank
 from bench.arena.run import median_latencies, rows_of, run_battles, summarize
 from bench.quality import load_tasks, select_tasks, set_name
-from engine.client.launch import WorkerStartError
+from engine.launch import WorkerStartError
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from engine.client.protocol import MODES
+from engine.wire.protocol import MODES
 
 KINDS = ("worker", "causal", "openai", "fim", "llama.cpp")
 UPSTREAM_KINDS = ("openai", "fim", "llama.cpp")  # asked over HTTP

@@ -17,8 +17,8 @@ import zmq.asyncio
 
 from engine.client.calls import (DEFAULT_TIMEOUT_S, MAX_IDLE_SOCKETS, WorkerTimeout, abandon,
                                  connect_socket, read_reply, timeout_for, unwrap)
-from engine.client.keys import ClientKeys
-from engine.client.protocol import (PROTOCOL_VERSION, CompleteRequest, Health, HealthOk, Hello, Info,
+from engine.wire.keys import ClientKeys
+from engine.wire.protocol import (PROTOCOL_VERSION, CompleteRequest, Health, HealthOk, Hello, Info,
                                     InfoRequest, Message, Partial, Result, Welcome, encode)
 
 

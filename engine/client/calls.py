@@ -4,8 +4,8 @@ A call takes a DEALER socket, sends its request and reads until the reply that m
 request id and reply type; anything else is dropped). A call that times out or is cancelled sends
 `Cancel` for its completion request and closes its socket (`abandon`), so no late reply can reach
 a later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
-Sockets carry ZMTP heartbeats (`engine.client.transport`) and, given `ClientKeys`, CURVE
-encryption and authentication (`engine.client.keys`). The blocking client
+Sockets carry ZMTP heartbeats (`engine.wire.transport`) and, given `ClientKeys`, CURVE
+encryption and authentication (`engine.wire.keys`). The blocking client
 (`engine.client.sync_client`) and the asyncio one (`engine.client.async_client`) build on this.
 """
 from __future__ import annotations
@@ -15,9 +15,9 @@ from typing import Any
 
 import zmq
 
-from engine.client import transport
-from engine.client.keys import ClientKeys, make_curve_client
-from engine.client.protocol import (Cancel, CompleteRequest, Error, Health, HealthOk, Hello, Info,
+from engine.wire import transport
+from engine.wire.keys import ClientKeys, make_curve_client
+from engine.wire.protocol import (Cancel, CompleteRequest, Error, Health, HealthOk, Hello, Info,
                                     InfoRequest, Message, Partial, ProtocolError, Result, Welcome, decode,
                                     encode)
 

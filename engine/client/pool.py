@@ -23,8 +23,8 @@ from typing import Any
 
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import DEFAULT_TIMEOUT_S, WorkerError
-from engine.client.keys import ClientKeys
-from engine.client.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Partial, Result, Welcome
+from engine.wire.keys import ClientKeys
+from engine.wire.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Partial, Result, Welcome
 from engine.client.watch import HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
 
 UNAVAILABLE = "unavailable"

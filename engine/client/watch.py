@@ -7,7 +7,7 @@ stuck) unless the loop is inside a decoding step (`in_step`): a step is allowed 
 since a first pass over a long canvas on a loaded CPU, or a large checkpoint's step on a slow GPU,
 takes seconds; only a step older than that is a hang. The other keeps a silent DEALER connected to the worker and watches it with
 a ZeroMQ socket monitor: the connection drops at once when the worker's process dies or restarts,
-and within the ZMTP heartbeat timeout when its machine goes silent (`engine.client.transport`); then the
+and within the ZMTP heartbeat timeout when its machine goes silent (`engine.wire.transport`); then the
 worker is `lost`, and so is every request that was sent to it. Each verdict that changes the
 state sets `changed`, waking the calls that wait on the worker; the next good probe marks it up
 again. A worker is noticed hung within `probe_interval_s + hung_after_s` (1.75 s with the
@@ -21,11 +21,11 @@ import logging
 import zmq
 import zmq.asyncio
 
-from engine.client import transport
+from engine.wire import transport
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.keys import ClientKeys, make_curve_client
-from engine.client.protocol import HealthOk
+from engine.wire.keys import ClientKeys, make_curve_client
+from engine.wire.protocol import HealthOk
 
 logger = logging.getLogger(__name__)
 

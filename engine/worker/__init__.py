@@ -9,6 +9,7 @@ a job and states the runner's interface, `causal_runner` serves autoregressive c
 right, `prefix_cache` keeps keys and values across keystrokes, `placement` resolves the device,
 dtype and weights flags.
 
-May import: `engine.client`'s modules (the wire, transport, keys, ratelimit, the flags'
-vocabulary, and the launcher for `--workers N`), `infill` and torch; no front end.
+May import: `engine.wire` (the protocol, transport, keys, ratelimit, the flags' vocabulary),
+`engine.launch` (its command line, for `--workers N`), `infill` and torch; never `engine.client`,
+no front end.
 """

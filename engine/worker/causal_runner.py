@@ -17,9 +17,10 @@ from pathlib import Path
 
 import torch
 
-from engine.client.protocol import ErrorCode, ProtocolError
-from engine.worker.runner import Completion, limit_context
+from engine.wire.protocol import ErrorCode, ProtocolError
+from engine.worker.runner import limit_context
 from infill import causal
+from infill.answer import HoleAnswer
 from infill.job import Job
 from infill.serving import open_model, open_tokenizer
 
@@ -101,15 +102,16 @@ class CausalRunner:
     def fill_rest(self, decoding: CausalDecoding) -> None:
         causal.fill_rest(decoding.state)
 
-    def answers(self, decoding: CausalDecoding) -> list[Completion]:
+    def answers(self, decoding: CausalDecoding) -> list[HoleAnswer]:
+        """The one hole's answer: what it wrote."""
         state = decoding.state
-        return [Completion(causal.answer(self.tok, state), causal.confidence(state), state.passes,
-                           state.stop_reason)]
+        return [HoleAnswer(causal.answer(self.tok, state), list(state.tokens), causal.confidence(state),
+                           state.passes, state.stop_reason)]
 
     def typed_on(self, decoding: CausalDecoding, typed: str, deadline: float | None) -> None:
         return None  # each keystroke's request starts anew
 
-    def complete(self, job: Job, deadline: float | None) -> list[Completion]:
+    def complete(self, job: Job, deadline: float | None) -> list[HoleAnswer]:
         """One job decoded alone, to the end."""
         decoding = self.start(job, deadline)
         with torch.inference_mode():

@@ -4,7 +4,7 @@ It checks the flags (usage errors say what to change), loads the model runner th
 (torch is imported only then), binds and serves one `Worker` until SIGTERM or SIGINT, and stops
 with the process that started it (`--parent-pid`), removing the folder it was given
 (`--owned-dir`). With `--workers N` this process loads no model: it supervises N worker children
-(`engine.client.launch.serve_workers`).
+(`engine.launch.serve_workers`).
 """
 from __future__ import annotations
 
@@ -22,10 +22,10 @@ from typing import Any
 
 import zmq
 
-from engine.client.flags import DEVICE_HELP, DTYPES, check_device
-from engine.client.keys import ServerKeys, load_server_keys
-from engine.client.launch import serve_workers, worker_addresses
-from engine.client.private import check_private
+from engine.wire.flags import DEVICE_HELP, DTYPES, check_device
+from engine.wire.keys import ServerKeys, load_server_keys
+from engine.launch import serve_workers, worker_addresses
+from engine.wire.private import check_private
 from engine.worker.placement import placement
 from engine.worker.worker import Worker, serve_until_signal
 from infill.weights import DEFAULT_PREFIX_CACHE_MB, WEIGHTS

@@ -13,11 +13,13 @@ step first lays out the waiting requests in arrival order, PREPARE_CHARS_PER_STE
 context at most (at least one request): a burst of large requests delays each step by about one
 request's layout, never by the whole burst's.
 
-The runner meets `engine.worker.work.Runner`: it starts a job (`engine.worker.work.job_of` of the request) as a
-decoding with `done` and `step_tokens`, or raises ProtocolError for a field it refuses (answered
-with that error's code), steps batches, finishes late ones, and answers one text per hole; the
-scheduler carries each request as a `Work`. A Result holds one item per hole (`Item.hole`), its
-timings the queue, the layout (`prepare_ms`), the first pass (`prefill_ms`) and the rest.
+The runner meets `engine.worker.work.Runner`: it starts a job (`engine.worker.work.job_of` of the
+request) as a decoding with `done` and `step_tokens` (`engine.worker.work.Decoding`), or raises
+ProtocolError for a field it refuses (answered with that error's code), steps batches, finishes
+late ones, and answers one `infill.answer.HoleAnswer` per hole; the scheduler carries each request
+as a `Work`. A Result holds one item per hole (`Item.hole`, made from the hole's answer by
+`item_of`), its timings the queue, the layout (`prepare_ms`), the first pass (`prefill_ms`) and
+the rest.
 
 Streaming: after each step, a request sent with `stream` whose settled text (`runner.partial`)
 grew gets a `Partial` reply, collected apart from the final ones (`take_partials`): the worker
@@ -32,16 +34,16 @@ from __future__ import annotations
 import logging
 import time
 from dataclasses import dataclass
-from typing import Any
 
-from engine.client.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode,
+from engine.wire.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode,
                                     Item, Message, Partial, ProtocolError, Result, Timings)
 from engine.worker.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
-from engine.worker.work import Runner, Work, job_of
+from engine.worker.work import Decoding, Incoming, Runner, Work, job_of
+from infill.answer import HoleAnswer
 
 logger = logging.getLogger(__name__)
 
-Reply = tuple[Any, Message]  # (the worker's job, its one final reply)
+Reply = tuple[Incoming, Message]  # (the worker's job, its one final reply)
 PREPARE_CHARS_PER_STEP = MAX_PREFIX_CHARS + MAX_SUFFIX_CHARS  # one maximal request's context
 
 
@@ -64,7 +66,12 @@ def internal_error(request_id: str | None, exc: Exception) -> Error:
     return Error(request_id, ErrorCode.INTERNAL, message[:MAX_ERROR_CHARS])
 
 
-def empty_result(job: Any, stop_reason: str) -> Result:
+def item_of(answer: HoleAnswer, hole: int) -> Item:
+    """The wire's item of one hole's answer."""
+    return Item(answer.text, answer.confidence, answer.forward_passes, hole)
+
+
+def empty_result(job: Incoming, stop_reason: str) -> Result:
     """The answer to a request that leaves without text (cancelled, or expired before it ran)."""
     waited = elapsed_ms(job.arrival, time.monotonic())
     return Result(job.request.id, [], Timings(waited, 0.0, 0.0, waited), stop_reason)
@@ -81,7 +88,7 @@ class EngineCore:
     def is_idle(self) -> bool:
         return self.scheduler.is_idle
 
-    def add(self, job: Any) -> list[Reply]:
+    def add(self, job: Incoming) -> list[Reply]:
         """A new request (a job with `peer`, `request`, `arrival` and `deadline`), laid out by a
         later `step` unless it takes over the decoding of the running request it supersedes."""
         req = job.request
@@ -99,7 +106,7 @@ class EngineCore:
             self.stats.carried += 1
         return self._replies(finals)
 
-    def _typed_on(self, job: Any) -> Any:
+    def _typed_on(self, job: Incoming) -> Decoding | None:
         """The decoding of the running request this one supersedes, handed over (`runner.typed_on`)
         when this one is the same request a few characters further on the same line; else None."""
         req = job.request
@@ -254,7 +261,7 @@ class EngineCore:
         queued_until = seq.admitted_at if seq.admitted_at is not None else now
         timings = Timings(elapsed_ms(job.arrival, queued_until), decoding.prefill_ms, decoding.decode_ms,
                           elapsed_ms(job.arrival, now), decoding.prepare_ms)
-        items = [Item(a.text, a.confidence, a.forward_passes, hole) for hole, a in enumerate(answers)]
+        items = [item_of(answer, hole) for hole, answer in enumerate(answers)]
         stop_reason = "deadline" if any(a.stop_reason == "deadline" for a in answers) else "done"
         logger.debug("request %s: %s in %.1f ms", job.request.id, stop_reason, timings.total_ms)
         return Result(job.request.id, items, timings, stop_reason)

@@ -10,13 +10,13 @@ them into one `Placement` or a ValueError that says which flag to change:
   else the dtype's own weights. int8 is a CPU path (fbgemm) whose other layers compute in fp32:
   it refuses CUDA and a half dtype. `--weights fp32` means fp32 weights: it refuses a half dtype.
 
-The flags' vocabulary is the launcher's (`engine.client.flags`), which writes them.
+The flags' vocabulary is the launcher's (`engine.wire.flags`), which writes them.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.client.flags import DTYPES, check_device
+from engine.wire.flags import DTYPES, check_device
 from infill.weights import WEIGHTS
 
 

@@ -5,16 +5,20 @@ prefix and suffix (maybe with its draft), or an edit's regions between its piece
 them; snippets least important first (a full
 canvas keeps the last ones), decoder overrides as sent. `Work` is what the scheduler carries for
 each request: the worker's record of it and, once laid out, its decoding. `Runner` is what the
-engine core asks of a model runner (`engine.worker.runner.ModelRunner` is the real one; tests use fakes).
+engine core asks of a model runner, typed by the record of a job being decoded that the runner
+makes (`Decoding`, as the core sees it: `infill.fim.JobDecoding` for
+`engine.worker.runner.ModelRunner`, the diffusion one; `CausalDecoding` for the causal one; tests
+use fakes); every runner answers each hole with the one answer record, `infill.answer.HoleAnswer`.
 A runner may also have `partial(decoding) -> str | None`, a one-hole decoding's settled text (what
 its answer will start with), for streamed requests; one without it sends no Partial replies.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol, TypeVar
 
-from engine.client.protocol import CompleteRequest, ErrorCode, ProtocolError
+from engine.wire.protocol import CompleteRequest, ErrorCode, ProtocolError
+from infill.answer import HoleAnswer
 from infill.job import Hole, Job
 
 
@@ -33,6 +37,17 @@ def job_of(request: CompleteRequest) -> Job:
         raise ProtocolError(ErrorCode.INVALID_FIELD, f"the job is not valid: {exc}", request.id) from None
 
 
+class Incoming(Protocol):
+    """The worker's record of a request, as the core sees it (`engine.worker.worker.Arrival`)."""
+
+    peer: bytes  # who sent it
+    request: CompleteRequest
+    arrival: float  # time.monotonic() when it arrived
+
+    @property
+    def deadline(self) -> float: ...  # time.monotonic() when its answer is due
+
+
 class Decoding(Protocol):
     """A job being decoded, as the core sees it."""
 
@@ -47,25 +62,23 @@ class Decoding(Protocol):
     def step_tokens(self) -> int: ...  # positions its next step encodes
 
 
-class HoleAnswer(Protocol):
-    text: str
-    confidence: float
-    forward_passes: int
-    stop_reason: str
+D = TypeVar("D", bound=Decoding)  # the record of a job being decoded that a runner makes
 
 
-class Runner(Protocol):
-    def info(self) -> dict: ...
+class Runner(Protocol[D]):
+    """What the engine core asks of a model runner."""
 
-    def start(self, job: Job, deadline: float | None) -> Decoding: ...  # ProtocolError for a bad job
+    def info(self) -> dict: ...  # the model's name, family, vocabulary size and context
 
-    def step(self, decodings: list[Any]) -> int: ...  # forward passes run
+    def start(self, job: Job, deadline: float | None) -> D: ...  # ProtocolError for a bad job
 
-    def fill_rest(self, decoding: Any) -> None: ...  # the anytime answer of a late one
+    def step(self, decodings: list[D]) -> int: ...  # forward passes run
 
-    def answers(self, decoding: Any) -> list[HoleAnswer]: ...  # one per hole, left to right
+    def fill_rest(self, decoding: D) -> None: ...  # the anytime answer of a late one
 
-    def typed_on(self, decoding: Any, typed: str, deadline: float | None) -> Decoding | None: ...
+    def answers(self, decoding: D) -> list[HoleAnswer]: ...  # one per hole, left to right
+
+    def typed_on(self, decoding: D, typed: str, deadline: float | None) -> D | None: ...  # handed to the next key
 
 
 @dataclass(slots=True, eq=False)
@@ -73,7 +86,7 @@ class Work:
     """One request in the scheduler: the worker's record of it (`peer`, `request`, `arrival`,
     `deadline`) and, once laid out, its decoding."""
 
-    incoming: Any
+    incoming: Incoming
     decoding: Decoding | None = None
     streamed: str = ""  # a streamed request's text sent in Partial replies so far
 

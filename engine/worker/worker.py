@@ -1,7 +1,7 @@
 """The engine worker: a ZeroMQ ROUTER socket in front of a model runner, in one process.
 
 Two threads. The IO thread owns every socket that faces clients: it receives frames, decodes and
-validates them (`engine.client.protocol`), answers protocol errors, Hello, InfoRequest and Health
+validates them (`engine.wire.protocol`), answers protocol errors, Hello, InfoRequest and Health
 itself, and hands each valid CompleteRequest (as an `Arrival`) and each Cancel (as a `CancelOrder`) to
 the main loop through a queue. The main loop drains the queue into the engine core
 (`engine.worker.core`: the scheduler and the model runner), runs one batched decoding step, and
@@ -32,12 +32,12 @@ from typing import Any
 
 import zmq
 
-from engine.client import transport
-from engine.client.keys import ServerKeys, make_curve_server, start_authenticator
-from engine.client.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
+from engine.wire import transport
+from engine.wire.keys import ServerKeys, make_curve_server, start_authenticator
+from engine.wire.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, ErrorCode, Health,
                                     HealthOk, Hello, Info, InfoRequest, Message, ProtocolError, Welcome,
                                     decode, encode)
-from engine.client.ratelimit import RateLimitedLog
+from engine.wire.ratelimit import RateLimitedLog
 from engine.worker.core import EngineCore, EngineStats, Reply, internal_error
 from engine.worker.scheduler import SchedulerConfig
 

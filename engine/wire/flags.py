@@ -11,8 +11,10 @@ from __future__ import annotations
 import argparse
 import re
 
-from engine.client.launch import DEFAULT_STARTUP_TIMEOUT_S, STARTUP_S_PER_GB
-
+DEFAULT_STARTUP_TIMEOUT_S = 60.0  # importing torch and loading a model takes seconds on a CPU
+# Plus this much per GB of a model folder's weights: a 7B bf16 checkpoint (15 GB) read from a slow
+# disk (100 MB/s) and moved to a GPU, then its kernels compiled in the warm-up.
+STARTUP_S_PER_GB = 15.0
 DTYPES = ("auto", "bf16", "fp16", "fp32")
 DEVICE_HELP = "auto, cpu, cuda or cuda:N"
 _DEVICE = re.compile(r"auto|cpu|cuda(?::(\d{1,3}))?")

@@ -27,8 +27,8 @@ from pathlib import Path
 import zmq
 from zmq.auth.thread import ThreadAuthenticator
 
-from engine.client.private import SECRET_MODE, check_private, make_private_dir, make_private_dirs
-from engine.client.ratelimit import RateLimitedLog
+from engine.wire.private import SECRET_MODE, check_private, make_private_dir, make_private_dirs
+from engine.wire.ratelimit import RateLimitedLog
 
 logger = logging.getLogger(__name__)
 

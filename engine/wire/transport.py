@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import zmq
 
-from engine.client.protocol import MAX_FRAME_BYTES
+from engine.wire.protocol import MAX_FRAME_BYTES
 
 HEARTBEAT_IVL_MS = 400
 HEARTBEAT_TIMEOUT_MS = 1200

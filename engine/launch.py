@@ -3,7 +3,7 @@
 A worker is `python -m engine` (`worker_argv`), started by `start_worker_process`, which returns
 once `connect` has greeted it (Hello answered); a worker that exits or refuses first is a
 `WorkerStartError` carrying the end of its stderr, which is forwarded to this process's log
-(`engine.client.worker_stderr`) line by line. `stop_worker` ends one. Two ways to start local
+(`engine.worker_stderr`) line by line. `stop_worker` ends one. Two ways to start local
 workers share that path and the private ipc:// socket folder each gets (the worker removes it on
 its way out: `--owned-dir`):
 
@@ -42,19 +42,16 @@ from pathlib import Path
 from typing import IO
 
 from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.keys import ClientKeys, load_client_keys
-from engine.client.private import make_private_dir
-from engine.client.protocol import Welcome
 from engine.client.sync_client import WorkerClient
 from engine.client.watch import LONGEST_STEP_S
+from engine.wire.flags import DEFAULT_STARTUP_TIMEOUT_S, STARTUP_S_PER_GB
+from engine.wire.keys import ClientKeys, load_client_keys
+from engine.wire.private import make_private_dir
+from engine.wire.protocol import Welcome
 
 logger = logging.getLogger(__name__)
 _child_logger = logging.getLogger(__package__ + ".worker_stderr")
 
-DEFAULT_STARTUP_TIMEOUT_S = 60.0  # importing torch and loading a model takes seconds on a CPU
-# Plus this much per GB of a model folder's weights: a 7B bf16 checkpoint (15 GB) read from a slow
-# disk (100 MB/s) and moved to a GPU, then its kernels compiled in the warm-up.
-STARTUP_S_PER_GB = 15.0
 HUNG_KILL_S = LONGEST_STEP_S  # far above any one decoding step: a loop this still is stuck for good
 HUNG_S_PER_GB = 10.0  # and this much more per GB of weights: a large model's first pass over a long
 #   canvas on a CPU takes far longer than the bundled model's
@@ -132,7 +129,7 @@ def worker_argv(address: str, model_dir: str | Path | None = None, threads: int 
                 owned_dir: str | Path | None = None, flags: Sequence[str] = ()) -> list[str]:
     """The command line of one `python -m engine` worker process on `address`; `owned_dir` is a
     private folder made for it (its ipc:// socket's), which it removes on its way out; `flags`
-    are further worker flags (`engine.client.flags.model_flags`: --device, --dtype, ...)."""
+    are further worker flags (`engine.wire.flags.model_flags`: --device, --dtype, ...)."""
     argv = [sys.executable, "-m", "engine", "--bind", address, "--parent-pid", str(os.getpid())]
     if owned_dir is not None:
         argv += ["--owned-dir", str(owned_dir)]

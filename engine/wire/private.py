@@ -1,7 +1,7 @@
 """Files and folders that only this user may change: made so whatever the umask, checked before use.
 
-The key folders (`engine.client.keys`) and the folders of local workers' ipc:// sockets
-(`engine.client.launch`) are trusted only if no other user can write them: otherwise a local user
+The key folders (`engine.wire.keys`) and the folders of local workers' ipc:// sockets
+(`engine.launch`) are trusted only if no other user can write them: otherwise a local user
 could plant a client key in `authorized/`, or a socket where a worker is expected.
 """
 from __future__ import annotations
