@@ -34,7 +34,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from engine.client.keys import load_server_keys  # noqa: E402
+from engine.wire.keys import load_server_keys  # noqa: E402
 from engine.worker.scheduler import SchedulerConfig  # noqa: E402
 from engine.worker.worker import Worker, serve_until_signal  # noqa: E402
 
