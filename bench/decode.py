@@ -26,7 +26,7 @@ import torch
 from bench.quality import edit_similarity, exact_match, has_tests, judging_program, load_tasks, percentile, select_tasks
 from bench.sandbox import run_program
 from infill.commit import NEVER, DecoderConfig
-from infill.decode import encode, full_pass, window_pass
+from infill.decode.passes import encode, full_pass, window_pass
 from infill.decoder_defaults import decoder_config, model_decoder_defaults
 from infill.fim import fill
 from infill.paths import bundled_model_dir
@@ -103,8 +103,8 @@ def run_one(model, tok, task: dict, cfg: DecoderConfig, mode: str, max_tokens: i
     ms = (time.perf_counter() - started) * 1e3
     exact = exact_match(out.text, task["canonical_solution"])
     ok = run_program(judging_program(task, out.text)).passed if has_tests(task) else exact
-    tokens = sum(1 for t in out.decoded.tokens if t != tok.pad_id)
-    return Outcome(ok, exact, edit_similarity(out.text, task["canonical_solution"]), ms, out.decoded.forward_passes, tokens)
+    tokens = sum(1 for t in out.tokens if t != tok.pad_id)
+    return Outcome(ok, exact, edit_similarity(out.text, task["canonical_solution"]), ms, out.forward_passes, tokens)
 
 
 def summarize(name: str, outcomes: list[Outcome], tested: bool, baseline: dict | None) -> dict:

@@ -137,8 +137,8 @@ def decode_tasks(model: Transformer, tok, tasks: list[dict], cfg: DecoderConfig)
     started = time.perf_counter()
     for task in tasks:
         out = fill(model, tok, task["prompt"], task["suffix"], "single_line", 32, cfg)
-        tokens += sum(1 for t in out.decoded.tokens if t != tok.pad_id)
-        passes += out.decoded.forward_passes
+        tokens += sum(1 for t in out.tokens if t != tok.pad_id)
+        passes += out.forward_passes
         exact += out.text.strip() == task["reference"].strip()
     sync(model.lm_head.weight.device)
     seconds = time.perf_counter() - started

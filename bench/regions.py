@@ -117,7 +117,7 @@ def joint(model, tok, cut: Cut, cfg: DecoderConfig) -> Side:
     started = time.perf_counter()
     answers, _, _ = run_job(model, tok, job, cfg)
     ms = (time.perf_counter() - started) * 1e3
-    return Side([a.text.rstrip("\n") for a in answers], answers[0].decoded.forward_passes, ms)
+    return Side([a.text.rstrip("\n") for a in answers], answers[0].forward_passes, ms)
 
 
 def separate(model, tok, cut: Cut, cfg: DecoderConfig) -> Side:
@@ -127,7 +127,7 @@ def separate(model, tok, cut: Cut, cfg: DecoderConfig) -> Side:
         after = "".join(cut.pieces[i + 1:])  # later holes stay empty lines
         [answer], _, _ = run_job(model, tok, Job.fim(before, after, "single_line", HOLE_TOKENS), cfg)
         texts.append(answer.text.rstrip("\n"))
-        passes += answer.decoded.forward_passes
+        passes += answer.forward_passes
     return Side(texts, passes, (time.perf_counter() - started) * 1e3)
 
 

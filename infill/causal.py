@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from infill.decode import HoleRules, restrict
+from infill.decode.holes import HoleRules, restrict
 from infill.fim import hole_rules, hole_text
 from infill.fim_ar import N_SENTINELS, Sentinels, fim_context, fim_prompt
 from infill.model import KV, Transformer

@@ -13,10 +13,10 @@ any is masked, so decoding always ends.
   `end_in_run` the run may end on a middle's end (pad; a line's end in single-line mode) as sure
   as tau (or `end_threshold`), which closes the hole in the same pass instead of the next one.
 - `verify`: the leftmost masked position here; the same pass also checks up to `drafts` guesses
-  for the positions after it (`infill.decode.confirm_drafts`), so the answer is exactly the
+  for the positions after it (`infill.decode.regions.confirm_drafts`), so the answer is exactly the
   left-to-right one, in fewer passes.
 Semi-autoregressive blocks restrict any rule to the leftmost block that still has masks.
-Optional re-masking (`remask`, `infill.decode.remask`) masks a committed token again when a later
+Optional re-masking (`remask`, `infill.decode.stepping.remask`) masks a committed token again when a later
 pass finds it unlikely, so that a rule that committed it too early may fill it anew.
 
 A canvas with several holes passes each hole's slice of the (L,) vectors: blocks and the leftmost
@@ -55,7 +55,7 @@ class DecoderConfig:
     remask: float = 0.0  # a committed token whose probability in a later pass is below this is masked
     #   again, once per position (0: never); not with `verify` (its answer is left to right's) or a window
     veto: float = 0.0  # a drafted token is masked again where the model puts at least this on another
-    #   token (0: never: a draft stands as drafted; `infill.decode.veto`)
+    #   token (0: never: a draft stands as drafted; `infill.decode.regions.veto`)
     veto_rule: str = "each"  # "each": every vetoed token is masked alone; "cut": its hole's draft stands
     #   up to the first vetoed token, and from there on is masked for the model to fill
     end_in_run: bool = False  # `left_run` rule: a run may end on an end token as sure as `threshold`

@@ -2,35 +2,29 @@
 
 Shared by the worker's model runner, the training script's quick FIM check and benchmarks, so
 that every caller decodes with the same rules. Step-wise, so that many jobs share each forward
-pass: `start_job` lays a job out as a `JobDecoding`, `infill.decode.step` advances the states of
-any number of them by one pass, `job_answers` reads one back, one text per hole. `run_job`, `fill`
-(one hole) and `fill_regions` (several, decoded jointly) are the one-job loop over the same steps.
+pass: `start_job` lays a job out as a `JobDecoding` (the one record of a job being decoded, with
+where its time went), `infill.decode.step` advances the states of any number of them by one pass,
+`job_answers` reads one back, one `infill.answer.HoleAnswer` per hole. `run_job`, `fill` (one hole)
+and `fill_regions` (several, decoded jointly) are the one-job loop over the same steps.
 """
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 from infill.canvas import Canvas, RegionsCanvas, edit_canvas, fim_canvas, regions_canvas
 from infill.commit import DecoderConfig
 from infill import decode
-from infill.decode import Decoded, DecodeState, HoleRules
+from infill.answer import HoleAnswer
+from infill.decode import DecodeState, HoleRules, Reuse, step_tokens
 from infill.job import Hole, Job
 from infill.model import Transformer
 from infill.repetition import cut_loop
 from infill.tokenizer import ModelTokenizer
 
 HOLE_TOKENS = {"single_line": 32, "multi_line": 96}  # hole length L per mode, before the max_tokens cap
-
-
-@dataclass(slots=True)
-class Filled:
-    text: str
-    decoded: Decoded
-    prepare_ms: float  # tokenizing and laying out the canvas
-    decode_ms: float
 
 
 def hole_text(tok: ModelTokenizer, tokens: list[int], healed: str, single_line: bool, cut_loops: bool = True) -> str:
@@ -148,13 +142,19 @@ def start_request(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: 
 
 @dataclass(slots=True, eq=False)
 class JobDecoding:
-    """A job being decoded: its decode states and what turns each hole back into text. A one-hole
-    job has one state per candidate hole length (and may grow, slide a window, verify guesses,
-    reuse an earlier keystroke's keys/values); a job of several holes has one joint state."""
+    """A job being decoded: its decode states, what turns each hole back into text, and where its
+    time went. A one-hole job has one state per candidate hole length (and may grow, slide a
+    window, verify guesses, reuse an earlier keystroke's keys/values); a job of several holes has
+    one joint state."""
 
     job: Job
     states: list[DecodeState]
     healed: list[str]  # per hole: the piece's re-opened tail, dropped from the front of its answer
+    reuse: dict[DecodeState, Reuse] = field(default_factory=dict)  # a state's first full pass attends to
+    #   these keys/values of an earlier canvas instead of encoding them (the worker's prefix cache)
+    prepare_ms: float = 0.0  # tokenizing and laying out the canvas
+    prefill_ms: float = 0.0  # the step of its first pass over the canvas
+    decode_ms: float = 0.0  # the steps after it
 
     @property
     def done(self) -> bool:
@@ -166,14 +166,10 @@ class JobDecoding:
 
     @property
     def step_tokens(self) -> int:
-        """Positions its next step encodes (see `DecodeState.step_tokens`)."""
-        return sum(state.step_tokens for state in self.unfinished)
-
-
-@dataclass(slots=True)
-class HoleAnswer:
-    text: str
-    decoded: Decoded
+        """Positions its next step encodes: the canvas (less what it reuses from an earlier
+        request) for a full pass, the first step and each cache refresh; else the hole's window
+        (`infill.decode.step_tokens`)."""
+        return sum(step_tokens(state, self.reuse.get(state)) for state in self.unfinished)
 
 
 def start_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderConfig,
@@ -218,13 +214,13 @@ def start_drafted(model: Transformer, tok: ModelTokenizer, job: Job, cfg: Decode
 
 
 def job_answers(tok: ModelTokenizer, decoding: JobDecoding) -> list[HoleAnswer]:
-    """Each hole's text and decoding record, left to right (of a one-hole job's candidate
-    lengths, the likeliest)."""
+    """Each hole's answer, left to right (of a one-hole job's candidate lengths, the likeliest)."""
     chosen = decode.best(decoding.states)
-    holes = zip(decode.results(chosen), decoding.healed, chosen.hole_rules)
-    return [HoleAnswer(drafted_text(tok, d.tokens, healed) if rules.drafted else
-                       hole_text(tok, d.tokens, healed, rules.single_line, chosen.cfg.cut_loops), d)
-            for d, healed, rules in holes]
+    holes = zip(decode.hole_tokens(chosen), decoding.healed, chosen.holes)
+    texts = [drafted_text(tok, tokens, healed) if hole.rules.drafted else
+             hole_text(tok, tokens, healed, hole.rules.single_line, chosen.cfg.cut_loops)
+             for tokens, healed, hole in holes]
+    return decode.results(chosen, texts)
 
 
 def drafted_text(tok: ModelTokenizer, tokens: list[int], healed: str) -> str:
@@ -248,10 +244,10 @@ def run_job(model: Transformer, tok: ModelTokenizer, job: Job, cfg: DecoderConfi
 
 
 def fill(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: str, mode: str, max_tokens: int,
-         cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> Filled:
+         cfg: DecoderConfig = DecoderConfig(), deadline: float | None = None) -> HoleAnswer:
     """Fill-in-the-middle of one hole, decoded alone."""
-    [answer], prepare_ms, decode_ms = run_job(model, tok, Job.fim(prefix, suffix, mode, max_tokens), cfg, deadline)
-    return Filled(answer.text, answer.decoded, prepare_ms, decode_ms)
+    [answer], _, _ = run_job(model, tok, Job.fim(prefix, suffix, mode, max_tokens), cfg, deadline)
+    return answer
 
 
 def fill_regions(model: Transformer, tok: ModelTokenizer, pieces: list[str], modes: list[str], max_tokens: int,

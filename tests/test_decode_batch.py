@@ -6,7 +6,7 @@ from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim, start_fim
 from infill import decode
 from infill.batch import batch_window_pass
-from infill.decode import full_pass, window_pass
+from infill.decode.passes import full_pass, window_pass
 from infill.fim import fill
 
 REQUESTS = [  # (prefix, suffix, mode, max_tokens): different canvases, holes and modes
@@ -38,7 +38,7 @@ def decode_together(runner: ModelRunner, overrides: dict, stagger: bool) -> list
         waiting = waiting if stagger else []
         runner.step(live)
         live = [d for d in live if not d.done]
-    return [(decode.results(d.work.states[0])[0], runner.answers(d)[0].text) for d in started]
+    return [runner.answers(d)[0] for d in started]
 
 
 @pytest.mark.parametrize("overrides", CONFIGS, ids=lambda c: ",".join(f"{k}={v}" for k, v in c.items()) or "default")
@@ -46,14 +46,14 @@ def decode_together(runner: ModelRunner, overrides: dict, stagger: bool) -> list
 def test_a_batch_decodes_as_each_request_alone(runner, overrides, stagger):
     alone = [complete_fim(runner, *r, None, overrides) for r in REQUESTS]
     together = decode_together(runner, overrides, stagger)
-    for one, (decoded, text) in zip(alone, together):
-        assert (text, decoded.forward_passes, decoded.stop_reason) == (one.text, one.forward_passes, "done")
-        assert decoded.confidence == pytest.approx(one.confidence, abs=1e-5)
+    for one, answer in zip(alone, together):
+        assert (answer.text, answer.forward_passes, answer.stop_reason) == (one.text, one.forward_passes, "done")
+        assert answer.confidence == pytest.approx(one.confidence, abs=1e-5)
 
 
 def test_batched_tokens_match_fill_alone(runner):
-    alone = [fill(runner.model, runner.tok, *r).decoded.tokens for r in REQUESTS]
-    together = [decoded.tokens for decoded, _ in decode_together(runner, {}, stagger=True)]
+    alone = [fill(runner.model, runner.tok, *r).tokens for r in REQUESTS]
+    together = [answer.tokens for answer in decode_together(runner, {}, stagger=True)]
     assert together == alone
 
 
@@ -76,9 +76,10 @@ def test_ragged_windows_in_one_pass_equal_each_window_alone(runner):
 
 
 def test_a_step_counts_one_forward_for_all_cached_windows(runner):
-    states = [start_fim(runner, *r, None, {"rule": "left_to_right", "refresh_every": 2}).work.states[0] for r in REQUESTS[:3]]
-    assert decode.step(runner.model, states) == 3  # first passes are full passes, one each
-    assert decode.step(runner.model, states) == 1  # then all three windows share one forward
+    overrides = {"rule": "left_to_right", "refresh_every": 2}
+    states = [start_fim(runner, *r, None, overrides).states[0] for r in REQUESTS[:3]]
+    assert decode.step(runner.model, states).forwards == 3  # first passes are full passes, one each
+    assert decode.step(runner.model, states).forwards == 1  # then all three windows share one forward
     assert all(s.passes == 2 for s in states)
 
 
@@ -89,4 +90,4 @@ def test_finish_fills_the_rest_from_the_last_pass(runner):
     runner.fill_rest(d)
     out = runner.answers(d)[0]
     assert d.done and out.stop_reason == "deadline" and out.forward_passes == 1
-    assert d.work.states[0].last_best is not None and int(d.work.states[0].masked.sum()) == 0
+    assert d.states[0].last_best is not None and int(d.states[0].masked.sum()) == 0

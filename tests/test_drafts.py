@@ -77,7 +77,7 @@ def test_a_verify_decoding_past_its_deadline_answers_from_its_last_pass(tiny_mod
     runner.step([decoding])
     runner.step([decoding])  # a cached pass with guess windows
     assert not decoding.done, "the hole should outlast two passes"
-    decoding.work.states[0].deadline = time.monotonic() - 1
+    decoding.states[0].deadline = time.monotonic() - 1
     runner.step([decoding])
     out = runner.answers(decoding)[0]
     assert decoding.done and out.stop_reason == "deadline" and out.forward_passes == 3

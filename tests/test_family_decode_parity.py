@@ -9,7 +9,8 @@ import torch
 from infill import decode
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
-from infill.decode import HoleRules
+from infill.decode.holes import HoleRules
+from infill.decode.state import new_state
 from test_families import EOS, MASK, VOCAB, write_llada, write_qwen2
 
 HOLE = slice(5, 13)
@@ -55,7 +56,7 @@ def test_one_token_a_step_matches_a_reference_loop_on_transformers(tmp_path, wri
     reference = writer(tmp_path)
     model = load_model(tmp_path)
     model.cfg.logits_shift = shifted  # the family's convention (Dream shifts, LLaDA does not)
-    state = decode.new_state(model, canvas(), [HOLE], [RULES], ONE_A_STEP, None, grow_to=0)
+    state = new_state(model, canvas(), [HOLE], [RULES], ONE_A_STEP, None, grow_to=0)
     while not state.done:
         decode.step(model, [state])
     assert decode.hole_tokens(state)[0] == reference_decode(reference, canvas(), shifted)

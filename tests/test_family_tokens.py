@@ -12,6 +12,7 @@ import torch
 from engine.worker.runner import ModelRunner
 from infill import decode
 from infill.canvas import fim_canvas
+from infill.decode.holes import close_tail
 from infill.fim import hole_rules, hole_text
 from infill.family_tokens import FamilyTokenizer, load_tokenizer
 from infill.job import Job
@@ -134,7 +135,7 @@ def test_single_line_hole_ends_at_a_token_that_holds_a_newline(tiny_dirs):
     more = tok.encode("z = 2")
     hole = torch.tensor(ids + more)
     masked = torch.tensor([False] * len(ids) + [True] * len(more))
-    decode.close_tail(hole, masked, rules)
+    close_tail(hole, masked, rules)
     assert hole[len(ids):].tolist() == [tok.pad_id] * len(more) and not masked.any()
     assert hole_text(tok, hole.tolist(), "", single_line=True) == "f(x)\n"
     assert hole_text(tok, ids + [tok.end_ids[1]] + more, "", single_line=False) == "f(x)\n"
@@ -170,7 +171,7 @@ def test_runner_answers_with_text_and_ends_of_the_family(tiny_dirs, family):
         [answer] = runner.answers(decoding)
         assert answer.text and all(t not in answer.text for t in added_texts(fresh))
         assert fresh.decode(fresh.encode(answer.text)) == answer.text
-        [tokens] = [d.tokens for d in decode.results(decode.best(decoding.work.states))]
+        [tokens] = decode.hole_tokens(decode.best(decoding.states))
         assert not set(tokens) & set(runner.tok.banned_ids)
         ends = [i for i, t in enumerate(tokens) if t in fresh.end_ids]
         assert all(t in fresh.end_ids for t in tokens[ends[0]:]) if ends else len(tokens) == 16
@@ -195,10 +196,10 @@ def test_a_hole_stops_at_any_of_the_family_ends(tiny_dirs, family):
     decoding = runner.start(Job.fim("x = ", "\n", "multi_line", 16), None)
     while not decoding.done:
         runner.step([decoding])
-    [tokens] = [d.tokens for d in decode.results(decode.best(decoding.work.states))]
+    [tokens] = decode.hole_tokens(decode.best(decoding.states))
     assert tokens[0] not in tok.end_ids and tokens[1] in tok.end_ids[:2]  # never empty; ends right after
     [answer] = runner.answers(decoding)
-    assert answer.text == tok.decode(tokens[:1])[len(decoding.work.healed[0]):]
+    assert answer.text == tok.decode(tokens[:1])[len(decoding.healed[0]):]
 
 
 @pytest.mark.parametrize("family", ["dream", "coda"])

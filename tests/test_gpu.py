@@ -54,7 +54,7 @@ def test_torch_choice_on_cuda_matches_the_kernel(monkeypatch):
 
 
 def test_decoder_score_takes_the_cuda_kernel_without_host_copies(monkeypatch):
-    from infill import decode
+    from infill.decode.passes import score
     from infill.kernels import cuda as cuda_kernels
 
     monkeypatch.setattr(kernels, "CUDA_ROW_STATS", "numba")
@@ -67,7 +67,7 @@ def test_decoder_score_takes_the_cuda_kernel_without_host_copies(monkeypatch):
 
     monkeypatch.setattr(cuda_kernels, "launch_row_stats", spy)
     logits = edge_logits(6, 151936, seed=3).cuda()
-    scores = decode.score(logits, "prob")
+    scores = score(logits, "prob")
     assert len(launched) == 1 and "Device" in launched[0][0] and launched[0][1] == (6, 151936)  # a numba view
     assert all(t.device.type == "cuda" for t in scores)
     want = torch_row_stats(logits)

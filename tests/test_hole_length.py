@@ -8,7 +8,7 @@ from engine.worker.runner import ModelRunner
 from runner_fim import start_fim
 from infill import decode
 from infill.commit import DecoderConfig
-from infill.decode import HoleRules
+from infill.decode.holes import HoleRules
 from infill.fim import fill, hole_lengths, hole_text, prepare, start_request
 
 
@@ -64,7 +64,7 @@ def test_several_lengths_decode_together_and_the_likeliest_is_kept(runner):
     chosen = decode.best(states)
     assert chosen.mean_log_prob == max(s.mean_log_prob for s in states)
     out = fill(runner.model, runner.tok, "def f(x):\n", "\n", "multi_line", 64, cfg)
-    assert out.decoded.tokens == decode.results(chosen)[0].tokens
+    assert out.tokens == decode.hole_tokens(chosen)[0]
 
 
 def test_single_line_requests_keep_one_length(runner):
@@ -76,9 +76,9 @@ def test_the_runner_answers_from_the_best_length(runner):
     d = start_fim(runner, "def f(x):\n", "\n", "multi_line", 48, None, {"lengths": 2, "rule": "left_to_right"})
     while not d.done:
         runner.step([d])
-    chosen = decode.best(d.work.states)
-    expected = hole_text(runner.tok, decode.results(chosen)[0].tokens, d.work.healed[0], False)
-    assert len(d.work.states) == 2 and runner.answers(d)[0].text == expected
+    chosen = decode.best(d.states)
+    expected = hole_text(runner.tok, decode.hole_tokens(chosen)[0], d.healed[0], False)
+    assert len(d.states) == 2 and runner.answers(d)[0].text == expected
 
 
 def test_a_looping_middle_is_cut_to_its_first_copy(runner):

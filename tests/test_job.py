@@ -42,19 +42,19 @@ def test_a_one_hole_job_answers_as_fill(model, tiny_tokenizer):
     for mode in ("single_line", "multi_line"):
         filled = fill(model, tiny_tokenizer, PIECES[0], PIECES[1], mode, 12)
         [answer], _, _ = run_job(model, tiny_tokenizer, Job.fim(PIECES[0], PIECES[1], mode, 12))
-        assert (answer.text, answer.decoded.tokens) == (filled.text, filled.decoded.tokens)
+        assert answer == filled
 
 
 def test_a_three_hole_job_answers_each_hole_from_one_joint_state(model, tiny_tokenizer):
     job = Job(PIECES, (Hole("single_line", 6), Hole("multi_line", 8), Hole("single_line", 4)))
     decoding = start_job(model, tiny_tokenizer, job, DecoderConfig())
-    assert len(decoding.states) == 1 and len(decoding.states[0].spans) == 3
+    assert len(decoding.states) == 1 and len(decoding.states[0].holes) == 3
     while decoding.unfinished:
         decode.step(model, decoding.unfinished)
     answers = job_answers(tiny_tokenizer, decoding)
     assert len(answers) == 3
-    assert [len(a.decoded.tokens) for a in answers] == [6, 8, 4]
-    assert all(a.decoded.forward_passes == decoding.states[0].passes for a in answers)
+    assert [len(a.tokens) for a in answers] == [6, 8, 4]
+    assert all(a.forward_passes == decoding.states[0].passes for a in answers)
     assert "\n" not in answers[0].text[:-1] and "\n" not in answers[2].text[:-1]
 
 

@@ -5,7 +5,8 @@ import torch
 from engine.worker.prefix_cache import MIN_REUSE_TOKENS, PrefixCache, shared_end, shared_start
 from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim, start_fim
-from infill.decode import encode, full_pass
+from infill import decode
+from infill.decode.passes import encode, full_pass
 from infill.fim import prepare
 
 PREFIX = "import os\n\n\ndef read_config(path, default=None):\n    if not os.path.exists(path):\n" * 3
@@ -76,8 +77,8 @@ def test_the_next_keystroke_reuses_the_shared_start(runner):
     again = complete_fim(runner, PREFIX + "        return ", "\n", "single_line", 8, None, {})
     assert runner.prefixes.hits == 1 and again.text == first.text
     d = start_fim(runner, PREFIX + "        return d", "\n", "single_line", 8, None, {})
-    reused = d.work.states[0].prefix[0][0].shape[2]
-    assert MIN_REUSE_TOKENS <= reused <= int(d.work.states[0].positions[0])
+    reused = d.reuse[d.states[0]].prefix[0][0].shape[2]
+    assert MIN_REUSE_TOKENS <= reused <= int(d.states[0].positions[0])
     start_fim(runner, PREFIX + "        return d", "\n", "single_line", 8, None, {"reuse_prefix": False})
     assert runner.prefixes.hits == 2  # asked not to, it did not look
 
@@ -86,22 +87,33 @@ def test_the_next_keystroke_reuses_the_shared_end_moved_to_its_place(runner):
     runner.prefixes = PrefixCache()
     complete_fim(runner, PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
     d = start_fim(runner, PREFIX + "        return default", SUFFIX, "single_line", 8, None, {})
-    state = d.work.states[0]
-    first, kv = state.suffix
+    state = d.states[0]
+    prefix, (first, kv) = d.reuse[state]
     assert first > int(state.positions[-1]) and kv[0][0].shape[2] == state.ids.shape[1] - first
     assert kv[0][0].shape[2] >= MIN_REUSE_TOKENS
-    assert d.step_tokens == first - state.prefix[0][0].shape[2]  # the first pass runs only what lies between
+    assert d.step_tokens == first - prefix[0][0].shape[2]  # the first pass runs only what lies between
     while not d.done:
         runner.step([d])
-    assert state.suffix is None and runner.answers(d)[0].text is not None
+    assert not d.reuse and runner.answers(d)[0].text is not None  # given to its first pass, then let go
+
+
+def test_a_first_full_pass_gives_back_the_canvas_it_encoded_once(runner):
+    """What the worker's prefix cache keeps comes back from the decoder's step, not from its state."""
+    decoding = start_fim(runner, PREFIX + "        return", SUFFIX, "single_line", 8, None, {"rule": "left_to_right"})
+    state = decoding.states[0]
+    canvas = state.ids[0].clone()
+    [(encoded, kv)] = decode.step(runner.model, [state]).encoded
+    assert torch.equal(encoded, canvas) and kv[0][0].shape[2] == len(canvas)
+    assert not state.done and decode.step(runner.model, [state]).encoded == [None]
 
 
 def test_a_keystroke_in_a_file_longer_than_the_context_reuses_the_start(runner):
     long_prefix = PREFIX * 8  # past the model's 256 positions: the canvas holds the prefix's end only
     runner.prefixes = PrefixCache()
     complete_fim(runner, long_prefix + "        return", SUFFIX, "single_line", 8, None, {})
-    state = start_fim(runner, long_prefix + "        return d", SUFFIX, "single_line", 8, None, {}).work.states[0]
-    assert state.prefix is not None and state.prefix[0][0].shape[2] >= int(state.positions[0]) - 4
+    d = start_fim(runner, long_prefix + "        return d", SUFFIX, "single_line", 8, None, {})
+    prefix = d.reuse[d.states[0]].prefix
+    assert prefix is not None and prefix[0][0].shape[2] >= int(d.states[0].positions[0]) - 4
 
 
 def test_a_canvas_that_differs_in_more_than_a_keystroke_reuses_nothing(runner):
@@ -109,8 +121,7 @@ def test_a_canvas_that_differs_in_more_than_a_keystroke_reuses_nothing(runner):
     complete_fim(runner, PREFIX + "        return", SUFFIX, "single_line", 8, None, {})
     middle = len(PREFIX) // 2
     elsewhere = PREFIX[:middle] + "x = 1\n" * 12 + PREFIX[middle:] + "        return"  # another place of the file
-    state = start_fim(runner, elsewhere, SUFFIX, "single_line", 8, None, {}).work.states[0]
-    assert state.prefix is None and state.suffix is None
+    assert not start_fim(runner, elsewhere, SUFFIX, "single_line", 8, None, {}).reuse
 
 
 def test_the_line_below_reuses_nothing(runner):
@@ -118,8 +129,8 @@ def test_the_line_below_reuses_nothing(runner):
     runner.prefixes = PrefixCache()
     lines = SUFFIX.split("\n")
     complete_fim(runner, PREFIX, "\n".join(lines[1:]), "single_line", 8, None, {})
-    state = start_fim(runner, PREFIX + lines[1] + "\n", "\n".join(lines[2:]), "single_line", 8, None, {}).work.states[0]
-    assert state.prefix is None and state.suffix is None and runner.prefixes.misses == 2
+    decoding = start_fim(runner, PREFIX + lines[1] + "\n", "\n".join(lines[2:]), "single_line", 8, None, {})
+    assert not decoding.reuse and runner.prefixes.misses == 2
 
 
 def hole_canvas(start: int, typed: int = 0) -> torch.Tensor:

@@ -9,7 +9,10 @@ from infill import decode
 from infill.canvas import regions_canvas
 from infill.checkpoint import load_model
 from infill.commit import DecoderConfig
-from infill.decode import HoleRules, full_pass, layout, window_pass
+from infill.decode.holes import HoleRules
+from infill.decode.passes import full_pass, window_pass
+from infill.decode.state import layout
+from infill.decode.stepping import advance
 from infill.fim import fill, fill_regions, hole_rules, job_canvas
 from infill.job import Hole, Job
 
@@ -38,7 +41,7 @@ def run(model, state: decode.DecodeState) -> int:
     """Decode to the end; the number of forward passes it took."""
     forwards = 0
     while not state.done:
-        forwards += decode.step(model, [state])
+        forwards += decode.step(model, [state]).forwards
     return forwards
 
 
@@ -65,11 +68,11 @@ def test_refreshing_every_step_gives_the_uncached_output(model, tiny_tokenizer):
     cached = holes(model, tiny_tokenizer, [6, 4], cfg)
     run(model, cached)
     uncached = holes(model, tiny_tokenizer, [6, 4], cfg)
-    positions = torch.cat([torch.arange(span.start, span.stop) for span in uncached.spans])  # (L,)
+    positions = torch.cat([torch.arange(hole.span.start, hole.span.stop) for hole in uncached.holes])  # (L,)
     with torch.no_grad():
         while not uncached.done:
             logits, _ = model(uncached.ids)  # (1, N, V): the whole canvas, no cache
-            decode.advance(uncached, model.token_logits(logits)[0, positions].float(), expired=False)
+            advance(uncached, model.token_logits(logits)[0, positions].float(), expired=False)
     assert decode.hole_tokens(cached) == decode.hole_tokens(uncached)
     assert cached.passes == uncached.passes == 3
     assert torch.allclose(cached.committed_prob, uncached.committed_prob, atol=1e-6)
@@ -80,9 +83,9 @@ def test_holes_share_their_passes(model, tiny_tokenizer):
     state = holes(model, tiny_tokenizer, [6, 4], cfg)
     forwards = 0
     while not state.done:
-        open_before = [int(state.masked[part].sum()) for part in state.parts]
-        forwards += decode.step(model, [state])
-        open_after = [int(state.masked[part].sum()) for part in state.parts]
+        open_before = [int(state.masked[hole.part].sum()) for hole in state.holes]
+        forwards += decode.step(model, [state]).forwards
+        open_after = [int(state.masked[hole.part].sum()) for hole in state.holes]
         assert [a - b for a, b in zip(open_before, open_after)] == [int(n > 0) for n in open_before]
     first = holes(model, tiny_tokenizer, [6], cfg, [PIECES[0], PIECES[1] + PIECES[2]])
     second = holes(model, tiny_tokenizer, [4], cfg, [PIECES[0] + PIECES[1], PIECES[2]])
@@ -94,15 +97,15 @@ def test_holes_share_their_passes(model, tiny_tokenizer):
 def test_a_done_hole_leaves_the_window_after_one_more_pass(model, tiny_tokenizer):
     cfg = DecoderConfig(rule="left_to_right", refresh_every=1 << 16)  # one commit per hole per pass
     state = holes(model, tiny_tokenizer, [2, 6], cfg)
-    first_window, first_span = len(state.positions), state.spans[0]
+    first_window, first_span = len(state.positions), state.holes[0].span
     for _ in range(2):
         decode.step(model, [state])
-    assert not state.masked[state.parts[0]].any() and [h for h, _ in state.active] == [1]  # done: not scored,
+    assert not state.masked[state.holes[0].part].any() and [h for h, _ in state.active] == [1]  # done: not scored,
     assert all(p in state.positions.tolist() for p in range(first_span.start, first_span.stop))  # still run
     decode.step(model, [state])  # its committed tokens run once, for their keys/values
     assert [h for h, _ in state.active] == [1] and len(state.positions) < first_window
     assert not any(first_span.start <= int(p) < first_span.stop for p in state.positions)
-    assert state.step_tokens == len(state.positions)
+    assert decode.step_tokens(state) == len(state.positions)
     run(model, state)
     assert state.done and state.passes == 6
     assert all(tiny_tokenizer.mask_id not in tokens for tokens in decode.hole_tokens(state))

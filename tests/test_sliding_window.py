@@ -25,11 +25,11 @@ def test_only_rules_that_commit_from_the_left_slide():
 
 def test_a_cached_pass_runs_the_window_and_scores_only_it(runner):
     decoding = start_fim(runner, *REQUEST, None, {"rule": "left_to_right", "window": 4, "refresh_every": 1 << 16})
-    state = decoding.work.states[0]
+    state = decoding.states[0]
     runner.step([decoding])  # the first pass runs the whole canvas and commits hole position 0
     assert state.scored == slice(1, 5)
     assert state.positions.tolist() == list(range(state.span.start, state.span.start + 5))  # position 0 and 1..4
-    assert state.step_tokens == 5
+    assert decode.step_tokens(state) == 5
     runner.step([decoding])  # commits position 1: the window moves on by one
     assert state.scored == slice(2, 6) and state.positions[0] == state.span.start + 1
     context = state.ids.shape[1] - len(state.positions)

@@ -28,7 +28,6 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
 
 import zmq
 
@@ -40,6 +39,7 @@ from engine.wire.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Err
 from engine.wire.ratelimit import RateLimitedLog
 from engine.worker.core import EngineCore, EngineStats, Reply, internal_error
 from engine.worker.scheduler import SchedulerConfig
+from engine.worker.work import Runner
 
 logger = logging.getLogger(__name__)
 
@@ -224,7 +224,7 @@ class Worker:
     from one inside a long step (`engine.client.watch`).
     """
 
-    def __init__(self, runner: Any, address: str, keys: ServerKeys | None = None,
+    def __init__(self, runner: Runner, address: str, keys: ServerKeys | None = None,
                  scheduler: SchedulerConfig | None = None) -> None:
         cfg = scheduler or SchedulerConfig()
         self._core = EngineCore(runner, cfg)

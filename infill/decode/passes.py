@@ -1,0 +1,180 @@
+"""The model passes of a decoding step: full passes, cached window passes, and their scores.
+
+A full pass encodes the whole canvas and keeps the keys/values of every position outside the
+window (`encode`; the first one of a request may reuse an earlier canvas's keys/values of its
+start and end, given as a `Reuse`, and gives back what it encoded for later requests). A cached
+pass runs the window alone against them (`window_pass`); all cached windows of a step, guess
+windows included, run batched in one forward (`window_hidden`, `infill.batch`). `score` turns
+restricted logits into the confidences the commit rules rank.
+"""
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+
+from infill.batch import batch_window_pass
+from infill.decode.state import DecodeState
+from infill.kernels import row_stats
+from infill.model import KV, Transformer
+
+Window = slice | torch.Tensor  # canvas positions: a slice, or ascending indices (W,)
+Suffix = tuple[int, list[KV]]  # (first position S, keys/values per layer (1, nkv, N - S, hd) of positions S..N-1)
+Encoded = tuple[torch.Tensor, list[KV]]  # a canvas (N,) and its keys/values per layer (1, nkv, N, hd)
+
+
+class Reuse(NamedTuple):
+    """An earlier request's keys/values that a state's first full pass attends to instead of
+    encoding them: of its canvas's first P positions, and of its end, moved to its positions."""
+
+    prefix: list[KV] | None  # per layer (1, nkv, P, hd)
+    suffix: Suffix | None
+
+
+def full_pass(model: Transformer, ids: torch.Tensor, window: Window) -> tuple[torch.Tensor, list[KV]]:
+    """Hidden states of the window (W, d) and the keys/values of every position outside it."""
+    h, context, _ = encode(model, ids, window)
+    return h, context
+
+
+def joined(*parts: list[KV] | None) -> list[KV] | None:
+    """Per layer, the keys/values of the given parts laid end to end (None parts skipped)."""
+    given = [part for part in parts if part is not None]
+    if len(given) < 2:
+        return given[0] if given else None
+    return [(torch.cat([k for k, _ in layer], dim=2), torch.cat([v for _, v in layer], dim=2))
+            for layer in zip(*given)]
+
+
+def encode(model: Transformer, ids: torch.Tensor, window: Window, prefix: list[KV] | None = None,
+           suffix: Suffix | None = None) -> tuple[torch.Tensor, list[KV], list[KV]]:
+    """A full pass: hidden states of the window (W, d), the keys/values outside it, and those of
+    the whole canvas. With `prefix` (keys/values of the first P positions, P at most the window's
+    first position) and `suffix` (from position S past the window to the end) only positions P..S
+    run, attending to both: the cross-keystroke reuse."""
+    skip = 0 if prefix is None else prefix[0][0].shape[2]
+    stop, end = (ids.shape[1], None) if suffix is None else suffix
+    positions = torch.arange(skip, stop, device=ids.device)[None]  # (1, S - P)
+    inside = torch.arange(ids.shape[1], device=ids.device)[window] - skip  # (W,) the window's rows of this call
+    h, kv = model.hidden(ids[:, skip:stop], positions=positions, cache=joined(prefix, end), rows=inside)
+    kv = joined(prefix, kv, end)
+    return h[0], without(kv, window), kv
+
+
+def without(kv: list[KV], window: Window) -> list[KV]:
+    """Per layer, the keys/values (1, nkv, N, hd) of every position outside the window. A window
+    without gaps (a slice, or one hole's positions) keeps its two sides laid end to end: 3.5x
+    faster than a boolean gather on a 1,024-token canvas."""
+    if isinstance(window, torch.Tensor) and len(window) and int(window[-1]) - int(window[0]) + 1 == len(window):
+        window = slice(int(window[0]), int(window[-1]) + 1)
+    if isinstance(window, slice):
+        return [(torch.cat([k[:, :, :window.start], k[:, :, window.stop:]], dim=2),
+                 torch.cat([v[:, :, :window.start], v[:, :, window.stop:]], dim=2)) for k, v in kv]
+    outside = torch.ones(kv[0][0].shape[2], dtype=torch.bool, device=kv[0][0].device)
+    outside[window] = False
+    return [(k[:, :, outside], v[:, :, outside]) for k, v in kv]
+
+
+def window_pass(model: Transformer, ids: torch.Tensor, window: Window, context: list[KV]) -> torch.Tensor:
+    """Hidden states of the window (W, d), attending to the cached context and to itself."""
+    positions = torch.arange(ids.shape[1], device=ids.device)[window][None]  # (1, W)
+    h, _ = model.hidden(ids[:, window], positions=positions, cache=context)
+    return h[0]
+
+
+class Scores(NamedTuple):
+    confidence: torch.Tensor  # (L,) what the commit rules rank: the top-1 probability or margin
+    prob: torch.Tensor  # (L,) top-1 probability
+    best: torch.Tensor  # (L,) top-1 id
+    lse: torch.Tensor  # (L,) log-sum-exp of the row
+
+
+def score(logits: torch.Tensor, kind: str) -> Scores:
+    """The scores of restricted logits (L, V): one fused pass per row (infill.kernels.row_stats),
+    no softmax materialised."""
+    stats = row_stats(logits.contiguous())
+    conf = stats.margin if kind == "margin" else stats.top1_prob
+    return Scores(conf, stats.top1_prob, stats.top1_id, stats.lse)
+
+
+def window_bounds(state: DecodeState) -> tuple[int, int]:
+    """The first canvas position a step runs and one past the last: outside them, a canvas's
+    keys/values may come from an earlier request's (a `Reuse`)."""
+    return int(state.positions[0]), int(state.positions[-1]) + 1
+
+
+def step_tokens(state: DecodeState, reuse: Reuse | None = None) -> int:
+    """Positions its next step runs: for a full pass the canvas less the start and end it
+    reuses, else the window, once more per guess checked."""
+    if not state.needs_full_pass:
+        return len(state.positions) * (1 + state.guess_windows)
+    start = 0 if reuse is None or reuse.prefix is None else reuse.prefix[0][0].shape[2]
+    stop = state.ids.shape[1] if reuse is None or reuse.suffix is None else reuse.suffix[0]
+    return stop - start
+
+
+def pass_windows(state: DecodeState) -> list[torch.Tensor]:
+    """The windows (W,) a cached pass of `state` runs: its own, then one per guess count v with
+    the first v guesses written over the masks they guess."""
+    window = state.ids[0, state.positions]
+    if not state.guess_windows:
+        return [window]
+    first, tokens = state.drafts
+    guessed_at = state.span.start + first + torch.arange(len(tokens), device=window.device)
+    at = torch.searchsorted(state.positions, guessed_at)  # (V,)
+    windows = [window]
+    for v in range(1, len(tokens) + 1):
+        guessed = window.clone()
+        guessed[at[:v]] = tokens[:v]
+        windows.append(guessed)
+    return windows
+
+
+def first_full_pass(model: Transformer, state: DecodeState, reuse: Reuse | None) -> tuple[torch.Tensor, Encoded]:
+    """A state's first full pass (reusing `reuse`): its window's hidden states, and the canvas
+    and keys/values it encoded, for later requests to reuse."""
+    canvas = state.ids[0].clone()
+    prefix, suffix = reuse if reuse is not None else (None, None)
+    h, state.context, whole = encode(model, state.ids, state.positions, prefix, suffix)
+    if state.keeps_kv:  # its own copy: the kept canvas's keys/values stay as encoded
+        state.kv = [(k.clone(), v.clone()) for k, v in whole]
+    return h, (canvas, whole)
+
+
+def window_hidden(model: Transformer, states: list[DecodeState], reuse: list[Reuse | None],
+                  ) -> tuple[list[list[torch.Tensor]], list[Encoded | None]]:
+    """Per state, the hidden states (W_i, d) of its window and then of each of its guess windows,
+    and what its first full pass encoded (None for any other pass): full passes one by one, all
+    cached windows batched. `reuse`: per state, what its first full pass may reuse."""
+    hidden: dict[int, list[torch.Tensor]] = {}
+    encoded: list[Encoded | None] = [None] * len(states)
+    owners, windows = [], []
+    for i, state in enumerate(states):
+        if state.needs_full_pass and state.passes == 0:
+            h, encoded[i] = first_full_pass(model, state, reuse[i])
+            hidden[i] = [h]
+        elif state.needs_full_pass:
+            h, state.context, whole = encode(model, state.ids, state.positions)
+            hidden[i] = [h]
+            state.kv = whole if state.keeps_kv else None
+        else:
+            own = pass_windows(state)
+            owners += [i] * len(own)
+            windows += own
+    if windows:
+        positions = [states[i].positions for i in owners]
+        batched, window_kv = batch_window_pass(model, windows, positions, [states[i].context for i in owners])
+        for row, (i, h) in enumerate(zip(owners, batched)):
+            state = states[i]
+            if i not in hidden and state.keeps_kv:  # its own window (not a guess): keep its keys/values
+                n = len(state.positions)
+                for (k, v), (wk, wv) in zip(state.kv, window_kv):
+                    k[:, :, state.positions], v[:, :, state.positions] = wk[row:row + 1, :, :n], wv[row:row + 1, :, :n]
+            hidden.setdefault(i, []).append(h)
+    return [hidden[i] for i in range(len(states))], encoded
+
+
+def forward_count(states: list[DecodeState]) -> int:
+    """Forward passes one `step` over `states` runs: one per full pass, one for all cached windows."""
+    full = sum(state.needs_full_pass for state in states)
+    return full + (1 if full < len(states) else 0)
