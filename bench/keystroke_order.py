@@ -5,10 +5,11 @@
 
 The engine core (`engine.worker.core`) runs the bundled model in this process, and E simulated
 editors type at once, each a character every 100 to 300 ms (seeded, `bench.editor.keystrokes`)
-and after 15% of them a pause of 1 to 4 s where a typist stops to look, each keystroke a single-line request of the editor's own session (its newer one supersedes it,
-as the language server's do). Each round runs the same keystrokes twice, once with the scheduler
-admitting in arrival order and once newest first (`SchedulerConfig.newest_first`), the two taking
-turns at going first. For each order it reports:
+and after 15% of them a pause of 1 to 4 s where a typist stops to look. Each keystroke is a
+single-line request of the editor's own session (its newer one supersedes it, as the language
+server's do). Each round runs the same keystrokes twice, once with the scheduler admitting in
+arrival order and once newest first (`SchedulerConfig.newest_first`), the two taking turns at
+going first. For each order it reports:
 
 - `fresh`: the share of keystrokes answered with text before the editor's next keystroke, the ghost
   text the user could still see; `paused_fresh`: the same over the keystrokes followed by a pause,
@@ -196,12 +197,14 @@ def _merge(into: Tally, tally: Tally) -> None:
 def format_table(figures: dict) -> str:
     lines = [f"{figures['editors']} editors, {figures['seconds']} s x {figures['rounds']} rounds, "
              f"busy loops {figures['busy']}, threads {figures['threads']}",
-             f"{'order':8} {'sent':>5} {'fresh':>6} {'paused':>6} {'answered':>8} {'p50 ms':>7} {'p90 ms':>7} {'step p50':>8} "
-             f"{'step p90':>8}  outcomes"]
+             "order     sent  fresh paused answered  p50 ms  p90 ms step p50 step p90  outcomes"]
     for name in ORDERS:
         row = figures[name]
-        lines.append(f"{name:8} {row['sent']:>5} {row['fresh']:>6} {row['paused_fresh']:>6} {row['answered']:>8} {row['p50_ms']!s:>7} "
-                     f"{row['p90_ms']!s:>7} {row['step_p50_ms']!s:>8} {row['step_p90_ms']!s:>8}  {row['outcomes']}")
+        cells = [row[key] for key in ("sent", "fresh", "paused_fresh", "answered", "p50_ms", "p90_ms",
+                                      "step_p50_ms", "step_p90_ms")]
+        widths = (5, 6, 6, 8, 7, 7, 8, 8)
+        lines.append(f"{name:8} " + " ".join(f"{cell!s:>{width}}" for cell, width in zip(cells, widths))
+                     + f"  {row['outcomes']}")
     lines.append(f"newest / arrival: {figures['ratios_newest_over_arrival']}")
     return "\n".join(lines)
 
