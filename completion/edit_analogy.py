@@ -35,6 +35,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent, common_ends
+from completion.edit_regions import rebound
 from completion.positions import line_starts, split_lines
 from completion.syntax import ParsedDocument, encode
 
@@ -43,10 +44,12 @@ CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
 MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
 MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
 MAX_SITES = 24
+TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
 MAX_LINE_CHARS = 400
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
+_PROSE_TOKEN = re.compile(r"\w+|\S")
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
 _NUMBER = re.compile(r"\d[\w.]*")
 _KNOWN_NAMES = frozenset(dir(builtins)) | {"Any", "Self"}
@@ -120,9 +123,11 @@ def shape(line: str) -> list[str]:
     return ['"s"' if token[0] in "\"'" else "0" if token[0].isdigit() else token for token in _TOKEN.findall(line)]
 
 
-def alike(a: str, b: str) -> float:
-    """The share of the two lines' shaped tokens that a diff keeps (1.0: the same shape)."""
-    return difflib.SequenceMatcher(None, shape(a), shape(b), autojunk=False).ratio()
+def alike(a: str, b: str, prose: bool = False) -> float:
+    """The share of the two lines' shaped tokens that a diff keeps (1.0: the same shape); for
+    `prose` (a change in a string or a comment) their words and marks as they are."""
+    tokens = _PROSE_TOKEN.findall if prose else shape
+    return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
 
 
 def _context(left: list[str]) -> list[str]:
@@ -178,14 +183,21 @@ def only_in_prose(word: str, text: str) -> bool:
     return not any(found.group(1) == word for found in _CODE_WORD.finditer(text))
 
 
-def min_score(rewrite: Rewrite, text: str, lines: list[str]) -> float:
-    """The score a site needs: none for a word that stands in prose only (a typo) or a new word
-    found nowhere else (a rename), `MIN_WORD_SCORE` for a word already used (or a builtin, or a
-    keyword), else `MIN_SCORE`."""
+def typo(removed: str, inserted: str) -> bool:
+    """True when the two words are spelled alike (`dateime`, `datetime`): a typo fixed, not one
+    word put for another (`twisted`, `stdlib`)."""
+    return difflib.SequenceMatcher(None, removed.lower(), inserted.lower(), autojunk=False).ratio() >= TYPO_RATIO
+
+
+def min_score(rewrite: Rewrite, text: str, lines: list[str], in_prose: bool | None = None) -> float:
+    """The score a site needs: for a word changed in prose (`in_prose`, or a word that stands in
+    strings and comments only), none for a typo fixed and `MIN_WORD_SCORE` for a word put for
+    another; in code, none for a new word found nowhere else (a rename), `MIN_WORD_SCORE` for a word
+    already used (or a builtin, or a keyword); else (no word) `MIN_SCORE`."""
     if not rewrite.word:
         return MIN_SCORE
-    if only_in_prose(rewrite.removed, text):
-        return 0.0
+    if in_prose or (in_prose is None and only_in_prose(rewrite.removed, text)):
+        return 0.0 if typo(rewrite.removed, rewrite.inserted) else MIN_WORD_SCORE
     if rewrite.inserted in _KNOWN_NAMES or keyword.iskeyword(rewrite.inserted):
         return MIN_WORD_SCORE
     others = (line for number, line in enumerate(lines) if number != rewrite.line)
@@ -224,8 +236,8 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     starts = line_starts(text)
     lines = split_lines(text)
     before_line = rewrite.line_before
-    needed = min_score(rewrite, text, lines)
     in_prose = None if prose is None else prose(starts[rewrite.line] + len(rewrite.left))
+    needed = min_score(rewrite, text, lines, in_prose)
     found: list[Site] = []
     for count, match in enumerate(pattern.finditer(text)):
         if count == MAX_MATCHES:
@@ -234,7 +246,7 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if event.start_line <= line < event.after_end or len(lines[line]) > MAX_LINE_CHARS \
                 or (needed and _HEADER.match(lines[line])):
             continue
-        score = alike(lines[line], before_line)
+        score = alike(lines[line], before_line, bool(in_prose))
         if score >= needed and (in_prose is None or prose(match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score))
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
@@ -249,7 +261,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     prose only, one in code to code."""
     rewrite = rewrite_of(event)
     if rewrite is None or (literal and not rewrite.word) \
-            or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed):
+            or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
+            or (rewrite.word and document is not None and rebound(event, document)):
         return []
     return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document))
 

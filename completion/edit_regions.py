@@ -168,21 +168,72 @@ def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
 def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The nodes of the other uses of a name the event renamed (their text is the old name), in
     its scope, in file order; none when the event renamed nothing (the document needs a tree)."""
-    names = renamed(event)
-    if names is None or document.tree is None or document.language not in _CALLEES:
+    found = _rename_scope(event, document)
+    if found is None or found[3]:
         return []
-    old, new = names
+    old, scope, member, _ = found
     root = document.tree.root_node
-    edited = [node for node in _named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
-              if event.start_line <= first_line(document, node) < event.after_end]
-    if not edited:
-        return []
-    scope, member = _scope(edited[0], document.language, {old, new})
     if member:
         return [node for node in _named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
                 if _is_member(node)]
     return [node for node in _named(scope, document.language, old, NAME_TYPES)
             if not _is_member(node) and not _is_keyword(node)]
+
+
+def rebound(event: EditEvent, document: ParsedDocument) -> bool:
+    """True when the event replaced a name by another that stood in the same scope already (no
+    rename: see `_bound_before`)."""
+    found = _rename_scope(event, document)
+    return found is not None and found[3]
+
+
+def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node, bool, bool] | None:
+    """(the old name, its scope, whether it is a member, whether the new name was bound there
+    before) for a name the event renamed; None when it renamed none (the document needs a tree)."""
+    names = renamed(event)
+    if names is None or document.tree is None or document.language not in _CALLEES:
+        return None
+    old, new = names
+    root = document.tree.root_node
+    edited = [node for node in _named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
+              if event.start_line <= first_line(document, node) < event.after_end]
+    if not edited:
+        return None
+    scope, member = _scope(edited[0], document.language, {old, new})
+    return old, scope, member, _bound_before(event, document, root if member else scope, (old, new), member)
+
+
+def _bound_before(event: EditEvent, document: ParsedDocument, scope: Node, names: tuple[str, str],
+                  member: bool) -> bool:
+    """True when the new name stood in the scope already, outside the event's lines: the user
+    pointed a use at another name that exists, which is no rename of the old one's other uses
+    (`type` -> `typ`, the parameter). A member counts when the new name is a method's or a
+    property's and the old one is still defined or assigned (`self._f` -> `self.f`, the property
+    over `_f`); one whose old name is defined no more is being renamed, its other uses maybe half
+    done already."""
+    def outside(node: Node) -> bool:
+        return not event.start_line <= first_line(document, node) < event.after_end
+
+    def defined(name: str, assigned: bool) -> bool:
+        return any(outside(node) and _defines(node, assigned)
+                   for node in _named(scope, document.language, name, NAME_TYPES))
+    old, new = names
+    if member:
+        return defined(new, False) and defined(old, True)
+    return any(outside(node) and not _is_member(node) and not _is_keyword(node)
+               for node in _named(scope, document.language, new, NAME_TYPES))
+
+
+def _defines(node: Node, assigned: bool) -> bool:
+    """A definition's name (`f` in `def f`), or with `assigned` an attribute assigned (`x` in `self.x = 1`)."""
+    parent = node.parent
+    if parent is None:
+        return False
+    if parent.child_by_field_name("name") == node:
+        return True
+    target = parent.parent
+    return assigned and _is_member(node) and target is not None \
+        and target.type in ("assignment", "augmented_assignment") and target.child_by_field_name("left") == parent
 
 
 def call_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:

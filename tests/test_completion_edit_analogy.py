@@ -144,3 +144,20 @@ def test_a_keyword_changed_in_prose_proposes_nothing():
 '''
     after = before.replace("a not b", "a nor b")
     assert analogy_sites(event(before, after)) == []
+
+
+def test_a_word_put_for_another_in_prose_goes_only_to_lines_alike():
+    before = '''def make():
+    """Build it, or try :class:`pkg.twisted.Logger` instead."""
+    return 1
+
+
+def other():
+    """A :class:`pkg.twisted.Logger` that also takes advantage of the reactor."""
+    return 2
+'''
+    after = before.replace("try :class:`pkg.twisted", "try :class:`pkg.stdlib")
+    assert proposed(before, after, 1) == after
+    typos = before.replace("pkg.twisted", "pkg.twistd")
+    fixed_once = typos.replace("try :class:`pkg.twistd", "try :class:`pkg.twisted")
+    assert proposed(typos, fixed_once, 1) == before  # a typo fixed goes to the other docstring

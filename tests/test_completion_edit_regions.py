@@ -242,3 +242,35 @@ def test_a_lone_cr_in_a_docstring_hides_no_call_site_below_it():
     lines = {line for region in calls for line in range(region.start_line, region.end_line)}
     sites = lsp_lines_holding(document.text, "return total(items)") | lsp_lines_holding(document.text, "total(cart")
     assert sites <= lines and len(sites) == 2
+
+
+def test_a_use_pointed_at_a_name_the_scope_has_renames_nothing():
+    before = '''def base(typ, default):
+    found = getattr(type, "__base__", default)
+    return found or type
+'''
+    event, document, at = edited(before, "found = getattr(", '    found = getattr(typ, "__base__", default)')
+    assert renamed(event) == ("type", "typ")
+    assert edit_regions.rebound(event, document)
+    assert edit_regions.rename_uses(event, document) == []
+    assert line_of(before, "return found") not in rename_lines(regions_after(event, document, at))
+
+
+def test_an_attribute_pointed_at_its_property_renames_nothing_but_a_half_renamed_one_goes_on():
+    before = '''class Renderer:
+    def __init__(self, formatter):
+        self._formatter = formatter
+
+    @property
+    def formatter(self):
+        return self._formatter
+
+    def reset(self, value):
+        self._formatter = value
+'''
+    event, document, _ = edited(before, "self._formatter = formatter", "        self.formatter = formatter")
+    assert edit_regions.rebound(event, document) and edit_regions.rename_uses(event, document) == []
+    half = before.replace("def formatter(self):\n        return self._formatter", "def render(self):\n        return 1")
+    event, document, _ = edited(half, "self._formatter = formatter", "        self.formatter = formatter")
+    assert not edit_regions.rebound(event, document)
+    assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [9]
