@@ -81,7 +81,7 @@ test("an upstream key file comes from the machine's settings only, never from an
 
 test("every setting that names a file of the user's, or where a key goes, is for the user's machine settings only", () => {
   for (const key of ["serverPath", "python", "tokenFile", "backend", "backendApiKeyFile", "workerAddress", "workerKeys",
-                     "arenaVotes", "statsLog"]) {
+                     "arenaBackends", "arenaVotes", "statsLog"]) {
     assert.equal(PACKAGE.contributes.configuration.properties[`infill.${key}`].scope, "machine", key);
   }
 });
