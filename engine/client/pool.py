@@ -17,12 +17,12 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import itertools
-import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from typing import Any
 
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import DEFAULT_TIMEOUT_S, WorkerError
+from engine.wire.deadline import Deadline
 from engine.wire.keys import ClientKeys
 from engine.wire.protocol import CompleteRequest, ErrorCode, HealthOk, Info, Partial, Result, Welcome
 from engine.client.watch import HUNG_AFTER_S, LONGEST_STEP_S, PROBE_INTERVAL_S, PROBE_TIMEOUT_S, WorkerWatch
@@ -88,16 +88,16 @@ class AsyncWorkerPool:
         """Like `AsyncWorkerClient.complete`; a retry carries the rest of the deadline."""
         def send(client: AsyncWorkerClient, budget_ms: int) -> Awaitable[Result]:
             return client.complete(dataclasses.replace(request, deadline_ms=budget_ms))
-        return await self._call(send, request.deadline_ms)
+        return await self._call(send, Deadline.after_ms(request.deadline_ms))
 
     async def stream(self, request: CompleteRequest) -> AsyncIterator[Partial | Result]:
         """Like `AsyncWorkerClient.stream` on the least busy healthy worker (see the module)."""
         for member in self._members:
             member.watch.start()
-        started, tried, refusal = time.monotonic(), [], None
+        deadline, tried, refusal = Deadline.after_ms(request.deadline_ms), [], None
         while (member := self._pick(tried)) is not None:
             tried.append(member)
-            budget_ms = request.deadline_ms - int((time.monotonic() - started) * 1000.0)
+            budget_ms = deadline.left_ms()
             if budget_ms < 1:
                 break
             replies = member.client.stream(dataclasses.replace(request, deadline_ms=budget_ms))
@@ -147,16 +147,17 @@ class AsyncWorkerPool:
             member.watch.close()
 
     async def _call(self, send: Callable[[AsyncWorkerClient, int], Awaitable[Any]],
-                    deadline_ms: int = 0) -> Any:
-        """Try the workers in turn until one answers; `deadline_ms` (0: none) bounds the retries.
-        When every worker refused, the last refusal (overloaded, shutting down) is raised."""
+                    deadline: Deadline | None = None) -> Any:
+        """Try the workers in turn until one answers; `deadline` (None: none) bounds the retries,
+        each sent with what is left of it (0 without one). When every worker refused, the last
+        refusal (overloaded, shutting down) is raised."""
         for member in self._members:
             member.watch.start()
-        started, tried, refusal = time.monotonic(), [], None
+        tried, refusal = [], None
         while (member := self._pick(tried)) is not None:
             tried.append(member)
-            budget_ms = deadline_ms - int((time.monotonic() - started) * 1000.0)
-            if deadline_ms and budget_ms < 1:
+            budget_ms = 0 if deadline is None else deadline.left_ms()
+            if deadline is not None and budget_ms < 1:
                 break
             try:
                 return await self._call_on(member, send(member.client, budget_ms))
