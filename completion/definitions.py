@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node, Tree
 
+from completion.node_lines import start_line
 from completion.syntax import COMMENT_TYPES, encode
 
 DEFINITION_TYPES = frozenset({
@@ -99,7 +100,8 @@ def _walk(tree: Tree) -> Iterator[Node]:
 
 
 def definitions(tree: Tree, text: str, uri: str) -> list[Definition]:
-    """What the file defines, in the order of the file (nested definitions too)."""
+    """What the file defines, in the order of the file (nested definitions too), each at its LSP
+    line (a lone `\\r` ends a line there, not in tree-sitter's rows)."""
     data = encode(text)
     found = []
     for node in _walk(tree):
@@ -109,7 +111,7 @@ def definitions(tree: Tree, text: str, uri: str) -> list[Definition]:
             continue  # `struct P x;` uses a struct, it does not define one
         name = _name(node)
         if name:
-            found.append(Definition(name, _snippet(node, data), uri, node.start_point.row))
+            found.append(Definition(name, _snippet(node, data), uri, start_line(text, node)))
     return found
 
 

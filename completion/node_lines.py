@@ -34,10 +34,15 @@ def byte_line_starts(text: str) -> tuple[int, ...] | None:
     return tuple(starts)
 
 
+def start_line(text: str, node: Node) -> int:
+    """The LSP line where `node` of the tree of `text` starts."""
+    starts = byte_line_starts(text)
+    return node.start_point.row if starts is None else bisect.bisect_right(starts, node.start_byte) - 1
+
+
 def first_line(document: ParsedDocument, node: Node) -> int:
     """The LSP line where `node` of the document's tree starts."""
-    starts = byte_line_starts(document.text)
-    return node.start_point.row if starts is None else bisect.bisect_right(starts, node.start_byte) - 1
+    return start_line(document.text, node)
 
 
 def first_lines(document: ParsedDocument, nodes: Iterable[Node]) -> list[int]:
