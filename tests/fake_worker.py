@@ -1,10 +1,11 @@
 """A worker process on a fake model, for tests that need real processes: `python tests/fake_worker.py
 ADDRESS [KEYS_DIR]`.
 
-Its completion is `PID:prefix` (for each hole of an edit). A prefix may act in the request's decoding step: "sleep:S" sleeps
-S seconds (the main loop does not tick meanwhile), "boom" raises, and "once:PATH:ACTION" runs ACTION ("die" is a SIGKILL of this
-process, "hang" a 30 s sleep) the first time any worker sees PATH, creating it, then answers
-normally: a request retried on a second worker is answered there. "gate:PATH" (PATH is the rest of
+Its completion is `PID:prefix` (for each hole of an edit). A prefix may act in the request's
+decoding step: "sleep:S" sleeps S seconds (the main loop does not tick meanwhile), "boom" raises,
+and "once:PATH:ACTION" runs ACTION ("die" is a SIGKILL of this process, "hang" a 30 s sleep) the
+first time any worker sees PATH, creating it, then answers normally: a request retried on a second
+worker is answered there. "gate:PATH" (PATH is the rest of
 the prefix's first line, without the quotes of `gate:"PATH"`, a line of Python) holds the step
 until the file PATH exists, and at most `GATE_WAIT_S` (held past the watchdog's `LONGEST_STEP_S`,
 the worker reads as hung); a step it holds first makes the file `held_marker(PATH)`. So a test

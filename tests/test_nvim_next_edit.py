@@ -5,8 +5,8 @@ for a buffer changed since are refused, and typing drops them. The server is the
 on a scripted worker (tests/fake_worker.py) that renames as the file's first line says, noting
 each line it renamed (`fake_worker.WORKER_NOTE`, which no draft writes), since the bundled model is
 not trained for edits: what this proves is the plumbing from the editor through LSP to the worker
-and back, the buffer ending as the worker's answer, not the drafts, makes it. On each Neovim `run_nvim` finds (0.7 on PATH, the dev extra's 0.12); a missing
-one is skipped."""
+and back, the buffer ending as the worker's answer, not the drafts, makes it. On each Neovim
+`run_nvim` finds (0.7 on PATH, the dev extra's 0.12); a missing one is skipped."""
 from __future__ import annotations
 
 import json

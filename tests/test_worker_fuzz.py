@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from engine.wire.protocol import (PROTOCOL_VERSION, Cancel, CompleteRequest, Error, Health, HealthOk,
                                     Hello, InfoRequest, MsgType, ProtocolError, Result, decode, encode)
-from tests.test_worker import FakeDecoding, FakeRunner, RawPeer, serving
+from worker_fakes import FakeDecoding, FakeRunner, RawPeer, serving
 
 pytestmark = pytest.mark.timeout(240)
 

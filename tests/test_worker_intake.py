@@ -15,7 +15,7 @@ from engine.wire.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET
                                     CompleteRequest, Error, ErrorCode, Health, HealthOk, MsgType, Result,
                                     Snippet, encode)
 from engine.worker.scheduler import SchedulerConfig
-from tests.test_worker import FakeDecoding, FakeRunner, RawPeer, request, serving
+from worker_fakes import FakeDecoding, FakeRunner, RawPeer, request, serving
 
 pytestmark = pytest.mark.timeout(30)
 
