@@ -15,13 +15,13 @@ from pathlib import Path
 
 from engine.wire.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
 from engine.launch import start_local_workers
-from infill.paths import REPO_ROOT, bundled_model_dir
+from infill.paths import REPO_ROOT, bundled_model_dir, example_file
 from cli import complete
 from lsp_server.main import main as serve_lsp
 from gateway.launch import start_gateway, stop_gateway
 from lsp_server.launch_token import token_path
 
-EXAMPLE = REPO_ROOT / "examples" / "shapes.py"
+EXAMPLE = example_file("shapes.py")
 SELF_CHECK_DEADLINE_MS = 10_000  # generous: a first completion on a busy CPU may take seconds
 EXAMPLE_CURSOR = (12, 28)  # 0-based line and column: the end of `return 2 * math.pi *`
 

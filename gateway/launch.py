@@ -17,7 +17,7 @@ LISTENING = re.compile(r"listening on (http://\S+)")
 def start_gateway(addresses: Sequence[str], port: int = 0, flags: Sequence[str] = ()
                   ) -> tuple[subprocess.Popen, str]:
     """The gateway process over `addresses` on 127.0.0.1:`port` (0: a free one) and its URL."""
-    process = subprocess.Popen([sys.executable, "-m", "gateway", "--bind", f"127.0.0.1:{port}",
+    process = subprocess.Popen([sys.executable, "-m", __package__, "--bind", f"127.0.0.1:{port}",
                                 "--worker", ",".join(addresses), *flags], cwd=REPO_ROOT,
                                stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                                stderr=subprocess.PIPE, text=True)
