@@ -147,9 +147,9 @@ def server_regions(event: EditEvent, language: str | None, cursor_line: int) -> 
     its gate refuses (no tree, a text that does not parse)."""
     if language is None:
         return []
-    planned = next_edit.plan(ParsedDocument.parse(language, event.after), event, cursor_line,
-                             "bench", 1)
-    return [] if planned is None else planned.regions
+    planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(language, event.after), event, cursor_line,
+                                               "bench", 1))
+    return [] if isinstance(planned, next_edit.Refused) else planned.regions
 
 
 def mechanical_answer(event: EditEvent, language: str | None) -> str:

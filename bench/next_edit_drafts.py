@@ -85,7 +85,8 @@ def veto_side(veto: float) -> str:
 
 
 def planned_for(task: dict, drafting: Drafting) -> next_edit.EditPlan | None:
-    """The task's plan as the language server makes it after the user's one `didChange`."""
+    """The task's plan as the language server makes it after the user's one `didChange` (None
+    where the gate refuses)."""
     language = language_for(task["path"])
     if language is None:
         return None
@@ -93,8 +94,10 @@ def planned_for(task: dict, drafting: Drafting) -> next_edit.EditPlan | None:
     where, text = user_change(original, edited)
     event = user_event(original, edited, where, text)
     cursor = position_of(edited[:task["cursor"]])
-    return next_edit.plan(ParsedDocument.parse(language, edited), event, cursor.line, "bench", 60_000,
-                          PurePosixPath(task["path"]).name, events=[event], drafting=drafting)
+    planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(language, edited), event, cursor.line, "bench",
+                                               60_000, PurePosixPath(task["path"]).name, events=[event],
+                                               drafting=drafting))
+    return None if isinstance(planned, next_edit.Refused) else planned
 
 
 def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,

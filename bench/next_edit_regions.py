@@ -68,10 +68,10 @@ def region_counts(currents: Sequence[str], answers: Sequence[str], targets: Sequ
 def run_task(runner: ModelRunner, task: dict, decoder: dict) -> tuple[Counter, float, int] | None:
     """The task's region counts, the job's milliseconds and forward passes; None without a job."""
     edited, event = task["edited"], event_of(task)
-    planned = next_edit.plan(ParsedDocument.parse(LANGUAGE, edited), event,
-                             edited[:task["cursor"]].count("\n"), "bench", 60_000, events=[event],
-                             drafting=next_edit.Drafting.MODEL)
-    if planned is None or planned.request is None:
+    planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(LANGUAGE, edited), event,
+                                               edited[:task["cursor"]].count("\n"), "bench", 60_000, events=[event],
+                                               drafting=next_edit.Drafting.MODEL))
+    if isinstance(planned, next_edit.Refused) or planned.request is None:
         return None
     request = planned.request
     targets = region_targets(edited, task["expected"], planned.regions)  # any order: both sort them

@@ -1,13 +1,12 @@
-"""An inline completion's pipeline, the one every front end runs: `plan` before the backend is
-asked, `finish` after. The language server (its inline items, completion items and arena), the
-HTTP gateway, `infill complete` and `bench.quality` all call these, so that one text gets one
-answer wherever it is asked.
+"""An inline completion's pipeline, the one every front end runs: `plan`, then `run` (the ask
+within the deadline, and `finish`). The language server (its inline items, completion items and
+arena), the HTTP gateway, `infill complete` and `bench.quality` all plan here, so that one text
+gets one answer wherever it is asked.
 
     hole = fim.hole_at(uri, prefix, suffix, document)    # or fim.hole_in_text(uri, prefix, suffix)
+    deadline = Deadline.after_ms(settings.deadline_ms)  # when the request arrived
     planned = fim.plan(hole, settings, sources, request_id, invoked=False)
-    if planned.mode != Mode.NONE:
-        results = await fim.ask(backend, fim.within(planned, budget_ms).requests)
-        texts = fim.finish(planned, results, settings)
+    texts = (await fim.run(planned, backend, deadline)).texts
 
 The steps, in order: the hole is the text cut at the cursor with its tree; `mode_for` decides
 none (a language the user left out, or no place to complete), single line or multi-line;
@@ -17,9 +16,11 @@ the hole in the user's own code (`completion.draft_sources`; setting `completion
 the worker lays into the hole and the model checks in one pass; `requests_for` builds one
 `CompleteRequest` per candidate decoding (an Invoked request asks for several, with different
 commit thresholds, so the user has distinct choices; an automatic one asks for one, and the arena
-one per backend); `within` gives them what is left of the deadline; the `Backend` (the worker
-pool, or anything with its `complete`) answers; `finish` post-processes every item, drops empty
-and repeated ones, and puts first those that add no syntax error to the document.
+one per backend). `run` gives them what is left of the `Deadline` (`within`), asks the `Backend`
+(the worker pool, or anything with its `complete`) for them at once (`ask`), and `finish`
+post-processes every item, drops empty and repeated ones, and puts first those that add no syntax
+error to the document. `run` owns the failure policy (see it). Callers that measure each reply on
+their own clients (`infill complete`, the benchmarks) call `ask` or their client, then `finish`.
 """
 from __future__ import annotations
 
@@ -41,6 +42,7 @@ from completion.settings import Settings
 from completion.sources import Sources, TextSources
 from completion.syntax import (GRAMMARS, LANGUAGE_IDS, ParsedDocument, byte_offset, in_empty_block,
                                language_for, literal_at)
+from engine.wire.deadline import Deadline
 from engine.wire.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, CompleteRequest, Mode, Result
 
 logger = logging.getLogger(__name__)
@@ -218,6 +220,7 @@ class Plan:
     window: context.Context | None  # the windows and snippets the requests carry
     requests: list[CompleteRequest]
     draft: Draft | None = None  # the hole's draft from the user's own code, which the requests carry
+    settings: Settings = dataclasses.field(default_factory=Settings)  # those it was planned with
 
 
 def plan(hole: Hole, settings: Settings, sources: Sources | None, request_id: str, *,
@@ -229,14 +232,14 @@ def plan(hole: Hole, settings: Settings, sources: Sources | None, request_id: st
     candidates' own, for a caller that asks several backends."""
     mode = mode_for(hole, settings, invoked, languages)
     if mode == Mode.NONE:
-        return Plan(hole, mode, None, [])
+        return Plan(hole, mode, None, [], settings=settings)
     if sources is None:
         sources = TextSources.of(hole.uri, hole.document, hole.prefix + hole.suffix)
     window = context_for(hole, settings, sources)
     draft = draft_for(hole, mode, settings, sources)
     requests = requests_for(hole, window, request_id, mode, settings, settings.deadline_ms,
                             decoders or decoders_for(invoked, candidates), session, draft)
-    return Plan(hole, mode, window, requests, draft)
+    return Plan(hole, mode, window, requests, draft, settings)
 
 
 def within(planned: Plan, budget_ms: int) -> Plan:
@@ -260,7 +263,7 @@ async def ask(backend: Backend, requests: Sequence[CompleteRequest],
     answered = []
     for reply in replies:
         if isinstance(reply, failures):
-            logger.warning("no completion: %s", reply)
+            logger.warning("no completion: %s: %s", type(reply).__name__, reply)
         elif isinstance(reply, BaseException):
             raise reply
         else:
@@ -270,3 +273,31 @@ async def ask(backend: Backend, requests: Sequence[CompleteRequest],
                         t.prepare_ms, t.prefill_ms, t.decode_ms, t.total_ms)
             answered.append(reply)
     return answered
+
+
+@dataclass(slots=True)
+class Answered:
+    """What `run` gives: the texts to show, best first, and the replies they came from (their stop
+    reasons, passes and timings)."""
+
+    texts: list[str]
+    results: list[Result]
+
+
+async def run(planned: Plan, backend: Backend | None, deadline: Deadline, *, strict: bool = False) -> Answered:
+    """The plan's requests asked of `backend` within what is left of `deadline`, and finished.
+
+    The failure policy, written once: nothing is asked without a backend (None: the front end has
+    none at hand) or once the deadline has passed (no texts); a request the backend fails on (any
+    exception it raises: a worker's error, a `TimeoutError` when late) is logged and left out, and
+    the other candidates' texts stand: the editor shows what came in time, and a failing worker
+    costs the ghost text, never an error. One front end differs: the gateway's unstreamed answers
+    pass `strict`, which raises the failure, since an HTTP client is told by the status why it got
+    nothing (429 overloaded: retry; 503 no worker) where an empty choice would read as "nothing to
+    complete here". Streams (the gateway's) keep their own loop, which sends each text as it
+    settles: `run` answers only when every reply is in."""
+    budget_ms = deadline.left_ms()
+    if backend is None or not planned.requests or budget_ms < 1:
+        return Answered([], [])
+    results = await ask(backend, within(planned, budget_ms).requests, () if strict else (Exception,))
+    return Answered(finish(planned, results, planned.settings), results)

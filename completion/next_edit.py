@@ -1,12 +1,16 @@
-"""Next edits' pipeline, the one every front end runs: `plan` before the backend is asked (the
-gate, the regions, the job), `finish` after (the edits worth showing). The language server's
-`textDocument/copilotInlineEdit`, the gateway's `/v1/edit/completions` and `bench.next_edit` call
-these.
+"""Next edits' pipeline, the one every front end runs: `plan` (the gate, the regions, the job),
+then `run` (the job asked within the deadline, and `finish`: the edits worth showing). The
+language server's `textDocument/copilotInlineEdit`, the gateway's `/v1/edit/completions` and
+`bench.next_edit` (through the server) run it; the benchmarks that decode in process and
+`training.edit_canvases` call `plan` and `finish` around their own runner.
 
-    planned = next_edit.plan(document, event, cursor_line, request_id, deadline_ms, uri)
-    if planned is not None and planned.request is not None:
-        result = await backend.complete(next_edit.within(planned, budget_ms).request)
-        edits = next_edit.finish(planned, result.items)
+    deadline = Deadline.after_ms(deadline_ms)  # when the request arrived
+    planned = next_edit.plan(EditAsk(document, event, cursor_line, request_id, deadline_ms, uri))
+    if not isinstance(planned, Refused):
+        edits = await next_edit.run(planned, backend, deadline)
+
+`run` owns the failure policy, the same for every front end: a backend that fails or is late
+(or none at hand, or no time left) answers nothing, and the regions' whole drafts stand.
 
 `gate` says why there is nothing to propose: no tree, a text that does not parse (the user is
 mid-edit, and so are the regions), an event that is not the document's last, a name still being
@@ -32,17 +36,19 @@ the edits of top-level statements that would no longer compile as far as they di
 (`completion.edit_checks`); and when the edits together add a tree-sitter ERROR
 node, none is kept. Edits come nearest the cursor first. Lines are counted as the LSP counts them;
 a region's text includes its last line break, and an edit's text ends as its region's does (the
-model's trailing whitespace is not trusted). Everything here is pure.
+model's trailing whitespace is not trusted). Everything here but `run` is pure.
 """
 from __future__ import annotations
 
 import dataclasses
+import logging
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
 from completion.context import approx_tokens
+from completion.fim import Backend
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
@@ -51,6 +57,7 @@ from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_r
                                      renamed, signature_change)
 from completion.positions import LINE_BREAK, line_starts
 from completion.syntax import ParsedDocument, error_count
+from engine.wire.deadline import Deadline
 from engine.wire.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
                                     CompleteRequest, Event, Hole as EditHole, Item, Mode)
 
@@ -60,6 +67,8 @@ MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 _WORD = re.compile(r"\w+")
+
+logger = logging.getLogger(__name__)
 
 
 class Drafting(StrEnum):
@@ -259,18 +268,42 @@ def draft_budget(regions: Sequence[Region], drafts: dict[Region, Draft]) -> list
     return kept
 
 
-def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: int,
-         request_id: str, deadline_ms: int, uri: str = "", session: str = "",
-         events: Sequence[EditEvent] = (), drafting: Drafting = Drafting.DRAFTED) -> EditPlan | None:
-    """The regions after `event`, their drafts and their job (with the user's recent `events`,
-    oldest first), or None where `gate` refuses."""
-    if gate(document, event) is not None:
-        return None
+@dataclass(frozen=True, slots=True)
+class EditAsk:
+    """What one next edit is planned from: the document after the user's `event`, the cursor's
+    line, the ids and due time its job carries (`run` gives it what is left of the deadline), the
+    user's recent `events` (oldest first) and how it uses drafts. A new input is a field with a
+    default, so that every caller keeps working."""
+
+    document: ParsedDocument | None
+    event: EditEvent | None
+    cursor_line: int
+    request_id: str
+    deadline_ms: int
+    uri: str = ""
+    session: str = ""
+    events: Sequence[EditEvent] = ()
+    drafting: Drafting = Drafting.DRAFTED
+
+
+@dataclass(frozen=True, slots=True)
+class Refused:
+    """Why there is nothing to propose (`gate`'s reason)."""
+
+    reason: str
+
+
+def plan(ask: EditAsk) -> EditPlan | Refused:
+    """The regions after the ask's event, their drafts and their job, or why `gate` refuses."""
+    document, event, drafting = ask.document, ask.event, ask.drafting
+    refusal = gate(document, event)
+    if refusal is not None:
+        return Refused(refusal)
     literal = changed_literal(event) is not None
     found = [] if literal and literal_regions(event, document) else \
         analogy_sites(event, bool(rename_uses(event, document)), literal, document)
     sites = [Region(site.line, site.line + 1, ANALOGY) for site in found]
-    regions = regions_after(event, document, cursor_line, sites)
+    regions = regions_after(event, document, ask.cursor_line, sites)
     analogies = byte_replacements(document.text, found)
     every_draft = dict(zip(regions, draft_regions(event, document, regions, analogies)))
     starts = line_starts(document.text)
@@ -279,9 +312,9 @@ def plan(document: ParsedDocument | None, event: EditEvent | None, cursor_line: 
     drafts = {} if drafting == Drafting.MODEL else every_draft
     sent = regions if drafting == Drafting.MODEL else [] if drafting == Drafting.RULES \
         else draft_budget(regions, drafts)
-    request = edit_request(request_id, document.text, sent, deadline_ms, uri, session, events,
-                           drafts) if sent else None
-    return EditPlan(document, event, cursor_line, regions, drafts, sent, request, drafting, removable)
+    request = edit_request(ask.request_id, document.text, sent, ask.deadline_ms, ask.uri, ask.session,
+                           ask.events, drafts) if sent else None
+    return EditPlan(document, event, ask.cursor_line, regions, drafts, sent, request, drafting, removable)
 
 
 def within(planned: EditPlan, budget_ms: int) -> EditPlan:
@@ -305,3 +338,27 @@ def finish(planned: EditPlan, items: Sequence[Item]) -> list[Edit]:
     answer), nearest the cursor first (`edits_from`)."""
     return edits_from(planned.document, proposals(planned, items), planned.event, planned.cursor_line,
                       planned.removable)
+
+
+async def run(planned: EditPlan, backend: Backend | None, deadline: Deadline) -> list[Edit]:
+    """The edits to show for the plan: its job (if it has one) asked of `backend` within what is
+    left of `deadline`, then `finish`.
+
+    The failure policy, written once for every front end (the language server and the gateway
+    alike): with no backend at hand (None), no time left, or a backend that fails (any exception
+    it raises: a worker's error, a `TimeoutError` when late), the job's answer is none and the
+    regions' whole drafts stand (`proposals`): a draft carries the user's own edit on by rule, and
+    is true without the model. A plan without drafts (`Drafting.MODEL`) then shows nothing."""
+    return finish(planned, await _items(planned, backend, deadline))
+
+
+async def _items(planned: EditPlan, backend: Backend | None, deadline: Deadline) -> list[Item]:
+    """The backend's answer to the plan's job; none (logged) when it cannot be had."""
+    budget_ms = deadline.left_ms()
+    if planned.request is None or backend is None or budget_ms < 1:
+        return []
+    try:
+        return (await backend.complete(within(planned, budget_ms).request)).items
+    except Exception as exc:  # the policy above: the drafts stand
+        logger.warning("no next edit from the backend: %s: %s", type(exc).__name__, exc)
+        return []

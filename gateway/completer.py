@@ -3,10 +3,13 @@
 The hole is cut and parsed as `infill complete` cuts a file (`completion.fim.hole_in_text`, in
 the gateway's language), and `completion.fim.plan` decides and builds the requests: one candidate,
 decided as an editor completing while the user types; with `n` > 1, the candidates the language
-server asks for when the user asks (an Invoked trigger). `completion.fim.finish` post-processes; stop
-sequences cut last. A stream sends each candidate's settled text as the worker settles it
-(`gateway.settle`) and the rest with the worker's Result, so its chunks add up to the unstreamed
-answer; candidates stream side by side, each under its own choice index.
+server asks for when the user asks (an Invoked trigger). `completion.fim.run` asks the workers
+within the deadline and post-processes; it raises a worker's failure here (`strict`: its docstring
+says why the gateway differs), which the app answers with the HTTP error that says why. Stop
+sequences cut last. A stream keeps its own loop, since `run` answers only when every reply is in:
+it sends each candidate's settled text as the worker settles it (`gateway.settle`) and the rest
+with the worker's Result, so its chunks add up to the unstreamed answer; candidates stream side by
+side, each under its own choice index.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from completion.fim import Plan
 from completion.requests import capped_snippets, new_request_id
 from completion.settings import Settings
 from engine.client.pool import AsyncWorkerPool
+from engine.wire.deadline import Deadline
 from engine.wire.protocol import CompleteRequest, Partial, Result
 from gateway.bodies import Ask
 from gateway.settle import final_text, settled
@@ -56,8 +60,8 @@ class Completer:
     def __init__(self, pool: AsyncWorkerPool, settings: Settings, language: str | None) -> None:
         self.pool, self.settings, self.language = pool, settings, language
 
-    def plan(self, ask: Ask) -> tuple[Plan, Settings]:
-        """The decision and the requests for `ask`, and the settings they follow."""
+    def plan(self, ask: Ask) -> Plan:
+        """The decision and the requests for `ask`, with the settings they follow."""
         settings = dataclasses.replace(self.settings, max_tokens=ask.max_tokens,
                                        deadline_ms=ask.deadline_ms or self.settings.deadline_ms)
         request_id = new_request_id()
@@ -67,16 +71,14 @@ class Completer:
             planned.requests = []
         elif ask.snippets:
             planned.requests = [_with_snippets(r, ask.snippets) for r in planned.requests]
-        return planned, settings
+        return planned
 
     async def complete(self, ask: Ask) -> list[Choice]:
         """`ask.n` choices: the distinct texts, best first (repeated when the candidates agree)."""
-        planned, settings = self.plan(ask)
-        if not planned.requests:
-            return [Choice("", "stop")] * ask.n
-        results = list(await asyncio.gather(*(self.pool.complete(r) for r in planned.requests)))
-        texts = fim.finish(planned, results, settings) or [""]
-        reason = finish_reason(results)
+        planned = self.plan(ask)
+        answered = await fim.run(planned, self.pool, Deadline.after_ms(planned.settings.deadline_ms), strict=True)
+        texts = answered.texts or [""]
+        reason = finish_reason(answered.results)
         choices = []
         for index in range(ask.n):
             text, stopped = final_text(texts[min(index, len(texts) - 1)], ask.stop)
@@ -85,19 +87,19 @@ class Completer:
 
     async def stream(self, ask: Ask) -> AsyncIterator[Delta]:
         """The choices as they settle: Deltas of each, its last one with its finish reason."""
-        planned, settings = self.plan(ask)
+        planned = self.plan(ask)
         if not planned.requests:
             for index in range(ask.n):
                 yield Delta(index, "", "stop")
             return
-        streams = [self._candidate(index, planned, request, settings, ask.stop)
+        streams = [self._candidate(index, planned, request, ask.stop)
                    for index, request in enumerate(planned.requests)]
         async for delta in merged(streams):
             yield delta
 
     async def _candidate(self, index: int, planned: Plan, request: CompleteRequest,
-                         settings: Settings, stops: list[str]) -> AsyncIterator[Delta]:
-        hole, sent = planned.hole, ""
+                         stops: list[str]) -> AsyncIterator[Delta]:
+        hole, settings, sent = planned.hole, planned.settings, ""
         async for reply in self.pool.stream(request):
             if isinstance(reply, Partial):
                 ready = settled(reply.text, planned.mode, settings.max_lines, hole.prefix, hole.suffix,

@@ -4,10 +4,12 @@ The request is chat-shaped, `{model, messages: [{role: "user", content}]}`; the 
 tagged sections: `<|recently_viewed_code_snippets|>`, `<|current_file_content|>` (its first line
 `current_file_path: PATH`), `<|code_to_edit|>` (the region to rewrite, holding `<|cursor|>`) and
 `<|edit_diff_history|>` (unified diffs, oldest first). The newest diff's last hunk, undone on the
-current file, gives the edit event; the next-edit pipeline (`completion.next_edit`: the gate, the
-regions it propagates to, the job, the edits from the worker's answer) does the rest. The reply's
-`choices[0].message.content` is the code to edit with the edits inside it applied, or null when
-none falls inside it (no edit, or no event to propagate).
+current file, gives the edit event; the next-edit pipeline (`completion.next_edit`: `plan`, the
+gate, the regions it propagates to and the job; `run`, the job within the gateway's deadline and
+the edits from the worker's answer) does the rest, with the language server's failure policy: a
+worker that fails or is late leaves the regions' whole drafts as the answer, never an error. The
+reply's `choices[0].message.content` is the code to edit with the edits inside it applied, or null
+when none falls inside it (no edit, or no event to propagate).
 """
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from completion import next_edit
 from completion.edit_events import EditEvent, diff_span
 from completion.requests import new_request_id
 from completion.syntax import ParsedDocument, language_for
-from engine.client.calls import WorkerError, WorkerTimeout
-from gateway.errors import bad_value, worker_failure
+from engine.wire.deadline import Deadline
+from gateway.errors import bad_value
 
 SECTIONS = ("recently_viewed_code_snippets", "current_file_content", "code_to_edit",
             "edit_diff_history")
@@ -119,15 +121,10 @@ async def _suggest(state, text: str, path: str, history: str, cursor_line: int,
     language = language_for(uri) or state.completer.language
     document = await asyncio.to_thread(ParsedDocument.parse, language, text)  # a whole file: off the loop
     event = event_in(text, uri, history)
-    planned = next_edit.plan(document, event, cursor_line, new_request_id(),
-                             state.completer.settings.deadline_ms, uri,
-                             events=[] if event is None else [event])
-    if planned is None:
+    deadline_ms = state.completer.settings.deadline_ms
+    planned = next_edit.plan(next_edit.EditAsk(document, event, cursor_line, new_request_id(), deadline_ms, uri,
+                                               events=[] if event is None else [event]))
+    if isinstance(planned, next_edit.Refused):
         return None
-    items = []  # no job: the regions' drafts are the answer
-    if planned.request is not None:
-        try:
-            items = (await state.pool.complete(planned.request)).items
-        except (WorkerError, WorkerTimeout) as exc:
-            raise worker_failure(exc) from None
-    return _rewritten(text, next_edit.finish(planned, items), span)
+    edits = await next_edit.run(planned, state.pool, Deadline.after_ms(deadline_ms))
+    return _rewritten(text, edits, span)

@@ -28,6 +28,7 @@ what the client sent, and carries no traceback.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import re
 import time
@@ -40,7 +41,8 @@ from pygls.lsp.server import LanguageServer
 
 from completion import fim
 from engine.client.async_client import AsyncWorkerClient
-from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
+from engine.client.calls import REPLY_SLACK_S
+from engine.wire.deadline import Deadline
 from engine.wire.protocol import Mode
 from lsp_server.arena_state import ArenaState, Shown
 from lsp_server.arena_votes import DEFAULT_VOTES_PATH, PICKS, Vote, VoteStore, VoteStoreError
@@ -77,7 +79,9 @@ async def client_for(session: Session, backend: dict, timeout_s: float) -> Any:
 async def ask(session: Session, backend: dict, planned: fim.Plan, side: int,
               started: float) -> tuple[str, float]:
     """One side's text ("" when it failed) and its latency in ms from the request's start: the
-    plan's request `side` (the backend's decoder) asked of the backend's worker."""
+    plan's request `side` (the backend's decoder) asked of the backend's worker by the FIM pipeline
+    (`completion.fim.run`, its failure policy included), due in `arenaDeadlineMs` from the moment
+    the side's client is at hand."""
     text = ""
     try:
         client = await client_for(session, backend, session.settings.arena_deadline_ms / 1000.0)
@@ -85,12 +89,9 @@ async def ask(session: Session, backend: dict, planned: fim.Plan, side: int,
         logger.warning("arena backend %s is unusable: %s", backend["name"], exc)
         client = None
     if client is not None:
-        try:
-            result = await client.complete(planned.requests[side])
-            texts = fim.finish(planned, [result], session.settings)
-            text = texts[0] if texts else ""
-        except (WorkerError, WorkerTimeout) as exc:
-            logger.warning("arena backend %s gave no answer: %s", backend["name"], exc)
+        one_side = dataclasses.replace(planned, requests=[planned.requests[side]])
+        texts = (await fim.run(one_side, client, Deadline.after_ms(session.settings.arena_deadline_ms))).texts
+        text = texts[0] if texts else ""
     return text, (time.monotonic() - started) * 1000.0
 
 
@@ -110,7 +111,7 @@ async def arena_items(session: Session, uri: str, position: types.Position,
                        decoders=(dict(top.get("decoder", {})), dict(bottom.get("decoder", {}))))
     if planned.mode == Mode.NONE:
         return []
-    planned, window = fim.within(planned, session.settings.arena_deadline_ms), planned.window
+    window = planned.window
     started = time.monotonic()
     (top_text, top_ms), (bottom_text, bottom_ms) = await asyncio.gather(
         ask(session, top, planned, 0, started), ask(session, bottom, planned, 1, started))

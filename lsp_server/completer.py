@@ -5,9 +5,10 @@ request of the same method still in flight for the same document (`lsp_server.su
 turns any failure into an empty answer. `_complete` cuts the hole (there is none in a document
 over the size cap of `lsp_server.documents`), answers from the typing-through cache if the user
 is typing a completion already shown, and otherwise runs the FIM pipeline (`completion.fim`):
-plan (languages, decision, context, requests), ask the worker within what is left of the
-deadline, finish (post-process and rank). The worker is awaited on the event loop, never
-blocked on. Everything it reads is the editor's `Session`.
+`plan` (languages, decision, context, requests), then `run` (the worker asked within what is left
+of the deadline counted from the request's arrival, a failing worker's candidates left out, and
+`finish`: post-process and rank). The worker is awaited on the event loop, never blocked on.
+Everything it reads is the editor's `Session`.
 
 `register(server)` adds the handlers: `textDocument/inlineCompletion` (each item carries the
 command `infill.acceptCompletion` naming its request; with the `arena` setting on, the request is
@@ -26,7 +27,7 @@ from pygls.lsp.server import LanguageServer
 from completion import fim
 from completion.positions import LINE_BREAK, split_at
 from completion.requests import new_request_id
-from engine.client.calls import WorkerError, WorkerTimeout
+from engine.wire.deadline import Deadline
 from engine.wire.protocol import Mode
 from lsp_server import arena, logs
 from lsp_server.protocol import ACCEPT_COMMAND, AnswerRef, CompletionEvent, event_of
@@ -78,12 +79,7 @@ async def _complete(session: Session, uri: str, position: types.Position, invoke
         logger.info("no completion at %d:%d", position.line, position.character)
         return _answer(uri, planned.mode, [], started, False)
     client = await session.worker_client(settings.deadline_ms / 1000.0)
-    budget_ms = settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
-    if client is None or budget_ms < 1:
-        return _answer(uri, planned.mode, [], started, False)
-    results = await fim.ask(client, fim.within(planned, budget_ms).requests,
-                            (WorkerError, WorkerTimeout))
-    texts = fim.finish(planned, results, settings)
+    texts = (await fim.run(planned, client, Deadline(started, settings.deadline_ms))).texts
     session.cache.put(uri, hole.prefix, hole.suffix, texts, planned.mode, logs.request_id.get())
     return _answer(uri, planned.mode, texts, started, False)
 

@@ -9,39 +9,35 @@ names the request and the edit for the stats log, as `textDocument/didShowInline
 `{item: {command}}`) does when an edit is shown. The answer is `{edits: []}`, never an error, for
 bad params, a document the editor did not open or whose version is not the request's (or changes
 while the worker answers), one without a tree (over the size cap of `lsp_server.documents`, or
-without a grammar), with a syntax error, or without an edit event; a request in flight when its
-document changes is dropped at once (`on_document_change`), its worker job cancelled, rather than
-left to run to its deadline for an answer that could not be shown. When the worker errs or is
-late, the regions' whole drafts are the answer (`completion.next_edit.proposals`); the
-`nextEditDrafts` setting says how drafts are used (`rules`: no worker is asked). A newer request
-for the document supersedes the one in flight; `$/cancelRequest` cancels one. The server never
-changes the document.
+without a grammar), with a syntax error, or without an edit event (the plan's `Refused` says
+which); a request in flight when its document changes is dropped at once (`on_document_change`),
+its worker job cancelled, rather than left to run to its deadline for an answer that could not be
+shown. When the worker errs or is late, the regions' whole drafts are the answer (the failure
+policy of `completion.next_edit.run`); the `nextEditDrafts` setting says how drafts are used
+(`rules`: no worker is asked). A newer request for the document supersedes the one in flight;
+`$/cancelRequest` cancels one. The server never changes the document.
 """
 from __future__ import annotations
 
 import functools
 import logging
 import time
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
-from completion.next_edit import Drafting, Edit
+from completion.next_edit import Drafting, Edit, EditAsk, Refused
 from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
-from engine.client.calls import WorkerError, WorkerTimeout
+from engine.wire.deadline import Deadline
 from lsp_server import logs
 from lsp_server.protocol import (ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT, NO_EDITS, AnswerRef,
                                  DidShowInlineEditParams, InlineEdit, InlineEditParams, InlineEditResult, event_of)
 from lsp_server.session import Session, with_session
 from lsp_server.stats import ACCEPTED, SHOWN, Answer
 from lsp_server.supersede import superseding
-
-if TYPE_CHECKING:
-    from engine.client.pool import AsyncWorkerPool
-    from engine.wire.protocol import CompleteRequest, Item
 
 logger = logging.getLogger(__name__)
 
@@ -105,53 +101,26 @@ def _current(session: Session, uri: str, version: int) -> str | None:
 async def _suggest(session: Session, uri: str, version: int, line: int,
                    started: float) -> tuple[Answer, list[Edit], str]:
     """The edits to propose at `line` of `uri` at `version`, with the answer and the text they
-    apply to: the next-edit pipeline (`completion.next_edit`) on the document as the editor has it."""
+    apply to: the next-edit pipeline (`completion.next_edit`: `plan`, then `run` within what is
+    left of the deadline) on the document as the editor has it."""
     text = _current(session, uri, version)
     document = session.documents.syntax.get(uri)
     if text is None or document is None or document.text != text:
         logger.info("no next edit in %s: not open at version %d", uri, version)
         return _nothing(uri, started)
-    event = session.documents.history.latest(uri)
-    planned = next_edit.plan(document, event, line, logs.request_id.get(), session.settings.deadline_ms,
-                             uri, f"{session.client_id}:{INLINE_EDIT}:{uri}",
-                             session.documents.history.events(uri), Drafting(session.settings.next_edit_drafts))
-    if planned is None:
-        logger.info("no next edit in %s: %s", uri, next_edit.gate(document, event))
+    settings, history = session.settings, session.documents.history
+    planned = next_edit.plan(EditAsk(document, history.latest(uri), line, logs.request_id.get(), settings.deadline_ms,
+                                     uri, f"{session.client_id}:{INLINE_EDIT}:{uri}", history.events(uri),
+                                     Drafting(settings.next_edit_drafts)))
+    if isinstance(planned, Refused):
+        logger.info("no next edit in %s: %s", uri, planned.reason)
         return _nothing(uri, started)
-    items = await _answer_of(session, planned, started)
-    if items is None:
-        return _nothing(uri, started)
+    client = await session.worker_client(settings.deadline_ms / 1000.0) if planned.request is not None else None
+    edits = await next_edit.run(planned, client, Deadline(started, settings.deadline_ms))
     if _current(session, uri, version) != text:
         logger.info("no next edit: %s changed while the worker answered", uri)
         return _nothing(uri, started)
-    edits = next_edit.finish(planned, items)
     return _answer(uri, edits, started), edits, text
-
-
-async def _answer_of(session: Session, planned: next_edit.EditPlan, started: float) -> list[Item] | None:
-    """The worker's items for the plan's job, in what is left of the deadline: none to ask for
-    when it has no job; None when a job without drafts gets no answer (nothing to show), else the
-    empty list (its drafts stand)."""
-    if planned.request is None:
-        return []
-    fallback = [] if planned.drafts else None
-    client = await session.worker_client(session.settings.deadline_ms / 1000.0)
-    if client is None:
-        return fallback
-    budget_ms = session.settings.deadline_ms - int((time.monotonic() - started) * 1000.0)
-    items = await _ask(client, next_edit.within(planned, max(1, budget_ms)).request, budget_ms)
-    return fallback if items is None else items
-
-
-async def _ask(client: AsyncWorkerPool, request: CompleteRequest, budget_ms: int) -> list[Item] | None:
-    """The worker's items for one edit job; None when no time is left or the worker errs or is late."""
-    if budget_ms < 1:
-        return None
-    try:
-        return (await client.complete(request)).items
-    except (WorkerTimeout, WorkerError) as exc:
-        logger.warning("no next edit: %s", exc)
-        return None
 
 
 def on_did_show_inline_edit(session: Session, params: DidShowInlineEditParams) -> None:

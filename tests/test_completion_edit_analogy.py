@@ -38,9 +38,9 @@ def event(before, after):
 def proposed(before, after, cursor_line=0):
     """The file after the rules' next edits (no model) for the user's edit before -> after."""
     document = ParsedDocument.parse("python", after)
-    planned = next_edit.plan(document, event(before, after), cursor_line, "t", 1000,
-                             drafting=next_edit.Drafting.RULES)
-    return after if planned is None else applied(after, next_edit.finish(planned, []))
+    planned = next_edit.plan(next_edit.EditAsk(document, event(before, after), cursor_line, "t", 1000,
+                                               drafting=next_edit.Drafting.RULES))
+    return after if isinstance(planned, next_edit.Refused) else applied(after, next_edit.finish(planned, []))
 
 
 def test_a_docstring_typo_is_fixed_in_the_next_docstring():
@@ -92,16 +92,17 @@ def test_one_character_among_5000_repeats_is_bounded():
     before = "x = [\n" + "    'a',\n" * 5000 + "]\n"
     after = before.replace("'a'", "'b'", 1)
     assert len(analogy_sites(event(before, after))) <= MAX_SITES
-    planned = next_edit.plan(ParsedDocument.parse("python", after), event(before, after), 1, "t", 1000,
-                             drafting=next_edit.Drafting.RULES)
+    planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse("python", after), event(before, after), 1,
+                                               "t", 1000, drafting=next_edit.Drafting.RULES))
     assert len(planned.regions) <= MAX_REGIONS
 
 
 def test_an_edit_inside_a_string_on_every_line_stays_within_the_caps():
     before = "".join(f'print("value of the item", {n})\n' for n in range(300))
     after = before.replace("value of", "price of", 1)
-    edits = next_edit.finish(next_edit.plan(ParsedDocument.parse("python", after), event(before, after), 0,
-                                            "t", 1000, drafting=next_edit.Drafting.RULES), [])
+    edits = next_edit.finish(next_edit.plan(next_edit.EditAsk(ParsedDocument.parse("python", after),
+                                                              event(before, after), 0, "t", 1000,
+                                                              drafting=next_edit.Drafting.RULES)), [])
     assert 0 < len(edits) <= MAX_REGIONS
     assert all("price of" in edit.new_text for edit in edits)
 

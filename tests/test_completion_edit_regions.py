@@ -228,7 +228,7 @@ def test_a_lone_cr_in_a_docstring_hides_no_rename_below_it():
     regions = regions_after(event, document, at)
     uses = lsp_lines_holding(document.text, "count += item") | lsp_lines_holding(document.text, "return count")
     assert uses <= rename_lines(regions) and len(uses) == 2
-    planned = next_edit.plan(document, event, at, "r", 800, drafting=next_edit.Drafting.RULES)
+    planned = next_edit.plan(next_edit.EditAsk(document, event, at, "r", 800, drafting=next_edit.Drafting.RULES))
     total_after = document.text[:document.text.index("def average")]
     renamed_text = applied(document.text, next_edit.finish(planned, []))
     assert renamed_text[:renamed_text.index("def average")] == total_after.replace("count", "n")

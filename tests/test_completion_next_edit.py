@@ -8,8 +8,8 @@ from completion import edit_checks, next_edit
 from completion.edit_checks import compiles_as_far, failure_line
 from completion.edit_events import EditEvent, diff_span
 from completion.edit_regions import CURSOR, RENAME, Region
-from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Drafting, Edit, answered, applied,
-                                  edit_request, edits_from, hole_tokens)
+from completion.next_edit import (MAX_HOLE_TOKENS, MIN_CONFIDENCE, MODE, Drafting, Edit, EditAsk, Refused, answered,
+                                  applied, edit_request, edits_from, hole_tokens)
 from completion.positions import split_lines
 from completion.syntax import ParsedDocument, error_count
 from engine.wire.protocol import MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Item
@@ -138,8 +138,8 @@ def test_an_edit_keeps_the_blank_lines_that_end_its_region():
 
 
 def test_the_pipeline_plans_the_regions_job_and_finishes_with_the_edits():
-    planned = next_edit.plan(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT], Drafting.MODEL)
-    assert planned is not None and planned.request is not None and not planned.drafts
+    planned = next_edit.plan(EditAsk(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT], Drafting.MODEL))
+    assert planned.request is not None and not planned.drafts
     assert any(r.start_line <= 3 and 4 < r.end_line for r in planned.regions)  # both old uses
     assert planned.request.events and planned.request.deadline_ms == 800
     assert next_edit.within(planned, 120).request.deadline_ms == 120
@@ -157,12 +157,12 @@ def test_the_gate_refuses_a_text_that_does_not_parse_an_old_event_or_no_tree():
     unparsed = document()
     unparsed.tree = None
     assert next_edit.gate(unparsed, EVENT) == "the document has no tree"
-    assert next_edit.plan(document(broken), broken_event, 1, "r", 800) is None
+    assert next_edit.plan(EditAsk(document(broken), broken_event, 1, "r", 800)) == Refused("the document does not parse")
     assert next_edit.gate(document(), EVENT) is None
 
 
 def test_drafted_regions_carry_their_drafts_and_stand_without_an_answer():
-    planned = next_edit.plan(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT])
+    planned = next_edit.plan(EditAsk(document(), EVENT, 1, "r", 800, "file:///t.py", "s", [EVENT]))
     assert planned.drafting == Drafting.DRAFTED and planned.request is not None
     drafted = [hole for hole in planned.request.holes if hole.draft]
     assert drafted and all("acc" in "".join(hole.draft) for hole in drafted if "count" in hole.replaces)
@@ -173,13 +173,13 @@ def test_drafted_regions_carry_their_drafts_and_stand_without_an_answer():
 
 
 def test_the_rules_alone_ask_nothing_and_give_the_drafts():
-    planned = next_edit.plan(document(), EVENT, 1, "r", 800, drafting=Drafting.RULES)
+    planned = next_edit.plan(EditAsk(document(), EVENT, 1, "r", 800, drafting=Drafting.RULES))
     assert planned.request is None and planned.sent == []
     assert applied(AFTER, next_edit.finish(planned, [])) == BEFORE.replace("count", "acc")
 
 
 def test_drafts_that_change_something_go_first_within_the_token_budget(monkeypatch):
-    planned = next_edit.plan(document(), EVENT, 1, "r", 800)
+    planned = next_edit.plan(EditAsk(document(), EVENT, 1, "r", 800))
     changing = [r for r in planned.regions if planned.drafts[r].changes]
     [region] = changing
     monkeypatch.setattr(next_edit, "DRAFT_TOKENS", next_edit.hole_tokens(planned.drafts[region].text))
@@ -205,8 +205,8 @@ def test_common_ends_bound_the_smallest_change():
 
 def model_plan(text: str, event: EditEvent, cursor_line: int) -> next_edit.EditPlan:
     """The plan of a `model` next edit: every region masked whole, the model writes each."""
-    planned = next_edit.plan(document(text), event, cursor_line, "r", 800, drafting=Drafting.MODEL)
-    assert planned is not None and planned.request is not None
+    planned = next_edit.plan(EditAsk(document(text), event, cursor_line, "r", 800, drafting=Drafting.MODEL))
+    assert isinstance(planned, next_edit.EditPlan) and planned.request is not None
     return planned
 
 

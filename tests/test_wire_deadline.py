@@ -3,6 +3,7 @@ a monotonic instant (the clock is set by hand here, never waited on)."""
 from __future__ import annotations
 
 import dataclasses
+from types import SimpleNamespace
 
 import pytest
 
@@ -13,20 +14,20 @@ from engine.wire.deadline import Deadline
 @pytest.fixture
 def clock(monkeypatch):
     now = [100.0]
-    monkeypatch.setattr(deadline_module.time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(deadline_module, "time", SimpleNamespace(monotonic=lambda: now[0]))
     return now
 
 
 def test_a_deadline_counts_down_its_budget_in_whole_milliseconds_spent(clock):
     deadline = Deadline.after_ms(500)
     assert deadline == Deadline(100.0, 500) and deadline.left_ms() == 500 and not deadline.expired
-    clock[0] += 0.1999  # 199.9 ms spent count as 199
-    assert deadline.left_ms() == 301
-    clock[0] += 0.3
+    clock[0] = 100.25 - 2 ** -12  # 249.76 ms spent count as 249
+    assert deadline.left_ms() == 251
+    clock[0] = 100.5 - 2 ** -12
     assert deadline.left_ms() == 1 and not deadline.expired
-    clock[0] += 0.001
+    clock[0] = 100.5
     assert deadline.left_ms() == 0 and deadline.expired
-    clock[0] += 1.0
+    clock[0] = 101.5
     assert deadline.left_ms() == -1000 and deadline.expired
 
 

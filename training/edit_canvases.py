@@ -83,10 +83,10 @@ def event_of(task: dict) -> EditEvent:
 def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str) -> tuple[dict | None, str]:
     """A task's training record and "" , or None and why it was left out."""
     edited, event = task["edited"], event_of(task)
-    planned = next_edit.plan(ParsedDocument.parse(LANGUAGE, edited), event,
-                             edited[:task["cursor"]].count("\n"), "train", 1000, task["path"],
-                             events=[event], drafting=next_edit.Drafting.MODEL)
-    if planned is None:
+    planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(LANGUAGE, edited), event,
+                                               edited[:task["cursor"]].count("\n"), "train", 1000, task["path"],
+                                               events=[event], drafting=next_edit.Drafting.MODEL))
+    if isinstance(planned, next_edit.Refused):
         return None, "the edited text does not parse"
     request, regions = planned.request, planned.regions
     if request is None:
