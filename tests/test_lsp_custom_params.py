@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_lsp_hostile import StdioServer, Replies, framed, notification, request
+from lsp_procs import Replies, StdioServer, framed, notification, request
 
 INLINE_EDIT = "textDocument/copilotInlineEdit"
 DOCUMENT = {"uri": "file:///tmp/infill-hostile/shapes.py", "version": 1}

@@ -152,7 +152,7 @@ def test_accepted_completions_reach_the_drafts_through_the_session():
 @pytest.mark.slow
 @pytest.mark.timeout(120)
 def test_the_server_indexes_its_workspace_and_answers_through_a_flood_of_changes(tmp_path, fake_worker_at):
-    from test_lsp_hostile import Replies, completion_texts, framed, inline, notification, pipe_reader, request
+    from lsp_procs import Replies, completion_texts, framed, inline, notification, pipe_reader, request
 
     workspace = tmp_path / "ws"
     workspace.mkdir()

@@ -16,7 +16,7 @@ import pytest
 
 import fake_worker
 from test_lsp_documents import NOT_LSP_LINE_ENDS, lsp_apply
-from test_lsp_hostile import WAIT_S, TcpServer, framed, notification, request
+from lsp_procs import WAIT_S, TcpServer, framed, notification, request
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
 
