@@ -43,6 +43,7 @@ CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
 MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
 MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
+REPEATED_MIN_SCORE = 0.6  # any site's score, once the user made the same rewrite twice
 MAX_SITES = 24
 TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
@@ -224,27 +225,30 @@ def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
 
 
 def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
-          prose: Callable[[int], bool] | None = None) -> list[Site]:
+          prose: Callable[[int], bool] | None = None, repeated: bool = False) -> list[Site]:
     """The places of `text` (the text after `event`) where the rewrite applies, best first; none
     when its before-text stands on the event's line more than once (the user changed one of them),
     nor for a word whose scope the rename rule knows (`scoped`: a local or a parameter, renamed in
-    its function; in other functions the same name is another variable)."""
+    its function; in other functions the same name is another variable), unless the user made the
+    same rewrite before (`repeated`, `completion.edit_patterns`): then a site needs a score of
+    `REPEATED_MIN_SCORE` at most, and a change to a definition's header goes to the others."""
     pattern = site_pattern(rewrite)
-    if pattern is None or (scoped and rewrite.word) or half_typed(rewrite, text) \
+    if pattern is None or (scoped and rewrite.word and not repeated) or half_typed(rewrite, text) \
             or len(pattern.findall(rewrite.line_before)) != 1:
         return []
     starts = line_starts(text)
     lines = split_lines(text)
     before_line = rewrite.line_before
     in_prose = None if prose is None else prose(starts[rewrite.line] + len(rewrite.left))
-    needed = min_score(rewrite, text, lines, in_prose)
+    needed = min(min_score(rewrite, text, lines, in_prose), REPEATED_MIN_SCORE if repeated else 1.0)
+    headers = repeated and _HEADER.match(before_line) is not None
     found: list[Site] = []
     for count, match in enumerate(pattern.finditer(text)):
         if count == MAX_MATCHES:
             break
         line = bisect.bisect_right(starts, match.start(1)) - 1
         if event.start_line <= line < event.after_end or len(lines[line]) > MAX_LINE_CHARS \
-                or (needed and _HEADER.match(lines[line])):
+                or (needed and not headers and _HEADER.match(lines[line])):
             continue
         score = alike(lines[line], before_line, bool(in_prose))
         if score >= needed and (in_prose is None or prose(match.start(1)) == in_prose):
@@ -253,18 +257,18 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
 
 
 def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
-                  document: ParsedDocument | None = None) -> list[Site]:
+                  document: ParsedDocument | None = None, repeated: bool = False) -> list[Site]:
     """The sites of the event's rewrite in its text after (none when it is no one-line rewrite);
     `scoped` when the rename rule found the renamed name's uses in its scope; `literal` when the
     literal rule owns the event (a whole string or number changed): then only a word has sites.
     With the parsed `document` (the text after), a change in prose (strings, comments) goes to
-    prose only, one in code to code."""
+    prose only, one in code to code. `repeated`: the user made the same rewrite before."""
     rewrite = rewrite_of(event)
     if rewrite is None or (literal and not rewrite.word) \
             or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
         return []
-    return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document))
+    return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document), repeated)
 
 
 def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:
