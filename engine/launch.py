@@ -1,7 +1,7 @@
 """The one launcher of worker processes on this machine: start, greet, restart and stop them.
 
 A worker is `python -m engine` (`worker_argv`), started by `start_worker_process`, which returns
-once `connect` has greeted it (Hello answered); a worker that exits or refuses first is a
+once `greet` has greeted it (Hello answered); a worker that exits or refuses first is a
 `WorkerStartError` carrying the end of its stderr, which is forwarded to this process's log
 (`engine.worker_stderr`) line by line. `stop_worker` ends one. Two ways to start local
 workers share that path and the private ipc:// socket folder each gets (the worker removes it on
@@ -41,13 +41,11 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
-from engine.client.calls import WorkerError, WorkerTimeout
-from engine.client.sync_client import WorkerClient
-from engine.client.watch import LONGEST_STEP_S
-from engine.wire.flags import DEFAULT_STARTUP_TIMEOUT_S, STARTUP_S_PER_GB
+from engine.wire.flags import DEFAULT_STARTUP_TIMEOUT_S, LONGEST_STEP_S, STARTUP_S_PER_GB
 from engine.wire.keys import ClientKeys, load_client_keys
 from engine.wire.private import make_private_dir
-from engine.wire.protocol import Welcome
+from engine.wire.probe import Probe
+from engine.wire.protocol import PROTOCOL_VERSION, Error, Health, HealthOk, Hello, Welcome
 
 logger = logging.getLogger(__name__)
 _child_logger = logging.getLogger(__package__ + ".worker_stderr")
@@ -163,26 +161,25 @@ class _StderrPump(threading.Thread):
         return "\n".join(self._tail) or "(nothing)"
 
 
-def connect(proc: subprocess.Popen, address: str, timeout_s: float, pump: _StderrPump,
-            keys: ClientKeys | None = None) -> Welcome:
+def greet(proc: subprocess.Popen, address: str, timeout_s: float, pump: _StderrPump,
+          keys: ClientKeys | None = None) -> Welcome:
     """Greet the worker `proc` is starting on `address` (with `keys` if it was started with
     --keys), asking again every `_READY_POLL_S` until it answers Hello; its Welcome. A
     WorkerStartError says why not: it refused the handshake, or it exited or did not answer
-    within `timeout_s` (with the end of its stderr, which `pump` keeps)."""
+    within `timeout_s` (with the end of its stderr, which `pump` keeps). The launcher asks with
+    the wire's `Probe`, never a client: the worker's own command line runs this too."""
     deadline = time.monotonic() + timeout_s
-    with WorkerClient(address, timeout_s=_READY_POLL_S, client_name="infill-launcher",
-                      keys=keys) as client:
+    with Probe(address, _READY_POLL_S, keys) as probe:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 pump.join(timeout=1.0)
                 raise WorkerStartError(f"the worker exited with code {proc.returncode} before it "
                                        f"was ready; its stderr ended with:\n{pump.tail()}")
-            try:
-                return client.hello()
-            except WorkerTimeout:
-                continue
-            except WorkerError as exc:
-                raise WorkerStartError(f"the worker refused the handshake: {exc}") from exc
+            reply = probe.ask(Hello(PROTOCOL_VERSION, "infill-launcher"))
+            if isinstance(reply, Error):
+                raise WorkerStartError(f"the worker refused the handshake: {reply.code}: {reply.message}")
+            if isinstance(reply, Welcome):
+                return reply
     raise WorkerStartError(f"the worker did not answer within {timeout_s:.0f} s; its stderr "
                            f"ended with:\n{pump.tail()}")
 
@@ -197,7 +194,7 @@ def start_worker_process(argv: Sequence[str], address: str,
     pump = _StderrPump(proc.stderr)
     pump.start()
     try:
-        connect(proc, address, timeout_s, pump, keys)
+        greet(proc, address, timeout_s, pump, keys)
     except BaseException:
         stop_worker(proc)
         raise
@@ -293,8 +290,7 @@ class WorkerGroup:
                                     self._startup_timeout_s, self._keys)
 
     def _watch(self) -> None:
-        probes = {a: WorkerClient(connect_address(a), _HEALTH_TIMEOUT_S, "infill-supervisor",
-                                  self._keys) for a in self.addresses}
+        probes = {a: Probe(connect_address(a), _HEALTH_TIMEOUT_S, self._keys) for a in self.addresses}
         checked = time.monotonic()
         try:
             while not self._stopping.wait(_WATCH_S):
@@ -309,24 +305,23 @@ class WorkerGroup:
             for probe in probes.values():
                 probe.close()
 
-    def _kill_if_hung(self, address: str, probe: WorkerClient) -> None:
+    def _kill_if_hung(self, address: str, probe: Probe) -> None:
         """SIGKILL the child on `address` if its main loop is stuck or the whole process is
         frozen (`UNANSWERED_KILL` health checks in a row unanswered); the watcher restarts it."""
         if self._processes[address].poll() is not None:
             return  # one that exited is the watcher's (restarted, or stopped on purpose)
-        try:
-            loop_age_s = probe.health().loop_age_s
-        except WorkerTimeout:
+        reply = probe.ask(Health())
+        if reply is None:
             self._unanswered[address] += 1
             if self._unanswered[address] >= UNANSWERED_KILL:
                 self._kill(address, f"it left {self._unanswered[address]} health checks in a row "
                                     "unanswered (frozen)")
             return
-        except WorkerError:
-            return  # it answered, so it is not frozen; an error reply says nothing of its loop
+        if not isinstance(reply, HealthOk):
+            return  # it answered, so it is not frozen; an Error reply says nothing of its loop
         self._unanswered[address] = 0
-        if loop_age_s > self.hung_kill_s:
-            self._kill(address, f"its main loop has not ticked for {loop_age_s:.0f} s")
+        if reply.loop_age_s > self.hung_kill_s:
+            self._kill(address, f"its main loop has not ticked for {reply.loop_age_s:.0f} s")
 
     def _kill(self, address: str, why: str) -> None:
         logger.error("killing the worker on %s: %s", address, why)

@@ -3,13 +3,16 @@ wire types; infill (what serves the model) imports no engine, front end or train
 (how models are made) builds on infill, the completion rules and the engine, never a front end.
 The engine is three rooms: `engine.wire` (what both ends of the socket speak, nothing that runs),
 `engine.worker` (one end) and `engine.client` (the other, for front ends), with `engine.launch`
-beside them; the wire imports neither end, the client never the worker, the worker never the
-client."""
+beside them; the wire imports neither end, the launcher only the wire, the client never the
+worker, the worker never the client, not even through the launcher; `completion` and `upstream`
+reach the engine only through the wire."""
 from __future__ import annotations
 
 import ast
 import importlib
 import importlib.util
+import subprocess
+import sys
 from pathlib import Path
 
 import completion
@@ -110,6 +113,50 @@ def test_the_worker_never_imports_the_client():
         assert not module.startswith("engine.client"), f"{path} imports {module}"
         if module == "engine.launch":
             assert path.name == "cli.py", f"{path} imports {module}"
+
+
+def test_the_launcher_imports_only_the_wire():
+    """`engine.launch` greets and probes workers with the wire's `Probe`, so the worker's command
+    line, which imports it, reaches no client through it."""
+    import engine.launch
+
+    found = submodules_imported(Path(engine.launch.__file__))
+    assert "engine.wire.probe" in found  # the walk reads its imports
+    for module in found:
+        assert module.split(".")[0] != "engine" or module.startswith("engine.wire."), f"launch imports {module}"
+
+
+def modules_loaded_by(*names: str) -> set[str]:
+    """The house's modules that importing `names` loads, in a fresh interpreter (every import,
+    however indirect: through `engine.launch`, a package's `__init__`, ...)."""
+    root = Path(completion.__file__).parent.parent
+    code = "import sys\n" + "".join(f"import {name}\n" for name in names) + "print(' '.join(sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], cwd=root, capture_output=True, text=True, check=True)
+    return {module for module in out.stdout.split() if module.split(".")[0] in HOUSE}
+
+
+def package_modules(name: str) -> list[str]:
+    """The dotted names of every module in the package `name`."""
+    folder = Path(importlib.import_module(name).__file__).parent
+    return [".".join((name, *path.relative_to(folder).with_suffix("").parts)) for path in sorted(folder.rglob("*.py"))
+            if path.name != "__init__.py"]
+
+
+def test_the_worker_and_the_client_never_load_each_other_even_through_the_launcher():
+    worker = modules_loaded_by(*package_modules("engine.worker"))
+    assert {"engine.launch", "engine.worker.cli", "engine.wire.protocol"} <= worker
+    assert not [m for m in worker if m.startswith("engine.client")], "the worker loads the client"
+    client = modules_loaded_by(*package_modules("engine.client"))
+    assert {"engine.client.sync_client", "engine.wire.protocol"} <= client
+    assert not [m for m in client if m.startswith("engine.worker")], "the client loads the worker"
+
+
+def test_completion_and_upstream_load_no_engine_module_but_the_wire():
+    loaded = modules_loaded_by(*package_modules("completion"), *package_modules("upstream"))
+    assert {"completion.fim", "upstream.backend", "engine.wire.protocol"} <= loaded
+    engine_modules = {m for m in loaded if m.split(".")[0] == "engine"}
+    assert engine_modules - {"engine", "engine.wire"} and all(
+        m in ("engine", "engine.wire") or m.startswith("engine.wire.") for m in engine_modules), engine_modules
 
 
 def test_the_wire_imports_neither_end_nor_anything_that_runs_a_model():

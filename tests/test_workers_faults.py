@@ -273,6 +273,8 @@ async def test_a_frozen_worker_is_replaced_and_its_request_retried(short_tmp):
         assert int(result.items[0].text.split(":")[0]) == other.pid  # retried there
         assert await wait_for_pid(frozen) == -signal.SIGKILL  # SIGTERM would not reach it
         await until(lambda: len(pool.healthy()) == 2, "the replacement answered no probe")
+        # the pool's probe may reach the replacement before its launcher's greeting returns
+        await until(lambda: group.restarts == 1, "the group never recorded the replacement")
         results = await asyncio.gather(*(pool.complete(CompleteRequest(f"n{i}", "fim", "x", ""))
                                          for i in range(8)))
         replacement = group.process(group.addresses[frozen_at])

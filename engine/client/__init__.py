@@ -1,9 +1,10 @@
 """The engine's client side: what front ends import to reach workers.
 
-`calls` is one call to a worker as both clients make it (errors, reply matching, cancel on
-abandon); `sync_client` and `async_client` are the blocking and asyncio clients; `watch` tells
-whether a worker is up; `pool` balances and retries requests over several workers. What goes over
-the socket is `engine.wire`'s; starting worker processes is `engine.launch`'s.
+`calls` is one call to a worker as the client makes it (errors, time, cancel on abandon);
+`async_client` is the one client and `sync_client` its blocking face (the same client run on an
+event loop of its own); `watch` tells whether a worker is up; `pool` balances and retries
+requests over several workers. What goes over the socket is `engine.wire`'s; starting worker
+processes is `engine.launch`'s.
 
 May import: `engine.wire`, `engine.launch`, ZeroMQ, msgpack and the standard library; never
 `engine.worker`, `infill` or torch (the worker runs in its own process and is reached only

@@ -1,8 +1,9 @@
-"""The asyncio worker client: `AsyncWorkerClient`, on `zmq.asyncio`; it never blocks its loop.
+"""The worker client: `AsyncWorkerClient`, on `zmq.asyncio`; it never blocks its loop.
 
-It has the methods of `engine.client.sync_client.WorkerClient` as coroutines, over the same kind
-of socket pool (`engine.client.calls`); cancelling a `complete` call cancels the request at the
-worker. `stream` sends a completion request with `stream` set and yields its `Partial` replies as
+The one client of a worker: `hello`, `info`, `health` and `complete` as coroutines over a pool of
+DEALER sockets (each call as `engine.client.calls` describes); cancelling a `complete` call
+cancels the request at the worker. `engine.client.sync_client.WorkerClient` is its blocking
+face. `stream` sends a completion request with `stream` set and yields its `Partial` replies as
 they come, then its `Result`; a consumer that stops early cancels the request.
 """
 from __future__ import annotations
@@ -15,15 +16,17 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from engine.client.calls import (DEFAULT_TIMEOUT_S, MAX_IDLE_SOCKETS, WorkerTimeout, abandon,
-                                 connect_socket, read_reply, timeout_for, unwrap)
+from engine.client.calls import (DEFAULT_TIMEOUT_S, MAX_IDLE_SOCKETS, WorkerTimeout, abandon, connect_socket,
+                                 timeout_for, unwrap)
 from engine.wire.keys import ClientKeys
-from engine.wire.protocol import (PROTOCOL_VERSION, CompleteRequest, Health, HealthOk, Hello, Info,
-                                    InfoRequest, Message, Partial, Result, Welcome, encode)
+from engine.wire.protocol import (PROTOCOL_VERSION, CompleteRequest, Health, HealthOk, Hello, Info, InfoRequest,
+                                  Message, Partial, Result, Welcome, encode)
+from engine.wire.replies import read_reply
 
 
 class AsyncWorkerClient:
-    """The asyncio twin of `WorkerClient`; cancelling a `complete` call cancels the request."""
+    """One worker's client; use it from one event loop. Cancelling a `complete` call cancels the
+    request at the worker."""
 
     def __init__(self, address: str, timeout_s: float = DEFAULT_TIMEOUT_S,
                  client_name: str = "infill", keys: ClientKeys | None = None) -> None:

@@ -1,12 +1,13 @@
-"""One call to a worker, as both clients make it: its errors, its reply, its time, its socket.
+"""One call to a worker as the client makes it: its errors, its time, its socket.
 
-A call takes a DEALER socket, sends its request and reads until the reply that matches it (by
-request id and reply type; anything else is dropped). A call that times out or is cancelled sends
-`Cancel` for its completion request and closes its socket (`abandon`), so no late reply can reach
-a later call. An `Error` reply is raised as `WorkerError`; no reply in time as `WorkerTimeout`.
-Sockets carry ZMTP heartbeats (`engine.wire.transport`) and, given `ClientKeys`, CURVE
-encryption and authentication (`engine.wire.keys`). The blocking client
-(`engine.client.sync_client`) and the asyncio one (`engine.client.async_client`) build on this.
+A call takes a DEALER socket, sends its request and reads until the reply that matches it
+(`engine.wire.replies`: by request id and reply type; anything else is dropped). A call that
+times out or is cancelled sends `Cancel` for its completion request and closes its socket
+(`abandon`), so no late reply can reach a later call. An `Error` reply is raised as
+`WorkerError`; no reply in time as `WorkerTimeout`. Sockets carry ZMTP heartbeats
+(`engine.wire.transport`) and, given `ClientKeys`, CURVE encryption and authentication
+(`engine.wire.keys`). The client (`engine.client.async_client`) builds on this; its blocking face
+(`engine.client.sync_client`) runs it on a loop of its own.
 """
 from __future__ import annotations
 
@@ -17,9 +18,7 @@ import zmq
 
 from engine.wire import transport
 from engine.wire.keys import ClientKeys, make_curve_client
-from engine.wire.protocol import (Cancel, CompleteRequest, Error, Health, HealthOk, Hello, Info,
-                                    InfoRequest, Message, Partial, ProtocolError, Result, Welcome, decode,
-                                    encode)
+from engine.wire.protocol import Cancel, CompleteRequest, Error, Message, encode
 
 logger = logging.getLogger(__name__)
 
@@ -28,8 +27,6 @@ REPLY_SLACK_S = 0.5  # a reply may come this long after its deadline (the last p
 MAX_IDLE_SOCKETS = 8  # kept for reuse after a burst; the rest are closed (each costs fds at both
 #   ends and its ZMTP heartbeats cost CPU while idle)
 _CANCEL_LINGER_MS = 100  # time for a Cancel to leave a socket that is being closed
-_REPLY_TYPES: dict[type, type] = {Hello: Welcome, InfoRequest: Info, Health: HealthOk,
-                                  CompleteRequest: Result}
 
 
 class WorkerError(Exception):
@@ -43,28 +40,6 @@ class WorkerError(Exception):
 
 class WorkerTimeout(TimeoutError):
     """No reply from the worker in time."""
-
-
-def is_reply_to(request: Message, reply: Message) -> bool:
-    request_id = getattr(request, "id", None)
-    if isinstance(reply, Error):
-        return reply.id is None or reply.id == request_id
-    if isinstance(reply, Partial):
-        return isinstance(request, CompleteRequest) and request.stream and reply.id == request_id
-    return isinstance(reply, _REPLY_TYPES[type(request)]) and getattr(reply, "id", None) == request_id
-
-
-def read_reply(frame: bytes, request: Message) -> Message | None:
-    """The decoded reply if it answers `request`, else None (logged and dropped)."""
-    try:
-        reply = decode(frame)
-    except ProtocolError as exc:
-        logger.warning("dropped an unreadable reply: %s: %s", exc.code, exc.message)
-        return None
-    if not is_reply_to(request, reply):
-        logger.debug("dropped a stray %s", type(reply).__name__)
-        return None
-    return reply
 
 
 def unwrap(reply: Message) -> Any:

@@ -1,60 +1,71 @@
-"""The blocking worker client: `WorkerClient`, safe to share between threads.
+"""The blocking worker client: `WorkerClient`, a thin face over the one client.
 
-It keeps a pool of DEALER sockets (at most `MAX_IDLE_SOCKETS` idle: a burst's extra ones are
-closed); each call takes one, as `engine.client.calls` describes, and waits for its reply with
-`zmq.Socket.poll`, so it needs no event loop: the launcher, the supervisor's health probes,
-`infill complete` and the benchmarks' thread pools use it.
+It runs an `AsyncWorkerClient` (`engine.client.async_client`) on an event loop of its own, in a
+daemon thread, and waits for each call's answer: the same sockets, reply matching, timeouts and
+cancels, for code that has no event loop (`infill complete`, the benchmarks' thread pools, tests).
+It is safe to share between threads: every call runs on that one loop. A caller interrupted while
+it waits (Ctrl-C) cancels its call, which cancels the request at the worker.
 """
 from __future__ import annotations
 
+import asyncio
 import threading
-import time
-from typing import Any
+from collections.abc import Coroutine
+from typing import Any, TypeVar
 
-import zmq
-
-from engine.client.calls import (DEFAULT_TIMEOUT_S, MAX_IDLE_SOCKETS, WorkerTimeout, abandon,
-                                 connect_socket, read_reply, timeout_for, unwrap)
+from engine.client.async_client import AsyncWorkerClient
+from engine.client.calls import DEFAULT_TIMEOUT_S
 from engine.wire.keys import ClientKeys
-from engine.wire.protocol import (PROTOCOL_VERSION, CompleteRequest, Health, HealthOk, Hello, Info,
-                                    InfoRequest, Message, Result, Welcome, encode)
+from engine.wire.protocol import CompleteRequest, HealthOk, Info, Result, Welcome
+
+T = TypeVar("T")
 
 
 class WorkerClient:
-    """A blocking client; safe to call from many threads at once (one socket per call in flight)."""
+    """`AsyncWorkerClient`'s calls, blocking; safe to call from many threads at once."""
 
     def __init__(self, address: str, timeout_s: float = DEFAULT_TIMEOUT_S,
                  client_name: str = "infill", keys: ClientKeys | None = None) -> None:
-        self.address = address
-        self.timeout_s = timeout_s
-        self.client_name = client_name
-        self.keys = keys  # CURVE keys, for a worker started with --keys
-        self._ctx = zmq.Context()
-        self._idle: list[zmq.Socket] = []
+        self.client = AsyncWorkerClient(address, timeout_s, client_name, keys)
+        self.address, self.client_name, self.keys = address, client_name, keys
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, name="infill-worker-client", daemon=True)
+        self._thread.start()
         self._lock = threading.Lock()
         self._closed = False
 
+    @property
+    def timeout_s(self) -> float:
+        """How long a call waits for its reply (a completion: its deadline plus this)."""
+        return self.client.timeout_s
+
+    @timeout_s.setter
+    def timeout_s(self, value: float) -> None:
+        self.client.timeout_s = value
+
     def hello(self) -> Welcome:
-        return self._call(Hello(PROTOCOL_VERSION, self.client_name))
+        return self._run(self.client.hello())
 
     def info(self) -> Info:
-        return self._call(InfoRequest())
+        return self._run(self.client.info())
 
     def health(self) -> HealthOk:
-        return self._call(Health())
+        return self._run(self.client.health())
 
     def complete(self, request: CompleteRequest) -> Result:
         """Waits for the request's deadline plus `timeout_s`."""
-        return self._call(request)
+        return self._run(self.client.complete(request))
 
     def close(self) -> None:
-        """Close the idle sockets and the context; calls still in flight fail."""
+        """Close the client's sockets and stop its loop; calls still in flight fail."""
         with self._lock:
+            if self._closed:
+                return
             self._closed = True
-            idle, self._idle = self._idle, []
-        for sock in idle:
-            sock.close(linger=0)
-        self._ctx.term()
+        asyncio.run_coroutine_threadsafe(self._close_on_loop(), self._loop).result()
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join()
+        self._loop.close()
 
     def __enter__(self) -> WorkerClient:
         return self
@@ -62,42 +73,22 @@ class WorkerClient:
     def __exit__(self, *exc_info: object) -> None:
         self.close()
 
-    def _acquire(self) -> zmq.Socket:
+    async def _close_on_loop(self) -> None:
+        """Cancel the calls in flight (each cancels its request) and close the client."""
+        calls = asyncio.all_tasks() - {asyncio.current_task()}
+        for call in calls:
+            call.cancel()
+        await asyncio.gather(*calls, return_exceptions=True)
+        self.client.close()
+
+    def _run(self, call: Coroutine[Any, Any, T]) -> T:
         with self._lock:
             if self._closed:
+                call.close()
                 raise RuntimeError(f"the client of {self.address} is closed")
-            if self._idle:
-                return self._idle.pop()
-        sock = self._ctx.socket(zmq.DEALER)
-        connect_socket(sock, self.address, self.keys)
-        return sock
-
-    def _release(self, sock: zmq.Socket) -> None:
-        with self._lock:
-            if not self._closed and len(self._idle) < MAX_IDLE_SOCKETS:
-                self._idle.append(sock)
-                return
-        sock.close(linger=0)
-
-    def _call(self, request: Message) -> Any:
-        frame = encode(request)
-        sock = self._acquire()
+            answer = asyncio.run_coroutine_threadsafe(call, self._loop)
         try:
-            reply = self._exchange(sock, request, frame, timeout_for(request, self.timeout_s))
+            return answer.result()
         except BaseException:
-            abandon(sock, request)
+            answer.cancel()  # an interrupted wait: cancelling the call cancels the request
             raise
-        self._release(sock)
-        return unwrap(reply)
-
-    def _exchange(self, sock: zmq.Socket, request: Message, frame: bytes, timeout_s: float) -> Message:
-        deadline = time.monotonic() + timeout_s
-        sock.send(frame, zmq.NOBLOCK)
-        while (remaining := deadline - time.monotonic()) > 0:
-            if not sock.poll(max(1, int(remaining * 1000)), zmq.POLLIN):
-                break
-            reply = read_reply(sock.recv(), request)
-            if reply is not None:
-                return reply
-        raise WorkerTimeout(f"no reply to {type(request).__name__} from the worker at "
-                            f"{self.address} within {timeout_s:.1f} s; is it running?")

@@ -5,8 +5,9 @@ reply within `probe_timeout_s` means the worker is dead or unreachable, a reply 
 `loop_age_s` is over `hung_after_s` means it is hung (its IO thread answers, its main loop is
 stuck) unless the loop is inside a decoding step (`in_step`): a step is allowed `longest_step_s`,
 since a first pass over a long canvas on a loaded CPU, or a large checkpoint's step on a slow GPU,
-takes seconds; only a step older than that is a hang. The other keeps a silent DEALER connected to the worker and watches it with
-a ZeroMQ socket monitor: the connection drops at once when the worker's process dies or restarts,
+takes seconds; only a step older than that (`engine.wire.flags.LONGEST_STEP_S` by default) is a
+hang. The other keeps a silent DEALER connected to the worker and watches it with a ZeroMQ
+socket monitor: the connection drops at once when the worker's process dies or restarts,
 and within the ZMTP heartbeat timeout when its machine goes silent (`engine.wire.transport`); then the
 worker is `lost`, and so is every request that was sent to it. Each verdict that changes the
 state sets `changed`, waking the calls that wait on the worker; the next good probe marks it up
@@ -24,6 +25,7 @@ import zmq.asyncio
 from engine.wire import transport
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import WorkerError, WorkerTimeout
+from engine.wire.flags import LONGEST_STEP_S
 from engine.wire.keys import ClientKeys, make_curve_client
 from engine.wire.protocol import HealthOk
 
@@ -32,7 +34,6 @@ logger = logging.getLogger(__name__)
 PROBE_INTERVAL_S = 0.25
 PROBE_TIMEOUT_S = 1.0  # a live worker's IO thread answers Health in milliseconds
 HUNG_AFTER_S = 1.5  # the main loop ticks on both sides of each decoding step, and every 0.1 s idle
-LONGEST_STEP_S = 10.0  # far above any one decoding step: a step this long is stuck for good
 
 
 class WorkerWatch:

@@ -15,6 +15,9 @@ DEFAULT_STARTUP_TIMEOUT_S = 60.0  # importing torch and loading a model takes se
 # Plus this much per GB of a model folder's weights: a 7B bf16 checkpoint (15 GB) read from a slow
 # disk (100 MB/s) and moved to a GPU, then its kernels compiled in the warm-up.
 STARTUP_S_PER_GB = 15.0
+# Far above any one decoding step: a step this long is stuck for good. The clients' health watch
+# (`engine.client.watch`) marks such a worker down and its launcher (`engine.launch`) kills it.
+LONGEST_STEP_S = 10.0
 DTYPES = ("auto", "bf16", "fp16", "fp32")
 DEVICE_HELP = "auto, cpu, cuda or cuda:N"
 _DEVICE = re.compile(r"auto|cpu|cuda(?::(\d{1,3}))?")
