@@ -17,9 +17,10 @@ from infill.canvas import edit_canvas, event_tokens, regions_canvas
 from infill.checkpoint import load_model
 from infill.fim import hole_text, job_canvas
 from infill.job import Hole as JobHole, Job
+from training.batches import read_laid
 from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets
 from training.noising import Special, canvas_sample
-from training.train import main as train_main, read_laid
+from training.train import main as train_main
 from tests.test_train import TINY_SHAPE, tiny_corpus  # noqa: F401 (a fixture)
 
 PIECES = ["def f(total):\n", "    x = 2\n", ""]

@@ -16,9 +16,10 @@ from safetensors import safe_open
 from infill.checkpoint import load_model
 from infill.fim_ar import Sentinels
 from infill.paths import REPO_ROOT
+from training.batches import Windows, product_batch
 from training.noising import Special
 from training.snippet_data import SnippetWindows, build
-from training.train import Windows, main as train_main, parse_args, product_batch
+from training.train import main as train_main, parse_args
 from tests.package_corpus import write_corpus
 
 TINY_SHAPE = ["--hidden", "32", "--layers", "2", "--heads", "4", "--kv-heads", "2", "--ffn", "64",

@@ -50,9 +50,10 @@ from infill.serving import open_tokenizer
 from training.adapt_folder import RECORD, checked_out, run_dir, write_folder
 from training.adapt_rows import Rows, make_rows
 from training.adapt_state import Progress, load_state, save_state
+from training.batches import Prefetcher
 from training.evalguard import EvalGuard
 from training.repo_files import Gathered, RepoError, RepoFile, counts_text, gather, said
-from training.train import Prefetcher, batch_loss, check_device, lr_at
+from training.train import batch_loss, check_device, lr_at
 
 SAVE_EVERY_S = 60.0  # seconds between resumable states
 CARD = "MODEL_CARD.md"

@@ -17,11 +17,11 @@ from typing import Protocol
 import numpy as np
 
 from infill.tokenizer import ModelTokenizer
+from training.batches import Windows
 from training.evalguard import EvalGuard
 from training.noising import CORPUS_SHAPES, EDITOR_SHAPES, Special, noise_window
 from training.repo_files import RepoError, RepoFile
 from training.snippet_data import SnippetWindows, TrainFile, noised_row, package_index, window_record
-from training.train import Windows
 
 
 class RowLayout(Protocol):
