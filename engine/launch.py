@@ -128,7 +128,7 @@ def worker_argv(address: str, model_dir: str | Path | None = None, threads: int 
     """The command line of one `python -m engine` worker process on `address`; `owned_dir` is a
     private folder made for it (its ipc:// socket's), which it removes on its way out; `flags`
     are further worker flags (`engine.wire.flags.model_flags`: --device, --dtype, ...)."""
-    argv = [sys.executable, "-m", "engine", "--bind", address, "--parent-pid", str(os.getpid())]
+    argv = [sys.executable, "-m", __package__, "--bind", address, "--parent-pid", str(os.getpid())]
     if owned_dir is not None:
         argv += ["--owned-dir", str(owned_dir)]
     if model_dir is not None:
