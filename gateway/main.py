@@ -26,12 +26,12 @@ from pathlib import Path
 import uvicorn
 
 from completion.settings import DEFAULT_DEADLINE_MS, Settings
-from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
+from engine.client.calls import REPLY_SLACK_S
+from engine.client.connect import addresses_of, connect
 from engine.wire.flags import add_local_worker_flags, check_local_worker_flags, local_worker_flags
 from engine.wire.hosts import is_loopback
 from engine.wire.keys import ClientKeys, load_client_keys
 from engine.launch import WorkerGroup, WorkerStartError, start_local_workers
-from engine.client.pool import AsyncWorkerPool
 from engine.wire.protocol import MAX_DEADLINE_MS, MAX_TOKENS
 from gateway.api_keys import KeyFile
 from gateway.app import DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_STREAMS, GatewayState, build_app
@@ -46,7 +46,6 @@ DEFAULT_BIND = "127.0.0.1:8012"
 # A reply may come this long after its deadline: twice an editor's slack, since an HTTP caller
 # waits for its answer where an editor would rather show nothing than a late one.
 GATEWAY_REPLY_SLACK_S = 2 * REPLY_SLACK_S
-GREET_TIMEOUT_S = 5.0
 KEYLESS_MAX_DEADLINE_MS = 5_000  # an editor's completion needs under 2 s; with no keys anyone local
 #   could ask, so no request may hold the worker longer than this
 
@@ -125,15 +124,6 @@ def _check(parser: argparse.ArgumentParser, args: argparse.Namespace) -> tuple[s
     return host, port
 
 
-async def model_name(pool: AsyncWorkerPool) -> str:
-    """The workers' model (and so its health watches started), or "infill" if none answers yet."""
-    try:
-        return (await asyncio.wait_for(pool.hello(), GREET_TIMEOUT_S)).model
-    except (WorkerError, WorkerTimeout, TimeoutError) as exc:
-        logger.warning("no worker answered yet (%s); serving anyway", exc)
-        return "infill"
-
-
 def model_id(name: str) -> str:
     """The id clients see: never one that starts like OpenAI's chat models ("gpt", "o")."""
     return name if not name.lower().startswith(("gpt", "o")) else f"infill-{name}"
@@ -141,9 +131,9 @@ def model_id(name: str) -> str:
 
 async def serve(args: argparse.Namespace, sock: socket.socket, addresses: list[str],
                 keys: ClientKeys | None, api_keys: KeyFile | None) -> None:
-    pool = AsyncWorkerPool(addresses, timeout_s=GATEWAY_REPLY_SLACK_S, client_name="infill-gateway", keys=keys)
+    connected = await connect(addresses, "infill-gateway", GATEWAY_REPLY_SLACK_S, keys)
+    pool, name = connected.pool, connected.model or "infill"  # a worker that refused: served anyway
     try:
-        name = await model_name(pool)
         settings = Settings(deadline_ms=min(args.deadline_ms, args.max_deadline_ms))
         host, port = sock.getsockname()[:2]
         rules = Rules(host, frozenset(args.allow_origin), api_keys)
@@ -196,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             group = start_local_workers(args.model, threads=args.threads,
                                         flags=local_worker_flags(args),
                                         startup_timeout_s=args.startup_timeout)
-        addresses = group.addresses if group else [a.strip() for a in args.worker.split(",") if a.strip()]
+        addresses = group.addresses if group else addresses_of(args.worker)
         with contextlib.suppress(KeyboardInterrupt):
             asyncio.run(serve(args, sock, addresses, None if group else keys, api_keys))
         return 0

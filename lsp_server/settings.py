@@ -11,19 +11,16 @@ borrows that key for the backend's own origin only); all come from the client's
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from completion.next_edit import Drafting
 from completion.settings import Settings, int_in
-from engine.wire.flags import DTYPES
+from engine.wire.flags import DEVICE_HELP, DTYPES, is_device, is_dtype
 from engine.wire.protocol import MAX_DEADLINE_MS
 from lsp_server.arena_state import valid_backends
 from lsp_server.edit_history import DEFAULT_EDIT_HISTORY, MAX_EDIT_HISTORY
 from upstream import config as upstream_config
-
-_DEVICE = re.compile(r"auto|cpu|cuda(:\d{1,2})?")
 
 
 def _non_empty_text(value: Any) -> bool:
@@ -58,9 +55,8 @@ ServerSettings.OPTIONS = {
     "languages": ("languages", lambda value: isinstance(value, list)
                   and all(isinstance(name, str) for name in value),
                   "a list of language names such as \"python\", \"typescript\", \"cpp\""),
-    "device": ("device", lambda value: isinstance(value, str) and _DEVICE.fullmatch(value) is not None,
-               "auto, cpu, cuda or cuda:N"),
-    "dtype": ("dtype", lambda value: value in DTYPES, f"one of {', '.join(DTYPES)}"),
+    "device": ("device", is_device, DEVICE_HELP),  # the worker's own rules, as its command line checks them
+    "dtype": ("dtype", is_dtype, f"one of {', '.join(DTYPES)}"),
     "editHistory": ("edit_history", int_in(0, MAX_EDIT_HISTORY), f"an integer in 0..{MAX_EDIT_HISTORY}"),
     "nextEditDrafts": ("next_edit_drafts", lambda value: value in tuple(Drafting),
                        f"one of {', '.join(Drafting)}"),

@@ -1,9 +1,10 @@
 """The language server's workers: connected (or started) in the background, awaited by requests.
 
-`Workers.connect(settings)` starts, as a task, the connection to the workers the `workerAddress`
-setting names (a comma-separated list balanced by `engine.client.pool`, with the `workerKeys`
-folder's CURVE keys, else the command line's), or, without one, to a local worker on the bundled model
-that it starts (and that is restarted if it dies). Requests wait for it with `client(timeout_s)`,
+`Workers.connect(settings)` starts, as a task, the connection (`engine.client.connect`) to the
+workers the `workerAddress` setting names (a comma-separated list balanced by
+`engine.client.pool`, with the `workerKeys` folder's CURVE keys, else the command line's), or,
+without one, to a local worker on the bundled model that it starts (and that is restarted if it
+dies). A worker that refuses the greeting (another protocol version) is shown as unavailable. Requests wait for it with `client(timeout_s)`,
 within their deadline. Once a worker answers, `on_ready(model, address)` runs; a failure to
 connect is logged and shown to the user through `on_error(message)`, and the server answers
 with nothing until the settings change. With a `backend` setting of another kind than `worker`,
@@ -20,11 +21,11 @@ from pathlib import Path
 import zmq
 
 from completion.fim import Backend
-from engine.client.calls import REPLY_SLACK_S, WorkerError, WorkerTimeout
+from engine.client.calls import WorkerError
+from engine.client.connect import addresses_of, connect
+from engine.launch import WorkerGroup, WorkerStartError, start_local_workers
 from engine.wire.flags import model_flags
 from engine.wire.keys import ClientKeys, load_client_keys
-from engine.launch import WorkerGroup, WorkerStartError, start_local_workers
-from engine.client.pool import AsyncWorkerPool, WorkerUnavailable
 from lsp_server.settings import ServerSettings
 from upstream.backend import HttpBackend
 from upstream.config import BackendSettingError, upstream_of
@@ -95,16 +96,17 @@ class Workers:
         address = settings.worker_address
         try:
             addresses = (await asyncio.to_thread(self._spawn, settings) if address is None
-                         else [a.strip() for a in address.split(",") if a.strip()])
+                         else addresses_of(address))
             keys = None if address is None else self.keys_for(settings)  # our local one needs none
-            client = AsyncWorkerPool(addresses, timeout_s=REPLY_SLACK_S, client_name="infill-lsp",
-                                     keys=keys)
-            model = await _greet(client)
+            connected = await connect(addresses, "infill-lsp", keys=keys)
+            if connected.refused is not None:
+                connected.pool.close()
+                raise connected.refused
         except (WorkerStartError, WorkerError, OSError, ValueError, zmq.ZMQError) as exc:
             return self._unavailable(f"infill: no completions, the worker is unavailable: {exc}")
-        if model is not None:
-            self.on_ready(model, client.address)
-        return client
+        if connected.model is not None:
+            self.on_ready(connected.model, connected.pool.address)
+        return connected.pool
 
     def _unavailable(self, message: str) -> None:
         logger.error("%s", message)
@@ -118,15 +120,3 @@ class Workers:
         self.local = start_local_workers(flags=flags, startup_timeout_s=self.startup_timeout_s)
         return self.local.addresses
 
-
-async def _greet(client: AsyncWorkerPool) -> str | None:
-    """Check the worker's protocol version and return its model's name; one that does not answer
-    yet is used anyway (None)."""
-    try:
-        welcome = await client.hello()
-    except (WorkerTimeout, WorkerUnavailable):
-        logger.warning("the worker at %s does not answer yet; requests will try it anyway",
-                       client.address)
-        return None
-    logger.info("worker at %s serves model %s", client.address, welcome.model)
-    return welcome.model

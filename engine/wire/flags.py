@@ -1,10 +1,12 @@
 """The worker's model flags as a launcher writes them, and a front end's flags for its own worker.
 
-The vocabulary of `--device` and `--dtype` lives here, torch-free and model-free, because both
-ends of the command line need it: a front end that starts its own worker (`infill lsp`, `infill
-run`, `infill gateway`) refuses a bad value as a usage error before it starts one, and the
-worker's own parser (`engine.worker.cli`) takes its choices from here. How the flags combine on a
-machine (`engine.worker.placement`) is the worker's business.
+The rules of `--device`, `--dtype`, `--max-context` and `--prefix-cache-mb` live here, once,
+torch-free and model-free, because every end needs them: a front end that starts its own worker
+(`infill lsp`, `infill run`, `infill gateway`) refuses a bad value as a usage error before it
+starts one, the language server refuses it as a setting (`lsp_server.settings`: `is_device`,
+`is_dtype`), and the worker's own parser (`engine.worker.cli`) checks its flags with the same
+functions. How the flags combine on a machine (`engine.worker.placement`) is the worker's
+business.
 """
 from __future__ import annotations
 
@@ -23,11 +25,35 @@ DEVICE_HELP = "auto, cpu, cuda or cuda:N"
 _DEVICE = re.compile(r"auto|cpu|cuda(?::(\d{1,3}))?")
 
 
+def is_device(value: object) -> bool:
+    """Whether `value` names a device: auto, cpu, cuda or cuda:N (N of at most three digits)."""
+    return isinstance(value, str) and _DEVICE.fullmatch(value) is not None
+
+
+def is_dtype(value: object) -> bool:
+    return isinstance(value, str) and value in DTYPES
+
+
 def check_device(device: str) -> str:
     """`device` if it is one of auto, cpu, cuda, cuda:N; else a ValueError saying what is."""
-    if _DEVICE.fullmatch(device) is None:
+    if not is_device(device):
         raise ValueError(f"--device {device!r} is not a device: use {DEVICE_HELP}")
     return device
+
+
+def check_dtype(dtype: str) -> str:
+    """`dtype` if it is one of `DTYPES`; else a ValueError saying what is."""
+    if not is_dtype(dtype):
+        raise ValueError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    return dtype
+
+
+def check_limits(max_context: int | None, prefix_cache_mb: int | None) -> None:
+    """A ValueError for a canvas of under one token or a negative cache size (None: unset)."""
+    if max_context is not None and max_context < 1:
+        raise ValueError(f"--max-context must be at least 1 token, got {max_context}")
+    if prefix_cache_mb is not None and prefix_cache_mb < 0:
+        raise ValueError(f"--prefix-cache-mb must be 0 or more, got {prefix_cache_mb}")
 
 
 def model_flags(device: str | None = None, dtype: str | None = None) -> list[str]:
@@ -63,11 +89,8 @@ def check_local_worker_flags(parser: argparse.ArgumentParser, args: argparse.Nam
     try:
         if args.device is not None:
             check_device(args.device)
+        if args.startup_timeout is not None and args.startup_timeout <= 0:
+            raise ValueError(f"--startup-timeout must be positive, got {args.startup_timeout}")
+        check_limits(args.max_context, args.prefix_cache_mb)
     except ValueError as exc:
         parser.error(str(exc))
-    if args.startup_timeout is not None and args.startup_timeout <= 0:
-        parser.error(f"--startup-timeout must be positive, got {args.startup_timeout}")
-    if args.max_context is not None and args.max_context < 1:
-        parser.error(f"--max-context must be at least 1 token, got {args.max_context}")
-    if args.prefix_cache_mb is not None and args.prefix_cache_mb < 0:
-        parser.error(f"--prefix-cache-mb must be 0 or more, got {args.prefix_cache_mb}")

@@ -16,13 +16,13 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
 import zmq
 
-from engine.wire.flags import DEVICE_HELP, DTYPES, check_device
+from engine.wire.flags import DEVICE_HELP, DTYPES, check_device, check_limits
 from engine.wire.keys import ServerKeys, load_server_keys
 from engine.launch import serve_workers, worker_addresses
 from engine.wire.private import check_private
@@ -37,6 +37,10 @@ _PARENT_CHECK_S = 0.5  # how often a worker started by another process looks whe
 _ORPHAN_EXIT_S = 10.0  # an orphan whose main loop has not stopped this long after being asked exits
 _LOOPBACK_TCP = re.compile(r"tcp://127\.0\.0\.1:(\d{1,5}|\*)")
 _ANY_TCP = re.compile(r"tcp://([^\s:/]+|\[[0-9a-fA-F:.]+\]):(\d{1,5}|\*)")
+# torch's OpenMP threads wait at each barrier by sleeping, not spinning, unless the environment says
+# otherwise: a spinning thread holds its core while a thread whose core another process took stalls
+# the rest. `python -m bench.worker_threads` on two CPU cores, ms per single-line answer: FIGURES
+OMP_WAIT_POLICY = "PASSIVE"
 
 
 def remove_owned_dir(folder: Path | None) -> None:
@@ -133,9 +137,15 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                              f"(default {DEFAULT_PREFIX_CACHE_MB}; 0 keeps none)")
 
 
+def openmp_defaults(environ: MutableMapping[str, str]) -> None:
+    """The OpenMP settings of a worker's environment, where it sets none (`OMP_WAIT_POLICY`)."""
+    environ.setdefault("OMP_WAIT_POLICY", OMP_WAIT_POLICY)
+
+
 def _load_runner(args: argparse.Namespace) -> Any:
     """The model runner the flags ask for; a ValueError when the flags or the model folder will not do."""
     # Imported here so that importing this module (and testing it with a fake runner) needs no torch.
+    openmp_defaults(os.environ)  # read once, as torch loads its OpenMP
     import torch
 
     from engine.worker.causal_runner import CausalRunner, is_causal
@@ -210,12 +220,9 @@ def check_model_flags(parser: argparse.ArgumentParser, args: argparse.Namespace)
     try:
         check_device(args.device)  # then as if the machine had the CUDA device asked for, or none
         placement(args.device, args.dtype, args.weights, 1000 if args.device.startswith("cuda") else 0)
+        check_limits(args.max_context, args.prefix_cache_mb)
     except ValueError as exc:
         parser.error(str(exc))
-    if args.max_context is not None and args.max_context < 1:
-        parser.error(f"--max-context must be at least 1 token, got {args.max_context}")
-    if args.prefix_cache_mb < 0:
-        parser.error(f"--prefix-cache-mb must be 0 or more, got {args.prefix_cache_mb}")
 
 
 def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:

@@ -10,19 +10,18 @@ them into one `Placement` or a ValueError that says which flag to change:
   else the dtype's own weights. int8 is a CPU path (fbgemm) whose other layers compute in fp32:
   it refuses CUDA and a half dtype. `--weights fp32` means fp32 weights: it refuses a half dtype.
 
-The flags' vocabulary is the launcher's (`engine.wire.flags`), which writes them.
+The flags' rules are the wire's (`engine.wire.flags`: `check_device`, `check_dtype`), which every
+front end's settings and the launcher use too.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from engine.wire.flags import DTYPES, check_device
+from engine.wire.flags import check_device, check_dtype
 from infill.weights import WEIGHTS
 
 
 @dataclass(frozen=True, slots=True)
-
-
 class Placement:
     device: str  # "cpu" or "cuda:N"
     dtype: str  # "bf16", "fp16" or "fp32": the weights' and activations' dtype
@@ -40,8 +39,7 @@ class Placement:
 
 def placement(device: str, dtype: str, weights: str, cuda_count: int) -> Placement:
     """The settings resolved on a machine with `cuda_count` CUDA devices (see the module's rules)."""
-    if dtype not in DTYPES:
-        raise ValueError(f"--dtype {dtype!r} is not one of {', '.join(DTYPES)}")
+    check_dtype(dtype)
     if weights not in ("auto", *WEIGHTS):
         raise ValueError(f"--weights {weights!r} is not one of auto, {', '.join(WEIGHTS)}")
     explicit = dtype != "auto"  # int8 is the CPU's default only while the dtype is left to us
