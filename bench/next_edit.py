@@ -66,7 +66,7 @@ MECHANICAL = "mechanical"
 SIDES = (RULES, MODEL, DRAFTED)
 ANSWER_MARGIN_S = 60.0  # beyond the deadline a request may use, before the bench gives up
 SERVER_ANSWER = re.compile(r"\[(\w+)\] next edit: \d+ edits in ([0-9.]+) ms$")
-WORKER_MISS = re.compile(r"WARNING lsp_server\.inline_edit \[(\w+)\] no next edit: ")  # a job unanswered
+WORKER_MISS = re.compile(r"WARNING completion\.next_edit \[(\w+)\] no next edit: ")  # a job unanswered (`run`)
 TEXT_FIELDS = ("task_id", "path", "original", "edited", "expected")
 
 

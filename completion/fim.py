@@ -263,7 +263,7 @@ async def ask(backend: Backend, requests: Sequence[CompleteRequest],
     answered = []
     for reply in replies:
         if isinstance(reply, failures):
-            logger.warning("no completion: %s: %s", type(reply).__name__, reply)
+            logger.warning("no completion: %s", reply)
         elif isinstance(reply, BaseException):
             raise reply
         else:

@@ -360,5 +360,5 @@ async def _items(planned: EditPlan, backend: Backend | None, deadline: Deadline)
     try:
         return (await backend.complete(within(planned, budget_ms).request)).items
     except Exception as exc:  # the policy above: the drafts stand
-        logger.warning("no next edit from the backend: %s: %s", type(exc).__name__, exc)
+        logger.warning("no next edit: %s", exc)
         return []

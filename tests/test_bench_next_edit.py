@@ -126,7 +126,7 @@ def test_the_users_change_is_the_smallest_range_and_edits_apply_in_utf16():
 
 
 def test_the_servers_answers_come_from_its_log_with_the_jobs_the_worker_missed():
-    log = ("2025-01-01 10:00:00,000 WARNING lsp_server.inline_edit [a1] no next edit: no reply within 2.0 s\n"
+    log = ("2025-01-01 10:00:00,000 WARNING completion.next_edit [a1] no next edit: no reply within 2.0 s\n"
            "2025-01-01 10:00:00,010 INFO lsp_server.inline_edit [a1] next edit: 2 edits in 812.5 ms\n"
            "2025-01-01 10:00:00,100 INFO lsp_server.server [-] settings: ...\n"
            "2025-01-01 10:00:00,200 INFO lsp_server.inline_edit [a2] no next edit in file:///a.py: the "
