@@ -7,6 +7,8 @@ read. No assertion here is about how long anything took."""
 from __future__ import annotations
 
 import asyncio
+import shutil
+import tempfile
 
 import httpx
 import pytest
@@ -27,12 +29,13 @@ DEADLINE_PROMPT = {"input_prefix": fake_worker.DEADLINE_MARKER + "\nx = ", "inpu
 
 
 @pytest.fixture(scope="module")
-def worker(tmp_path_factory):
-    import tempfile
-    address = f"ipc://{tempfile.mkdtemp(prefix='iw-')}/w.sock"
+def worker():
+    folder = tempfile.mkdtemp(prefix="iw-")  # a short path: ipc:// caps it near 100 bytes
+    address = f"ipc://{folder}/w.sock"
     process = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
     yield address
     stop_worker(process)
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 def deadline_given(url: str, headers: dict[str, str] | None = None) -> int:
