@@ -1,7 +1,9 @@
-"""A worker that fails or is late leaves the next edit's drafts standing in every front end: the
-language server's `textDocument/copilotInlineEdit` and the gateway's `/v1/edit/completions`, each
-driven in process (a `Session` without a server, a gateway state without an app) on a scripted
-backend. The same backend answering shows its own answer, so the drafts are told from it."""
+"""What a failing or late worker means in each front end, driven in process (a `Session` without
+a server, the gateway's completer and edit handler without an app) on scripted backends: a next
+edit's drafts stand in the language server and the gateway alike (the same backend answering shows
+its own answer, so the drafts are told from it); an inline completion leaves the failing candidate
+out in the language server, and in the gateway raises the failure, which the app answers with the
+HTTP error that says why (`completion.fim.run`'s `strict`)."""
 from __future__ import annotations
 
 from types import SimpleNamespace
@@ -13,11 +15,13 @@ from completion.settings import Settings
 from engine.client.calls import WorkerError, WorkerTimeout
 from engine.client.pool import WorkerUnavailable
 from engine.wire.protocol import ErrorCode
+from gateway.bodies import Ask
+from gateway.completer import Completer
 from gateway.edits import answer_edit
-from lsp_server import inline_edit
+from lsp_server import completer, inline_edit
 from lsp_server.protocol import Cursor, EditedDocument, InlineEditParams
 from lsp_server.session import OpenDocument, Session
-from test_completion_run import AFTER, BEFORE, RENAMED, Scripted, failing, renaming
+from test_completion_run import AFTER, BEFORE, RENAMED, Scripted, failing, renaming, texts
 
 URI = "file:///w/t.py"
 FAILURES = [WorkerTimeout("late"), WorkerError(ErrorCode.OVERLOADED, "busy"), WorkerUnavailable("all down")]
@@ -80,3 +84,30 @@ async def gateway_edit(backend) -> str | None:
 async def test_the_gateway_answers_the_drafts_when_the_worker_fails(exc):
     assert await gateway_edit(Scripted(failing(exc))) == RENAMED  # before: an HTTP error (503 or 429)
     assert await gateway_edit(Scripted(renaming)) == AFTER.replace("count", "total_x")
+
+
+def candidate_fails(request):
+    """The second candidate's worker fails; the first answers."""
+    if request.id.endswith("-1"):
+        raise WorkerError(ErrorCode.OVERLOADED, "busy")
+    return texts(request, "return 1")
+
+
+async def test_the_language_server_shows_the_candidates_that_came_and_nothing_when_none_did():
+    async def completions(backend) -> tuple[str, ...]:
+        session = Session(workers=Workers(backend))
+        session.editor = lambda uri: OpenDocument(*session.documents.opened(uri))
+        session.documents.open(URI, "python", "def f(x):\n    ", 1)
+        return (await completer.complete_at(session, types.TEXT_DOCUMENT_INLINE_COMPLETION, URI,
+                                            types.Position(1, 4), True, 2)).texts
+    assert await completions(Scripted(candidate_fails)) == ("return 1",)
+    assert await completions(Scripted(failing(WorkerTimeout("late")))) == ()
+
+
+async def test_the_gateway_raises_a_failing_candidate_for_its_http_error():
+    ask = Ask("def f(x):\n    ", "", n=2)
+    gateway = Completer(Scripted(candidate_fails), Settings(), "python")
+    with pytest.raises(WorkerError, match="busy"):
+        await gateway.complete(ask)
+    gateway.pool = Scripted(lambda request: texts(request, "return 1"))
+    assert [choice.text for choice in await gateway.complete(ask)] == ["return 1", "return 1"]
