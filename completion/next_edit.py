@@ -48,13 +48,13 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from completion.context import approx_tokens
-from completion.fim import Backend
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_analogy import analogy_sites, byte_replacements
 from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
                                      renamed, signature_change)
+from completion.fim import Backend
 from completion.positions import LINE_BREAK, line_starts
 from completion.syntax import ParsedDocument, error_count
 from engine.wire.deadline import Deadline
