@@ -157,7 +157,8 @@ def test_the_gate_refuses_a_text_that_does_not_parse_an_old_event_or_no_tree():
     unparsed = document()
     unparsed.tree = None
     assert next_edit.gate(unparsed, EVENT) == "the document has no tree"
-    assert next_edit.plan(EditAsk(document(broken), broken_event, 1, "r", 800)) == Refused("the document does not parse")
+    refused = next_edit.plan(EditAsk(document(broken), broken_event, 1, "r", 800))
+    assert refused == Refused("the document does not parse")  # the gate's reason, for the caller to log
     assert next_edit.gate(document(), EVENT) is None
 
 
