@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, Self, TypeVar
 
 from engine.client.async_client import AsyncWorkerClient
 from engine.client.calls import DEFAULT_TIMEOUT_S
@@ -67,7 +67,7 @@ class WorkerClient:
         self._thread.join()
         self._loop.close()
 
-    def __enter__(self) -> WorkerClient:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

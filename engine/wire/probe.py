@@ -11,6 +11,7 @@ own command line (`infill serve --workers N`) supervises its children with it.
 from __future__ import annotations
 
 import time
+from typing import Self
 
 import zmq
 
@@ -54,7 +55,7 @@ class Probe:
             self._sock = None
         self._ctx.term()
 
-    def __enter__(self) -> Probe:
+    def __enter__(self) -> Self:
         return self
 
     def __exit__(self, *exc_info: object) -> None:

@@ -3,7 +3,8 @@
 A hostile or broken peer can make a worker log at will (refused handshakes, bad frames). A
 `RateLimitedLog` writes at most `lines_per_window` lines in each `window_s`, counts the lines it
 holds back, and writes that count as one summary line with the first line of a later window, at
-`tick()` once the window is over, or at `flush()`. Use one instance per kind of line; it is safe to share between threads.
+`tick()` once the window is over, or at `flush()`. Use one instance per kind of line; it is safe
+to share between threads.
 """
 from __future__ import annotations
 
