@@ -9,7 +9,7 @@ a job and states the runner's interface, `causal_runner` serves autoregressive c
 right, `prefix_cache` keeps keys and values across keystrokes, `placement` resolves the device,
 dtype and weights flags.
 
-May import: `engine.wire` (the protocol, transport, keys, ratelimit, the flags' vocabulary),
+May import: `engine.wire` (the protocol, transport, keys, ratelimit, the flags' rules),
 `engine.launch` (its command line, for `--workers N`), `infill` and torch; never `engine.client`,
 no front end.
 """
