@@ -29,6 +29,7 @@ from __future__ import annotations
 import bisect
 import builtins
 import difflib
+import itertools
 import keyword
 import re
 from collections.abc import Callable
@@ -190,31 +191,48 @@ def typo(removed: str, inserted: str) -> bool:
     return difflib.SequenceMatcher(None, removed.lower(), inserted.lower(), autojunk=False).ratio() >= TYPO_RATIO
 
 
-def min_score(rewrite: Rewrite, text: str, lines: list[str], in_prose: bool | None = None) -> float:
-    """The score a site needs: for a word changed in prose (`in_prose`, or a word that stands in
-    strings and comments only), none for a typo fixed and `MIN_WORD_SCORE` for a word put for
-    another; in code, none for a new word found nowhere else (a rename), `MIN_WORD_SCORE` for a word
+def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | None, prose_only: bool) -> float:
+    """The score a site needs: for a word changed in prose (`in_prose`, or one that stands in
+    strings and comments only: `prose_only`), none for a typo fixed in a word found in prose only
+    or a word's case changed (`rich` -> `Rich`), `MIN_WORD_SCORE` for another word (`name` ->
+    `names` in a docstring, when `name` is code too); in code, none for a new word found nowhere else (a rename), `MIN_WORD_SCORE` for a word
     already used (or a builtin, or a keyword); else (no word) `MIN_SCORE`."""
     if not rewrite.word:
         return MIN_SCORE
-    if in_prose or (in_prose is None and only_in_prose(rewrite.removed, text)):
-        return 0.0 if typo(rewrite.removed, rewrite.inserted) else MIN_WORD_SCORE
+    if in_prose or prose_only:
+        same_word = rewrite.removed.lower() == rewrite.inserted.lower()  # `rich` -> `Rich`
+        return 0.0 if same_word or (prose_only and typo(rewrite.removed, rewrite.inserted)) else MIN_WORD_SCORE
     if rewrite.inserted in _KNOWN_NAMES or keyword.iskeyword(rewrite.inserted):
         return MIN_WORD_SCORE
-    others = (line for number, line in enumerate(lines) if number != rewrite.line)
     used = re.compile(rf"(?<!\w){re.escape(rewrite.inserted)}(?!\w)")
-    return MIN_WORD_SCORE if any(used.search(line) for line in others) else 0.0
+    line_start, line_end = starts[rewrite.line], starts[rewrite.line + 1]  # `starts` ends with len(text)
+    return MIN_WORD_SCORE if used.search(text, 0, line_start) or used.search(text, line_end) else 0.0
+
+
+def prose_only_word(word: str, pattern: re.Pattern, text: str, prose: Callable[[int], bool] | None) -> bool:
+    """True when `word` (where `pattern` finds it, group 1) stands in strings and comments only: by
+    the tree (`prose`; its first `MAX_MATCHES` places), else by the text's one-line strings and
+    comments."""
+    if prose is None:
+        return only_in_prose(word, text)
+    return all(prose(match.start(1)) for match in itertools.islice(pattern.finditer(text), MAX_MATCHES))
 
 
 def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
     """Whether a character offset of the document's text lies in a string or a comment, from its
-    tree (None without one)."""
+    tree (None without one); asked in text order, each answer costs the text since the last one."""
     if document.tree is None:
         return None
     text, root, ascii_text = document.text, document.tree.root_node, document.text.isascii()
+    last = [0, 0]  # the offset asked before and its byte: offsets come in text order, so each is a step on
 
     def prose(offset: int) -> bool:
-        byte = offset if ascii_text else len(encode(text[:offset]))
+        if ascii_text:
+            byte = offset
+        else:
+            since = last if offset >= last[0] else [0, 0]
+            byte = since[1] + len(encode(text[since[0]:offset]))
+            last[:] = offset, byte
         node = root.descendant_for_byte_range(byte, byte + 1)
         while node is not None:
             if node.type in PROSE_TYPES:
@@ -237,20 +255,22 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
             or len(pattern.findall(rewrite.line_before)) != 1:
         return []
     starts = line_starts(text)
-    lines = split_lines(text)
     before_line = rewrite.line_before
     in_prose = None if prose is None else prose(starts[rewrite.line] + len(rewrite.left))
-    needed = min(min_score(rewrite, text, lines, in_prose), REPEATED_MIN_SCORE if repeated else 1.0)
+    prose_only = rewrite.word and prose_only_word(rewrite.removed, pattern, text, prose)
+    needed = min(min_score(rewrite, text, starts, in_prose, prose_only), REPEATED_MIN_SCORE if repeated else 1.0)
     headers = repeated and _HEADER.match(before_line) is not None
     found: list[Site] = []
     for count, match in enumerate(pattern.finditer(text)):
         if count == MAX_MATCHES:
             break
         line = bisect.bisect_right(starts, match.start(1)) - 1
-        if event.start_line <= line < event.after_end or len(lines[line]) > MAX_LINE_CHARS \
-                or (needed and not headers and _HEADER.match(lines[line])):
+        if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS:
             continue
-        score = alike(lines[line], before_line, bool(in_prose))
+        line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
+        if needed and not headers and _HEADER.match(line_text):
+            continue
+        score = alike(line_text, before_line, bool(in_prose))
         if score >= needed and (in_prose is None or prose(match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score))
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]

@@ -31,11 +31,12 @@ from tree_sitter import Node
 
 from completion.edit_events import EditEvent
 from completion.edit_regions import (
-    LITERAL_TYPES,
     Region,
     call_nodes,
     changed_literal,
     first_identifier,
+    literal_nodes,
+    overlapping,
     parameter_names,
     rename_uses,
     renamed,
@@ -187,25 +188,18 @@ def keyword_uses(event: EditEvent, document: ParsedDocument, old: str, new: str)
 
 def _renamed_parameter_owner(event: EditEvent, document: ParsedDocument, new: str) -> Node | None:
     """The named function whose parameter list, on the event's lines, holds a parameter `new`."""
-    stack = [document.tree.root_node]
-    while stack:
-        node = stack.pop()
-        if last_line(document, node) < event.start_line or first_line(document, node) >= event.after_end:
-            continue
+    for node in overlapping(document.tree.root_node, event.start_line, event.after_end, document):
         parameters, name = node.child_by_field_name("parameters"), node.child_by_field_name("name")
         if parameters is not None and name is not None and first_line(document, parameters) < event.after_end \
                 and last_line(document, parameters) >= event.start_line and new in parameter_names(parameters):
             return node
-        stack.extend(node.children)
     return None
 
 
 def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
     """The literal nodes holding the literal the event changed, given its new value."""
     old, new = changed_literal(event)
-    wanted = encode(old)
-    return [(node.start_byte, node.end_byte, (new,)) for node in _walk(document.tree.root_node)
-            if node.type in LITERAL_TYPES and node.text == wanted]
+    return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old)]
 
 
 def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
@@ -281,16 +275,6 @@ def _with_slot(texts: list[str], items: list[Node], after: list[str], plain: boo
 def _arguments(call: Node) -> list[Node]:
     arguments = call.child_by_field_name("arguments")
     return [] if arguments is None else arguments.named_children
-
-
-def _walk(root: Node) -> list[Node]:
-    """Every node under `root`, in source order."""
-    found, stack = [], [root]
-    while stack:
-        node = stack.pop()
-        found.append(node)
-        stack.extend(reversed(node.children))
-    return found
 
 
 def _text(node: Node) -> str:

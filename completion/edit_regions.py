@@ -25,7 +25,9 @@ Everything here is a pure function of the event and the parsed document.
 """
 from __future__ import annotations
 
+import bisect
 import functools
+import itertools
 import re
 import textwrap
 from collections.abc import Iterator, Sequence
@@ -36,7 +38,7 @@ from tree_sitter import Node, Query, QueryCursor
 from completion.edit_events import EditEvent
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
-from completion.syntax import ParsedDocument, grammar, new_parser
+from completion.syntax import ParsedDocument, encode, grammar, new_parser
 
 CURSOR_LINES_ABOVE = 2  # Copilot's next-edit window: 2 lines above the cursor to 5 below
 CURSOR_LINES_BELOW = 5
@@ -44,6 +46,9 @@ MAX_REGIONS = 8  # the regions one job may mask
 MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6-16 lines)
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
+SCAN_CHILDREN = 64  # a node with more children is searched by bisection
+IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "import_declaration"})
+MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 
 RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
 _STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
@@ -144,19 +149,23 @@ def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
     literal = changed_literal(event)
     if literal is None:
         return []
-    old = literal[0].encode()
     return [Region(first_line(document, node), last_line(document, node) + 1, LITERAL)
-            for node in _nodes(document.tree.root_node)
-            if node.type in LITERAL_TYPES and node.text == old]
+            for node in literal_nodes(document, literal[0])]
 
 
-def _nodes(root: Node) -> Iterator[Node]:
-    """Every node under `root`, in source order."""
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        yield node
-        stack.extend(reversed(node.children))
+def literal_nodes(document: ParsedDocument, literal: str) -> list[Node]:
+    """The literal nodes whose whole text is `literal`, in source order: found where that text
+    stands in the source (the first `MAX_NAME_USES` places), not by walking the whole tree."""
+    root = document.tree.root_node
+    found = []
+    for match in itertools.islice(re.finditer(re.escape(encode(literal)), root.text or b""), MAX_NAME_USES):
+        node = root.descendant_for_byte_range(match.start(), match.end())
+        while node is not None and (node.start_byte, node.end_byte) == match.span() \
+                and node.type not in LITERAL_TYPES:
+            node = node.parent
+        if node is not None and (node.start_byte, node.end_byte) == match.span():
+            found.append(node)
+    return found
 
 
 def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
@@ -189,18 +198,40 @@ def rebound(event: EditEvent, document: ParsedDocument) -> bool:
 
 def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node, bool, bool] | None:
     """(the old name, its scope, whether it is a member, whether the new name was bound there
-    before) for a name the event renamed; None when it renamed none (the document needs a tree)."""
+    before) for a name the event renamed; None when it renamed none (the document needs a tree)
+    or one of the names stands more than `MAX_NAME_USES` times (no rename rule for those)."""
     names = renamed(event)
     if names is None or document.tree is None or document.language not in _CALLEES:
         return None
     old, new = names
+    if too_common((old, new), document.text):
+        return None
     root = document.tree.root_node
     edited = [node for node in _named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
               if event.start_line <= first_line(document, node) < event.after_end]
     if not edited:
         return None
     scope, member = _scope(edited[0], document.language, {old, new})
-    return old, scope, member, _bound_before(event, document, root if member else scope, (old, new), member)
+    rebinds = not _in_import(edited[0]) \
+        and _bound_before(event, document, root if member else scope, (old, new), member)
+    return old, scope, member, rebinds
+
+
+def _in_import(node: Node) -> bool:
+    """True inside an import statement (`from attr import x` -> `from attrs import x` moves the
+    imports over, whatever else the file already takes from `attrs`)."""
+    while node is not None:
+        if node.type in IMPORT_TYPES:
+            return True
+        node = node.parent
+    return False
+
+
+def too_common(names: tuple[str, ...], text: str) -> bool:
+    """True when the names stand more than `MAX_NAME_USES` times in `text`, as whole words (the
+    search stops there: a one-letter name in a 400 KB file costs a regex scan, not a tree walk)."""
+    pattern = re.compile(r"(?<!\w)(?:" + "|".join(map(re.escape, names)) + r")(?!\w)")
+    return next(itertools.islice(pattern.finditer(text), MAX_NAME_USES, None), None) is not None
 
 
 def _bound_before(event: EditEvent, document: ParsedDocument, scope: Node, names: tuple[str, str],
@@ -246,7 +277,7 @@ def call_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
 def signature_change(event: EditEvent, document: ParsedDocument) -> tuple[str, list[str], Node] | None:
     """(the function's name, its parameter names before, its parameter list node after) when the
     event added, removed or reordered the parameters of a function; None otherwise."""
-    for function in _overlapping(document.tree.root_node, event.start_line, event.after_end, document):
+    for function in overlapping(document.tree.root_node, event.start_line, event.after_end, document):
         parameters = function.child_by_field_name("parameters")
         name = function.child_by_field_name("name")
         if function.type not in FUNCTION_TYPES or parameters is None or name is None \
@@ -386,18 +417,28 @@ def _is_binding(node: Node) -> bool:
     return field is not None and parent.child_by_field_name(field) == child
 
 
-def _overlapping(node: Node, start: int, end: int, document: ParsedDocument | None = None) -> Iterator[Node]:
+def overlapping(node: Node, start: int, end: int, document: ParsedDocument | None = None) -> Iterator[Node]:
     """The nodes under `node` that hold any of lines `start .. end - 1` (of `document`, else
-    rows), outermost first."""
+    rows), outermost first; a node with many children has those on the lines found by bisection
+    (a module of 200,000 statements costs a few of them, not all)."""
+    def first(child: Node) -> int:
+        return first_line(document, child) if document is not None else child.start_point.row
+
+    def last(child: Node) -> int:
+        return last_line(document, child) if document is not None else child.end_point.row
     stack = [node]
     while stack:
         node = stack.pop()
-        first, last = (first_line(document, node), last_line(document, node)) if document is not None \
-            else (node.start_point.row, node.end_point.row)
-        if last < start or first >= end:
+        if last(node) < start or first(node) >= end:
             continue
         yield node
-        stack.extend(reversed(node.children))
+        count = node.child_count
+        if count <= SCAN_CHILDREN:
+            stack.extend(reversed(node.children))
+            continue
+        low = bisect.bisect_left(range(count), start, key=lambda index: last(node.child(index)))
+        high = bisect.bisect_left(range(count), end, lo=low, key=lambda index: first(node.child(index)))
+        stack.extend(node.child(index) for index in range(high - 1, low - 1, -1))
 
 
 def parameter_names(parameters: Node) -> list[str]:
@@ -434,7 +475,7 @@ def _parameters_before(event: EditEvent, document: ParsedDocument, function: Nod
     start = min(first_line(document, function), event.start_line)
     header = textwrap.dedent("\n".join(split_lines(event.before)[start:max(end + 1, event.before_end)]))
     tree = new_parser(language).parse(header.encode("utf-8", "surrogatepass"))
-    for node in _overlapping(tree.root_node, 0, header.count("\n") + 1):
+    for node in overlapping(tree.root_node, 0, header.count("\n") + 1):
         named, listed = node.child_by_field_name("name"), node.child_by_field_name("parameters")
         if node.type in FUNCTION_TYPES and named is not None and listed is not None \
                 and _text(named) == name:

@@ -162,3 +162,13 @@ def other():
     typos = before.replace("pkg.twisted", "pkg.twistd")
     fixed_once = typos.replace("try :class:`pkg.twistd", "try :class:`pkg.twisted")
     assert proposed(typos, fixed_once, 1) == before  # a typo fixed goes to the other docstring
+
+
+def test_a_word_of_code_changed_in_a_docstring_is_no_typo_to_carry():
+    before = '''def pick(name):
+    """Take the name given."""
+    # the name may be empty
+    return name
+'''
+    after = before.replace("Take the name given", "Take the names given")
+    assert proposed(before, after, 1) == after  # `name` is code too: a word put for another

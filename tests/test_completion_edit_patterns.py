@@ -1,5 +1,7 @@
 """Several edits as one pattern: a change made at two places is proposed at a third that one edit
 would not reach; a proposed change undone or typed over is proposed no more in that document."""
+import itertools
+
 from completion.edit_analogy import analogy_sites
 from completion.edit_events import EditEvent, diff_span
 from completion.edit_patterns import Memory, memory_of, pattern_sites
@@ -28,7 +30,7 @@ CALLS = '''def build(app, strict):
 def events_of(*texts: str) -> list[EditEvent]:
     """The events that take each text to the next, oldest first."""
     return [EditEvent("file:///t.py", before, after, diff_span(before, after), float(number))
-            for number, (before, after) in enumerate(zip(texts, texts[1:]))]
+            for number, (before, after) in enumerate(itertools.pairwise(texts))]
 
 
 def changed_lines(before: str, found) -> set[int]:

@@ -5,8 +5,19 @@ from __future__ import annotations
 from completion import edit_regions, next_edit
 from completion.edit_checks import applied
 from completion.edit_events import EditEvent, diff_span
-from completion.edit_regions import (CALL, CURSOR, MAX_REGION_LINES, MAX_REGIONS, RENAME, Region,
-                                     capped, merged, outside, regions_after, renamed)
+from completion.edit_regions import (
+    CALL,
+    CURSOR,
+    MAX_REGION_LINES,
+    MAX_REGIONS,
+    RENAME,
+    Region,
+    capped,
+    merged,
+    outside,
+    regions_after,
+    renamed,
+)
 from completion.positions import split_lines
 from completion.syntax import ParsedDocument
 
@@ -274,3 +285,39 @@ def test_an_attribute_pointed_at_its_property_renames_nothing_but_a_half_renamed
     event, document, _ = edited(half, "self._formatter = formatter", "        self.formatter = formatter")
     assert not edit_regions.rebound(event, document)
     assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [9]
+
+
+def test_a_name_that_stands_everywhere_gets_no_rename_rule():
+    before = "x = 1\n" + "print(x)\n" * (edit_regions.MAX_NAME_USES + 1)
+    event, document, _ = edited(before, "x = 1", "y = 1")
+    assert renamed(event) == ("x", "y")
+    assert edit_regions.too_common(("x", "y"), document.text)
+    assert edit_regions.rename_uses(event, document) == []
+    small = "x = 1\n" + "print(x)\n" * 3
+    event, document, _ = edited(small, "x = 1", "y = 1")
+    assert len(edit_regions.rename_uses(event, document)) == 3
+
+
+def test_a_literal_is_found_where_its_text_stands_and_nowhere_else():
+    text = 'A = "on"\n# "on" in a comment\nB = f("on", "one")\nC = """on"""\n'
+    document = ParsedDocument.parse("python", text)
+    assert [node.start_point.row for node in edit_regions.literal_nodes(document, '"on"')] == [0, 2]
+    many = 'x = "a"\n' * (edit_regions.MAX_NAME_USES + 50)
+    assert len(edit_regions.literal_nodes(ParsedDocument.parse("python", many), '"a"')) == edit_regions.MAX_NAME_USES
+
+
+def test_the_nodes_on_some_lines_of_a_long_module_are_those_of_a_full_walk():
+    text = "".join(f"v{n} = f({n})\n" for n in range(500))
+    document = ParsedDocument.parse("python", text)
+    root = document.tree.root_node
+    assert root.child_count > edit_regions.SCAN_CHILDREN
+    found = [(node.type, node.start_point.row) for node in edit_regions.overlapping(root, 250, 252, document)]
+    assert [row for kind, row in found if kind == "expression_statement"] == [250, 251]
+    assert found[0] == ("module", 0) and all(250 <= row <= 251 for _, row in found[1:])
+
+
+def test_an_import_moved_to_a_module_the_file_has_already_is_renamed_in_the_other_imports():
+    before = "import attrs\nfrom attr import has\nfrom attr import fields\n\nattrs.define\n"
+    event, document, _ = edited(before, "from attr import has", "from attrs import has")
+    assert not edit_regions.rebound(event, document)
+    assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [2]
