@@ -17,7 +17,8 @@ mid-edit, and so are the regions), an event that is not the document's last, a n
 typed (the event ends in a word found nowhere else in the text, and renamed nothing).
 
 Each region (whole lines, `completion.edit_regions`, among them the sites where the same change
-applies by analogy, `completion.edit_analogy`) gets a draft of its new text from the user's edit
+applies by analogy, `completion.edit_analogy`, read with the user's recent events as patterns,
+`completion.edit_patterns`) gets a draft of its new text from the user's edit
 (`completion.edit_drafts`: a rename, a literal, a signature's call sites, the change carried by
 analogy; else its current text). How the drafts are used is the plan's `Drafting`: `drafted` (the default) sends
 each region as a hole holding its draft, whose known tokens the model checks and whose masked
@@ -51,7 +52,8 @@ from completion.context import approx_tokens
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
-from completion.edit_analogy import analogy_sites, byte_replacements
+from completion.edit_analogy import byte_replacements
+from completion.edit_patterns import pattern_sites
 from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
                                      renamed, signature_change)
 from completion.fim import Backend
@@ -301,7 +303,7 @@ def plan(ask: EditAsk) -> EditPlan | Refused:
         return Refused(refusal)
     literal = changed_literal(event) is not None
     found = [] if literal and literal_regions(event, document) else \
-        analogy_sites(event, bool(rename_uses(event, document)), literal, document)
+        pattern_sites(event, ask.events, bool(rename_uses(event, document)), literal, document)
     sites = [Region(site.line, site.line + 1, ANALOGY) for site in found]
     regions = regions_after(event, document, ask.cursor_line, sites)
     analogies = byte_replacements(document.text, found)

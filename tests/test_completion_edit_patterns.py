@@ -2,6 +2,7 @@
 would not reach; a proposed change undone or typed over is proposed no more in that document."""
 import itertools
 
+from completion import next_edit
 from completion.edit_analogy import analogy_sites
 from completion.edit_events import EditEvent, diff_span
 from completion.edit_patterns import Memory, memory_of, pattern_sites
@@ -94,3 +95,17 @@ def test_other_edits_in_between_leave_the_pattern_alone():
     history = events_of(CALLS, first, elsewhere, second)
     assert memory_of(history[-1], history) == Memory(repeats=1)
     assert changed_lines(second, pattern_sites(history[-1], history)) == {3, 4}
+
+
+def test_the_plan_reads_the_events_as_patterns():
+    first = keyword_added(CALLS, "a")
+    accepted = keyword_added(first, "b")
+    history = events_of(CALLS, first, accepted, first)  # the proposal taken, then undone
+    document = ParsedDocument.parse("python", first)
+
+    def changed(events):
+        planned = next_edit.plan(next_edit.EditAsk(document, events[-1], 2, "t", 1000, events=events,
+                                                   drafting=next_edit.Drafting.RULES))
+        return next_edit.applied(first, next_edit.finish(planned, [])) != first
+    assert changed(history[-1:])  # the undo alone looks like a change to carry to /a
+    assert not changed(history)
