@@ -43,7 +43,7 @@ from completion.edit_regions import (
     signature_change,
 )
 from completion.node_lines import first_line, last_line
-from completion.positions import LINE_BREAK
+from completion.positions import line_starts
 from completion.syntax import ParsedDocument, encode
 
 RENAME, LITERAL, CALL, ANALOGY, COPY = "rename", "literal", "call", "analogy", "copy"
@@ -82,7 +82,8 @@ def draft_regions(event: EditEvent, document: ParsedDocument, regions: Sequence[
     of document.text, the last line's break included) as they should become; the `analogies`
     (`completion.edit_analogy` sites as replacements) apply where the rule's replacements do not."""
     text = document.text
-    cuts = [region_span(text, region) for region in regions]  # (start, end) string offsets
+    starts = line_starts(text)
+    cuts = [region_span(starts, region) for region in regions]  # (start, end) string offsets
     if not cuts:
         return []
     replacements = _with_analogies(_replacements(event, document), analogies, document)
@@ -93,9 +94,9 @@ def draft_regions(event: EditEvent, document: ParsedDocument, regions: Sequence[
     return drafts
 
 
-def region_span(text: str, region: Region) -> tuple[int, int]:
-    """The string offsets of the region's lines in `text`, clamped to the text."""
-    starts = [0, *(found.end() for found in LINE_BREAK.finditer(text)), len(text)]
+def region_span(starts: list[int], region: Region) -> tuple[int, int]:
+    """The string offsets of the region's lines in a text whose lines start at `starts` (its
+    length last, `completion.positions.line_starts`), clamped to the text."""
     last = len(starts) - 1
     start = starts[min(max(region.start_line, 0), last)]
     return start, max(start, starts[min(max(region.end_line, 0), last)])

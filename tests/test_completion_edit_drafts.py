@@ -18,6 +18,7 @@ from completion.edit_drafts import (
 )
 from completion.edit_events import EditEvent, diff_span
 from completion.edit_regions import CURSOR, Region, regions_after
+from completion.positions import line_starts
 from completion.syntax import ParsedDocument, new_parser
 from lsp_server.edit_history import step_span
 from training.edit_synth import examples_for_file
@@ -213,7 +214,7 @@ def test_crlf_regions_are_cut_as_next_edit_cuts_them():
     after = before.replace("x = 1", "y = 1")
     (draft,) = drafts_of(before, after, [(1, 3)])
     assert draft == Draft(("print(y)\r\nprint(y + 1)\r\n",), (), RENAME)
-    assert region_span(after, Region(1, 2, CURSOR)) == (7, 17)
+    assert region_span(line_starts(after), Region(1, 2, CURSOR)) == (7, 17)
 
 
 # Synthesized next-edit tasks (training/edit_kinds.py) on this repository's own files
@@ -243,7 +244,7 @@ def drafted_matches(example):
     text, pattern, at = document.text, [], 0
     drafts = draft_regions(event, document, regions)
     for region, draft in sorted(zip(regions, drafts), key=lambda pair: pair[0].start_line):
-        start, end = region_span(text, region)
+        start, end = region_span(line_starts(text), region)
         pattern += [re.escape(text[at:start]), "(?:.{0,40}?)".join(map(re.escape, draft.pieces))]
         at = end
     pattern.append(re.escape(text[at:]))
