@@ -22,7 +22,7 @@ applies by analogy, `completion.edit_analogy`, read with the user's recent event
 (`completion.edit_drafts`: a rename, a literal, a signature's call sites, the change carried by
 analogy; else its current text). How the drafts are used is the plan's `Drafting`: `drafted` (the default) sends
 each region as a hole holding its draft, whose known tokens the model checks and whose masked
-slots it fills (`infill.decode.veto`), drafts that change something first, within
+slots it fills (`infill.decode.regions.veto`), drafts that change something first, within
 `DRAFT_TOKENS`; a region left out of the job, or whose hole gets no answer, proposes its draft
 as it is when the draft is whole. `rules` proposes the drafts alone and asks no backend; `model`
 masks every region whole, as before drafts, and the model writes each.
