@@ -16,8 +16,8 @@ from typing import Any
 import zmq
 import zmq.asyncio
 
-from engine.client.calls import (DEFAULT_TIMEOUT_S, MAX_IDLE_SOCKETS, WorkerTimeout, abandon, connect_socket,
-                                 timeout_for, unwrap)
+from engine.client.calls import DEFAULT_TIMEOUT_S, MAX_IDLE_SOCKETS, WorkerTimeout, abandon, timeout_for, unwrap
+from engine.wire import transport
 from engine.wire.keys import ClientKeys
 from engine.wire.protocol import (PROTOCOL_VERSION, CompleteRequest, Health, HealthOk, Hello, Info, InfoRequest,
                                   Message, Partial, Result, Welcome, encode)
@@ -99,7 +99,7 @@ class AsyncWorkerClient:
         if self._idle:
             return self._idle.pop()
         sock = self._ctx.socket(zmq.DEALER)
-        connect_socket(sock, self.address, self.keys)
+        transport.connect(sock, self.address, self.keys)
         return sock
 
     async def _call(self, request: Message) -> Any:

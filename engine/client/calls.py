@@ -16,8 +16,6 @@ from typing import Any
 
 import zmq
 
-from engine.wire import transport
-from engine.wire.keys import ClientKeys, make_curve_client
 from engine.wire.protocol import Cancel, CompleteRequest, Error, Message, encode
 
 logger = logging.getLogger(__name__)
@@ -52,13 +50,6 @@ def timeout_for(request: Message, timeout_s: float) -> float:
     if isinstance(request, CompleteRequest):
         return request.deadline_ms / 1000.0 + timeout_s
     return timeout_s
-
-
-def connect_socket(sock: zmq.Socket, address: str, keys: ClientKeys | None) -> None:
-    transport.configure(sock)
-    if keys is not None:
-        make_curve_client(sock, keys)
-    sock.connect(address)
 
 
 def abandon(sock: zmq.Socket, request: Message) -> None:

@@ -16,7 +16,7 @@ from typing import Self
 import zmq
 
 from engine.wire import transport
-from engine.wire.keys import ClientKeys, make_curve_client
+from engine.wire.keys import ClientKeys
 from engine.wire.protocol import Message, encode
 from engine.wire.replies import read_reply
 
@@ -33,10 +33,7 @@ class Probe:
         """The worker's reply to `message`, or None if none came in time."""
         if self._sock is None:
             self._sock = self._ctx.socket(zmq.DEALER)
-            transport.configure(self._sock)
-            if self.keys is not None:
-                make_curve_client(self._sock, self.keys)
-            self._sock.connect(self.address)
+            transport.connect(self._sock, self.address, self.keys)
         deadline = time.monotonic() + self.timeout_s
         self._sock.send(encode(message), zmq.NOBLOCK)
         while (remaining := deadline - time.monotonic()) > 0:

@@ -7,12 +7,14 @@ HEARTBEAT_TIMEOUT_MS` (under 2 s), and a client's socket reconnects when the wor
 connection that never finishes its handshake (a peer frozen before it answered) is dropped after
 `HANDSHAKE_IVL_MS`.
 A worker whose process lives but whose main loop hangs still answers PINGs: the health check
-(`HealthOk.loop_age_s`) reveals that one.
+(`HealthOk.loop_age_s`) reveals that one. `connect` is how every asker's socket (the client's,
+the launcher's probe) is configured, given CURVE keys, and connected.
 """
 from __future__ import annotations
 
 import zmq
 
+from engine.wire.keys import ClientKeys, make_curve_client
 from engine.wire.protocol import MAX_FRAME_BYTES
 
 HEARTBEAT_IVL_MS = 400
@@ -33,3 +35,11 @@ def configure(sock: zmq.Socket) -> None:
     sock.setsockopt(zmq.HANDSHAKE_IVL, HANDSHAKE_IVL_MS)
     sock.setsockopt(zmq.RECONNECT_IVL, RECONNECT_IVL_MS)
     sock.setsockopt(zmq.RECONNECT_IVL_MAX, RECONNECT_IVL_MAX_MS)
+
+
+def connect(sock: zmq.Socket, address: str, keys: ClientKeys | None = None) -> None:
+    """Configure a client's socket (with CURVE when given `keys`) and connect it to `address`."""
+    configure(sock)
+    if keys is not None:
+        make_curve_client(sock, keys)
+    sock.connect(address)
