@@ -32,12 +32,8 @@ from tree_sitter import Node
 from completion.edit_events import EditEvent
 from completion.edit_regions import (
     Region,
-    call_nodes,
     changed_literal,
-    first_identifier,
     literal_nodes,
-    overlapping,
-    parameter_names,
     rename_uses,
     renamed,
     signature_change,
@@ -45,6 +41,12 @@ from completion.edit_regions import (
 from completion.node_lines import first_line, last_line
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument, encode
+from completion.tree_names import (
+    call_nodes,
+    first_identifier,
+    overlapping,
+    parameter_names,
+)
 
 RENAME, LITERAL, CALL, ANALOGY, COPY = "rename", "literal", "call", "analogy", "copy"
 SLOT_TOKENS = 8  # the masked budget of one added argument (`30`, `"utf-8"`, `False`)

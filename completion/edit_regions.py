@@ -25,20 +25,32 @@ Everything here is a pure function of the event and the parsed document.
 """
 from __future__ import annotations
 
-import bisect
-import functools
 import itertools
 import re
 import textwrap
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
-from tree_sitter import Node, Query, QueryCursor
+from tree_sitter import Node
 
 from completion.edit_events import EditEvent
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
-from completion.syntax import ParsedDocument, encode, grammar, new_parser
+from completion.syntax import ParsedDocument, encode, new_parser
+from completion.tree_names import (
+    CALLEES,
+    FUNCTION_TYPES,
+    MEMBER_TYPES,
+    NAME_TYPES,
+    call_nodes,
+    is_keyword,
+    is_member,
+    node_text,
+    nodes_named,
+    overlapping,
+    parameter_names,
+    scope_of,
+)
 
 CURSOR_LINES_ABOVE = 2  # Copilot's next-edit window: 2 lines above the cursor to 5 below
 CURSOR_LINES_BELOW = 5
@@ -46,48 +58,12 @@ MAX_REGIONS = 8  # the regions one job may mask
 MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6-16 lines)
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
-SCAN_CHILDREN = 64  # a node with more children is searched by bisection
-IMPORT_TYPES = frozenset({"import_statement", "import_from_statement", "import_declaration"})
+FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: what names m moves with it
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 
 RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
 _STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
 
-FUNCTION_TYPES = frozenset({
-    "function_definition", "lambda",  # Python (C, C++: function_definition)
-    "function_declaration", "generator_function_declaration", "function_expression",
-    "arrow_function", "method_definition",  # JavaScript, TypeScript
-    "method_declaration", "func_literal",  # Go (Java: method_declaration)
-    "function_item", "closure_expression",  # Rust
-    "constructor_declaration", "lambda_expression",  # Java
-})
-CLASS_TYPES = frozenset({
-    "class_definition", "class_declaration", "class_specifier", "struct_specifier",
-    "impl_item", "interface_declaration",
-})
-NAME_TYPES = ("identifier", "type_identifier", "shorthand_property_identifier")
-MEMBER_TYPES = ("property_identifier", "field_identifier")
-# Python: the identifiers a function binds, by their parent (the left of an assignment is below)
-_BINDING_PARENTS = frozenset({
-    "parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
-    "dictionary_splat_pattern", "pattern_list", "tuple_pattern", "as_pattern_target",
-})
-_NAMED_BINDINGS = {"default_parameter": "name", "typed_default_parameter": "name",
-                   "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
-                   "for_in_clause": "left", "named_expression": "name"}
-# the callee's name in a call, per language
-_CALLEES = {
-    "python": "(call function: [(identifier) @f (attribute attribute: (identifier) @f)])",
-    "javascript": "(call_expression function: [(identifier) @f "
-                  "(member_expression property: (property_identifier) @f)])",
-    "go": "(call_expression function: [(identifier) @f (selector_expression field: (field_identifier) @f)])",
-    "rust": "(call_expression function: [(identifier) @f (field_expression field: (field_identifier) @f) "
-            "(scoped_identifier name: (identifier) @f)])",
-    "java": "(method_invocation name: (identifier) @f)",
-    "c": "(call_expression function: [(identifier) @f (field_expression field: (field_identifier) @f)])",
-}
-_CALLEES.update(typescript=_CALLEES["javascript"], tsx=_CALLEES["javascript"], cpp=_CALLEES["c"])
-CALL_TYPES = frozenset({"call", "call_expression", "method_invocation"})
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'|(?<![\w.])\d+(?:\.\d+)?(?![\w.])""")  # a plain string or a number
 LITERAL_TYPES = frozenset({  # tree-sitter nodes whose whole text is one literal
@@ -119,7 +95,7 @@ def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int,
     cursor_line = min(max(cursor_line, 0), line_count - 1)
     found = [Region(max(0, cursor_line - CURSOR_LINES_ABOVE),
                     min(line_count, cursor_line + CURSOR_LINES_BELOW + 1), CURSOR)]
-    if document.tree is not None and document.language in _CALLEES:
+    if document.tree is not None and document.language in CALLEES:
         found += rename_regions(event, document) + call_regions(event, document) + literal_regions(event, document)
         found += sites
     kept = [piece for region in merged(outside(found, event.start_line, event.after_end))
@@ -176,17 +152,23 @@ def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
 
 def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The nodes of the other uses of a name the event renamed (their text is the old name), in
-    its scope, in file order; none when the event renamed nothing (the document needs a tree)."""
+    its scope, in file order; none when the event renamed nothing (the document needs a tree) or
+    pointed a use at a name bound already (`rebound`), but for an import moved to a module the file
+    has already (`from attr import x` -> `from attrs import x`): then its other `from` imports."""
     found = _rename_scope(event, document)
-    if found is None or found[3]:
+    if found is None:
         return []
-    old, scope, member, _ = found
+    old, scope, member, rebinds, imports = found
+    if rebinds and not imports:
+        return []
     root = document.tree.root_node
     if member:
-        return [node for node in _named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
-                if _is_member(node)]
-    return [node for node in _named(scope, document.language, old, NAME_TYPES)
-            if not _is_member(node) and not _is_keyword(node)]
+        uses = [node for node in nodes_named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
+                if is_member(node)]
+    else:
+        uses = [node for node in nodes_named(scope, document.language, old, NAME_TYPES)
+                if not is_member(node) and not is_keyword(node)]
+    return [node for node in uses if _in_from_import(node)] if rebinds else uses
 
 
 def rebound(event: EditEvent, document: ParsedDocument) -> bool:
@@ -196,32 +178,31 @@ def rebound(event: EditEvent, document: ParsedDocument) -> bool:
     return found is not None and found[3]
 
 
-def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node, bool, bool] | None:
+def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node, bool, bool, bool] | None:
     """(the old name, its scope, whether it is a member, whether the new name was bound there
-    before) for a name the event renamed; None when it renamed none (the document needs a tree)
-    or one of the names stands more than `MAX_NAME_USES` times (no rename rule for those)."""
+    before, whether the edit is in a `from` import) for a name the event renamed; None when it
+    renamed none (the document needs a tree) or one of the names stands more than `MAX_NAME_USES`
+    times (no rename rule for those)."""
     names = renamed(event)
-    if names is None or document.tree is None or document.language not in _CALLEES:
+    if names is None or document.tree is None or document.language not in CALLEES:
         return None
     old, new = names
     if too_common((old, new), document.text):
         return None
     root = document.tree.root_node
-    edited = [node for node in _named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
+    edited = [node for node in nodes_named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
               if event.start_line <= first_line(document, node) < event.after_end]
     if not edited:
         return None
-    scope, member = _scope(edited[0], document.language, {old, new})
-    rebinds = not _in_import(edited[0]) \
-        and _bound_before(event, document, root if member else scope, (old, new), member)
-    return old, scope, member, rebinds
+    scope, member = scope_of(edited[0], document.language, {old, new})
+    rebinds = _bound_before(event, document, root if member else scope, (old, new), member)
+    return old, scope, member, rebinds, _in_from_import(edited[0])
 
 
-def _in_import(node: Node) -> bool:
-    """True inside an import statement (`from attr import x` -> `from attrs import x` moves the
-    imports over, whatever else the file already takes from `attrs`)."""
+def _in_from_import(node: Node) -> bool:
+    """True inside a `from m import x` statement."""
     while node is not None:
-        if node.type in IMPORT_TYPES:
+        if node.type in FROM_IMPORT_TYPES:
             return True
         node = node.parent
     return False
@@ -247,12 +228,12 @@ def _bound_before(event: EditEvent, document: ParsedDocument, scope: Node, names
 
     def defined(name: str, assigned: bool) -> bool:
         return any(outside(node) and _defines(node, assigned)
-                   for node in _named(scope, document.language, name, NAME_TYPES))
+                   for node in nodes_named(scope, document.language, name, NAME_TYPES))
     old, new = names
     if member:
         return defined(new, False) and defined(old, True)
-    return any(outside(node) and not _is_member(node) and not _is_keyword(node)
-               for node in _named(scope, document.language, new, NAME_TYPES))
+    return any(outside(node) and not is_member(node) and not is_keyword(node)
+               for node in nodes_named(scope, document.language, new, NAME_TYPES))
 
 
 def _defines(node: Node, assigned: bool) -> bool:
@@ -263,7 +244,7 @@ def _defines(node: Node, assigned: bool) -> bool:
     if parent.child_by_field_name("name") == node:
         return True
     target = parent.parent
-    return assigned and _is_member(node) and target is not None \
+    return assigned and is_member(node) and target is not None \
         and target.type in ("assignment", "augmented_assignment") and target.child_by_field_name("left") == parent
 
 
@@ -285,11 +266,11 @@ def signature_change(event: EditEvent, document: ParsedDocument) -> tuple[str, l
                 or first_line(document, parameters) >= event.after_end:
             continue
         after = parameter_names(parameters)
-        before = _parameters_before(event, document, function, _text(name))
+        before = _parameters_before(event, document, function, node_text(name))
         if before is None or before == after:
             continue
         if len(before) != len(after) or sorted(before) == sorted(after):
-            return _text(name), before, parameters
+            return node_text(name), before, parameters
     return None
 
 
@@ -341,129 +322,6 @@ def _distance(region: Region, line: int) -> int:
     return region.start_line - line if region.start_line > line else line - region.end_line + 1
 
 
-def _text(node: Node) -> str:
-    return (node.text or b"").decode("utf-8", "surrogatepass")
-
-
-@functools.lru_cache(maxsize=128)
-def _query(language: str, source: str) -> Query:
-    return Query(grammar(language), source)
-
-
-def _named(node: Node, language: str, name: str, types: tuple[str, ...]) -> list[Node]:
-    """The nodes of `types` (those the grammar has) under `node` whose text is `name`."""
-    known = [kind for kind in types if grammar(language).id_for_node_kind(kind, True) is not None]
-    alternatives = " ".join(f"({kind})" for kind in known)
-    captures = QueryCursor(_query(language, f'([{alternatives}] @n (#eq? @n "{name}"))')).captures(node)
-    return sorted(captures.get("n", []), key=lambda found: found.start_byte)
-
-
-def _is_member(node: Node) -> bool:
-    """An attribute's or a field's name: `x` in `self.x`, `p.x`, `this.x`."""
-    parent = node.parent
-    return node.type in MEMBER_TYPES or (
-        parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
-
-
-def _is_keyword(node: Node) -> bool:
-    """A keyword argument's name (`x` in `f(x=1)`): the callee's parameter, not a variable."""
-    parent = node.parent
-    return parent is not None and parent.type == "keyword_argument" \
-        and parent.child_by_field_name("name") == node
-
-
-def _scope(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
-    """Where a renamed name lives: (the node to search, whether it is a member)."""
-    if _is_member(node):
-        return node, True
-    ancestor = node.parent
-    while ancestor is not None:
-        defines = ancestor.child_by_field_name("name") == node  # a definition's name lives outside
-        if ancestor.type in FUNCTION_TYPES and not defines \
-                and (language != "python" or _binds(ancestor, names)):
-            return ancestor, False
-        if ancestor.type in CLASS_TYPES and not defines:
-            return (node, True) if language == "python" else (ancestor, False)
-        ancestor = ancestor.parent
-    root = node
-    while root.parent is not None:
-        root = root.parent
-    return root, False
-
-
-def _binds(function: Node, names: set[str]) -> bool:
-    """True when the Python `function` binds one of `names`: a parameter or an assignment's
-    target in its own body (not in a nested function or class)."""
-    stack = list(function.children)
-    while stack:
-        node = stack.pop()
-        if node.type in FUNCTION_TYPES or node.type in CLASS_TYPES:
-            continue
-        if node.type == "identifier" and _text(node) in names and _is_binding(node):
-            return True
-        stack.extend(node.children)
-    return False
-
-
-def _is_binding(node: Node) -> bool:
-    child, parent = node, node.parent
-    while parent is not None and parent.type in ("pattern_list", "tuple_pattern", "list_pattern"):
-        child, parent = parent, parent.parent  # `a, b = ...`: the pattern is the target
-    if parent is None:
-        return False
-    if parent.type in _BINDING_PARENTS:
-        return True
-    field = _NAMED_BINDINGS.get(parent.type)
-    return field is not None and parent.child_by_field_name(field) == child
-
-
-def overlapping(node: Node, start: int, end: int, document: ParsedDocument | None = None) -> Iterator[Node]:
-    """The nodes under `node` that hold any of lines `start .. end - 1` (of `document`, else
-    rows), outermost first; a node with many children has those on the lines found by bisection
-    (a module of 200,000 statements costs a few of them, not all)."""
-    def first(child: Node) -> int:
-        return first_line(document, child) if document is not None else child.start_point.row
-
-    def last(child: Node) -> int:
-        return last_line(document, child) if document is not None else child.end_point.row
-    stack = [node]
-    while stack:
-        node = stack.pop()
-        if last(node) < start or first(node) >= end:
-            continue
-        yield node
-        count = node.child_count
-        if count <= SCAN_CHILDREN:
-            stack.extend(reversed(node.children))
-            continue
-        low = bisect.bisect_left(range(count), start, key=lambda index: last(node.child(index)))
-        high = bisect.bisect_left(range(count), end, lo=low, key=lambda index: first(node.child(index)))
-        stack.extend(node.child(index) for index in range(high - 1, low - 1, -1))
-
-
-def parameter_names(parameters: Node) -> list[str]:
-    """The names of a parameter list, in order (its first identifier for each parameter)."""
-    names = []
-    for parameter in parameters.named_children:
-        identifier = first_identifier(parameter)
-        if identifier is not None:
-            names.append(_text(identifier))
-    return names
-
-
-def first_identifier(node: Node) -> Node | None:
-    if node.type == "comment":
-        return None
-    if node.type == "identifier":
-        return node
-    for field in ("name", "pattern", "declarator"):
-        named = node.child_by_field_name(field)
-        if named is not None:
-            return first_identifier(named)
-    return next((found for child in node.named_children
-                 if (found := first_identifier(child)) is not None), None)
-
-
 def _parameters_before(event: EditEvent, document: ParsedDocument, function: Node, name: str) -> list[str] | None:
     """The parameter names `name` had before the event: its header's lines in the text before,
     parsed alone; None when they do not hold that function."""
@@ -478,25 +336,9 @@ def _parameters_before(event: EditEvent, document: ParsedDocument, function: Nod
     for node in overlapping(tree.root_node, 0, header.count("\n") + 1):
         named, listed = node.child_by_field_name("name"), node.child_by_field_name("parameters")
         if node.type in FUNCTION_TYPES and named is not None and listed is not None \
-                and _text(named) == name:
+                and node_text(named) == name:
             return parameter_names(listed)
     return None
-
-
-def call_nodes(root: Node, language: str, name: str) -> list[Node]:
-    """The call nodes under `root` whose callee is named `name` (`f(...)`, `obj.f(...)`), in file
-    order; none in a language without a callee query."""
-    if language not in _CALLEES:
-        return []
-    captures = QueryCursor(_query(language, f'({_CALLEES[language]} (#eq? @f "{name}"))')).captures(root)
-    calls = []
-    for callee in sorted(captures.get("f", []), key=lambda found: found.start_byte):
-        call = callee.parent
-        while call is not None and call.type not in CALL_TYPES:
-            call = call.parent
-        if call is not None:
-            calls.append(call)
-    return calls
 
 
 def _calls(document: ParsedDocument, name: str) -> list[Region]:

@@ -1,0 +1,194 @@
+"""Names and nodes in a syntax tree: the node kinds and lookups the next-edit rules share.
+
+`nodes_named` finds the nodes of some kinds whose text is a name (one tree-sitter query), `scope_of`
+says where a renamed name lives (its function, a class's members, the file), `overlapping` walks
+the nodes on some lines, `call_nodes` finds the calls of a function by its callee's name, and
+`parameter_names` reads a parameter list. Used by `completion.edit_regions` (the rename, call and
+literal rules) and `completion.edit_drafts`; everything here is pure.
+"""
+from __future__ import annotations
+
+import bisect
+import functools
+from collections.abc import Iterator
+
+from tree_sitter import Node, Query, QueryCursor
+
+from completion.node_lines import first_line, last_line
+from completion.syntax import ParsedDocument, grammar
+
+FUNCTION_TYPES = frozenset({
+    "function_definition", "lambda",  # Python (C, C++: function_definition)
+    "function_declaration", "generator_function_declaration", "function_expression",
+    "arrow_function", "method_definition",  # JavaScript, TypeScript
+    "method_declaration", "func_literal",  # Go (Java: method_declaration)
+    "function_item", "closure_expression",  # Rust
+    "constructor_declaration", "lambda_expression",  # Java
+})
+CLASS_TYPES = frozenset({
+    "class_definition", "class_declaration", "class_specifier", "struct_specifier",
+    "impl_item", "interface_declaration",
+})
+NAME_TYPES = ("identifier", "type_identifier", "shorthand_property_identifier")
+MEMBER_TYPES = ("property_identifier", "field_identifier")
+# Python: the identifiers a function binds, by their parent (the left of an assignment is below)
+_BINDING_PARENTS = frozenset({
+    "parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
+    "dictionary_splat_pattern", "pattern_list", "tuple_pattern", "as_pattern_target",
+})
+_NAMED_BINDINGS = {"default_parameter": "name", "typed_default_parameter": "name",
+                   "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
+                   "for_in_clause": "left", "named_expression": "name"}
+# the callee's name in a call, per language
+CALLEES = {
+    "python": "(call function: [(identifier) @f (attribute attribute: (identifier) @f)])",
+    "javascript": "(call_expression function: [(identifier) @f "
+                  "(member_expression property: (property_identifier) @f)])",
+    "go": "(call_expression function: [(identifier) @f (selector_expression field: (field_identifier) @f)])",
+    "rust": "(call_expression function: [(identifier) @f (field_expression field: (field_identifier) @f) "
+            "(scoped_identifier name: (identifier) @f)])",
+    "java": "(method_invocation name: (identifier) @f)",
+    "c": "(call_expression function: [(identifier) @f (field_expression field: (field_identifier) @f)])",
+}
+CALLEES.update(typescript=CALLEES["javascript"], tsx=CALLEES["javascript"], cpp=CALLEES["c"])
+CALL_TYPES = frozenset({"call", "call_expression", "method_invocation"})
+SCAN_CHILDREN = 64  # a node with more children is searched by bisection
+
+
+def node_text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "surrogatepass")
+
+
+@functools.lru_cache(maxsize=128)
+def _query(language: str, source: str) -> Query:
+    return Query(grammar(language), source)
+
+
+def nodes_named(node: Node, language: str, name: str, types: tuple[str, ...]) -> list[Node]:
+    """The nodes of `types` (those the grammar has) under `node` whose text is `name`."""
+    known = [kind for kind in types if grammar(language).id_for_node_kind(kind, True) is not None]
+    alternatives = " ".join(f"({kind})" for kind in known)
+    captures = QueryCursor(_query(language, f'([{alternatives}] @n (#eq? @n "{name}"))')).captures(node)
+    return sorted(captures.get("n", []), key=lambda found: found.start_byte)
+
+
+def is_member(node: Node) -> bool:
+    """An attribute's or a field's name: `x` in `self.x`, `p.x`, `this.x`."""
+    parent = node.parent
+    return node.type in MEMBER_TYPES or (
+        parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
+
+
+def is_keyword(node: Node) -> bool:
+    """A keyword argument's name (`x` in `f(x=1)`): the callee's parameter, not a variable."""
+    parent = node.parent
+    return parent is not None and parent.type == "keyword_argument" \
+        and parent.child_by_field_name("name") == node
+
+
+def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
+    """Where a renamed name lives: (the node to search, whether it is a member)."""
+    if is_member(node):
+        return node, True
+    ancestor = node.parent
+    while ancestor is not None:
+        defines = ancestor.child_by_field_name("name") == node  # a definition's name lives outside
+        if ancestor.type in FUNCTION_TYPES and not defines \
+                and (language != "python" or _binds(ancestor, names)):
+            return ancestor, False
+        if ancestor.type in CLASS_TYPES and not defines:
+            return (node, True) if language == "python" else (ancestor, False)
+        ancestor = ancestor.parent
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    return root, False
+
+
+def _binds(function: Node, names: set[str]) -> bool:
+    """True when the Python `function` binds one of `names`: a parameter or an assignment's
+    target in its own body (not in a nested function or class)."""
+    stack = list(function.children)
+    while stack:
+        node = stack.pop()
+        if node.type in FUNCTION_TYPES or node.type in CLASS_TYPES:
+            continue
+        if node.type == "identifier" and node_text(node) in names and _is_binding(node):
+            return True
+        stack.extend(node.children)
+    return False
+
+
+def _is_binding(node: Node) -> bool:
+    child, parent = node, node.parent
+    while parent is not None and parent.type in ("pattern_list", "tuple_pattern", "list_pattern"):
+        child, parent = parent, parent.parent  # `a, b = ...`: the pattern is the target
+    if parent is None:
+        return False
+    if parent.type in _BINDING_PARENTS:
+        return True
+    field = _NAMED_BINDINGS.get(parent.type)
+    return field is not None and parent.child_by_field_name(field) == child
+
+
+def overlapping(node: Node, start: int, end: int, document: ParsedDocument | None = None) -> Iterator[Node]:
+    """The nodes under `node` that hold any of lines `start .. end - 1` (of `document`, else
+    rows), outermost first; a node with many children has those on the lines found by bisection
+    (a module of 200,000 statements costs a few of them, not all)."""
+    def first(child: Node) -> int:
+        return first_line(document, child) if document is not None else child.start_point.row
+
+    def last(child: Node) -> int:
+        return last_line(document, child) if document is not None else child.end_point.row
+    stack = [node]
+    while stack:
+        node = stack.pop()
+        if last(node) < start or first(node) >= end:
+            continue
+        yield node
+        count = node.child_count
+        if count <= SCAN_CHILDREN:
+            stack.extend(reversed(node.children))
+            continue
+        low = bisect.bisect_left(range(count), start, key=lambda index: last(node.child(index)))
+        high = bisect.bisect_left(range(count), end, lo=low, key=lambda index: first(node.child(index)))
+        stack.extend(node.child(index) for index in range(high - 1, low - 1, -1))
+
+
+def parameter_names(parameters: Node) -> list[str]:
+    """The names of a parameter list, in order (its first identifier for each parameter)."""
+    names = []
+    for parameter in parameters.named_children:
+        identifier = first_identifier(parameter)
+        if identifier is not None:
+            names.append(node_text(identifier))
+    return names
+
+
+def first_identifier(node: Node) -> Node | None:
+    if node.type == "comment":
+        return None
+    if node.type == "identifier":
+        return node
+    for field in ("name", "pattern", "declarator"):
+        named = node.child_by_field_name(field)
+        if named is not None:
+            return first_identifier(named)
+    return next((found for child in node.named_children
+                 if (found := first_identifier(child)) is not None), None)
+
+
+def call_nodes(root: Node, language: str, name: str) -> list[Node]:
+    """The call nodes under `root` whose callee is named `name` (`f(...)`, `obj.f(...)`), in file
+    order; none in a language without a callee query."""
+    if language not in CALLEES:
+        return []
+    captures = QueryCursor(_query(language, f'({CALLEES[language]} (#eq? @f "{name}"))')).captures(root)
+    calls = []
+    for callee in sorted(captures.get("f", []), key=lambda found: found.start_byte):
+        call = callee.parent
+        while call is not None and call.type not in CALL_TYPES:
+            call = call.parent
+        if call is not None:
+            calls.append(call)
+    return calls
