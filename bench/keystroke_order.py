@@ -20,7 +20,8 @@ going first. For each order it reports:
   for its end, so this bounds how long a cancelled request's batch keeps the CPU (a request
   superseded by its session's newer one leaves the moment that one arrives).
 
-The ratios newest first / arrival order come from the same run. `--busy N` runs N
+The ratios newest first / arrival order come from the same run. The model runs with the worker's
+OpenMP settings (`engine.worker.cli.openmp_defaults`) unless the environment sets its own. `--busy N` runs N
 `while True: pass` loops beside it. A human table goes to stdout; with `--json` its last line is
 one JSON object.
 """
@@ -28,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import sys
 import time
@@ -42,6 +44,7 @@ from bench.quality import load_tasks, percentile
 from completion.requests import build_request
 from completion.settings import DEFAULT_DEADLINE_MS, DEFAULT_MAX_TOKENS
 from engine.wire.protocol import Mode, Result
+from engine.worker.cli import openmp_defaults
 from engine.worker.core import EngineCore
 from engine.worker.scheduler import SchedulerConfig
 from engine.worker.worker import Arrival
@@ -232,6 +235,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--threads must be at least 1, got {args.threads}")
     if not args.tasks.is_file():
         parser.error(f"no tasks file at {args.tasks}")
+    openmp_defaults(os.environ)  # as a worker process does, before torch loads
     import torch
 
     from engine.worker.runner import ModelRunner

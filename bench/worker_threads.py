@@ -3,14 +3,16 @@
     python -m bench.worker_threads [--threads 1,2] [--policies default,passive,active]
                                    [--busy 0,2] [--answers 12] [--rounds 2] [--json]
 
-Each setting runs in a fresh process (`OMP_WAIT_POLICY` is read once, when torch's OpenMP starts;
-`default` leaves it unset): the bundled model (`engine.worker.runner.ModelRunner`) loads, answers
-one request to warm up, then answers `--answers` single-line HumanEval holes (the first line of
-each task's missing text, the rest of the file as suffix) one after another, each to its end. A setting's figures
-are the median milliseconds per answer and per forward pass. Settings take turns within a round,
-a round's order the reverse of the last one's; `--busy N` runs N `while True: pass` loops beside
-the whole of that round (0: idle). Each figure's ratio to the fastest setting of the same load is
-given beside it. A human table goes to stdout; with `--json` its last line is one JSON object.
+Each setting runs in a fresh process (`OMP_WAIT_POLICY` is read once, when torch's OpenMP
+starts; `default` leaves it unset: OpenMP's own default, where the worker sets `passive`,
+`engine.worker.cli.OMP_WAIT_POLICY`): the bundled model (`engine.worker.runner.ModelRunner`)
+loads, answers one request to warm up, then answers `--answers` single-line HumanEval holes (the
+first line of each task's missing text, the rest of the file as suffix) one after another, each
+to its end. A setting's figures are the median milliseconds per answer and per forward pass
+(over the rounds, of each round's median). Settings take turns within a round, a round's order
+the reverse of the last one's; `--busy N` runs N `while True: pass` loops beside the whole of
+that round (0: idle). Each figure's ratio to the fastest setting of the same load is given beside
+it. A human table goes to stdout; with `--json` its last line is one JSON object.
 """
 from __future__ import annotations
 
