@@ -11,7 +11,10 @@ server). Sides:
 - **rules**: the drafts alone (`Drafting.RULES`), no model;
 - **model**: every region masked whole (`Drafting.MODEL`);
 - **veto V**: the drafts with the model, its `veto` setting at V (0: drafts stand; the model only
-  fills slots).
+  fills slots);
+- **rules, last edit alone** (with `--two-edits`: each task after its first follow-up, made as
+  the user's second edit, `bench.next_edit_second`): the rules reading the last edit without the
+  first, where the other sides read both as the document's history (`completion.edit_patterns`).
 Per side and kind (and the kinds that propagate a change together, `PROPAGATING`): exact match,
 changed-line precision and recall, false edits on negatives and the share of tasks with a false
 edit (a changed line `expected` keeps); per task group: region recall (the expected sites inside
@@ -38,6 +41,7 @@ from pathlib import Path, PurePosixPath
 import torch
 
 from bench.next_edit import load_edit_tasks, user_change, user_event
+from bench.next_edit_second import earlier_events, second_edit
 from bench.next_edit_scores import Score, lines_of, region_recall, score
 from bench.lsp_latency import position_of
 from bench.quality import percentile, set_name
@@ -52,7 +56,7 @@ logger = logging.getLogger("bench.next_edit_drafts")
 
 DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "infill-py-16m"
 DEFAULT_VETOES = (0.0, 0.5, 0.8, 0.9, 0.95)
-RULES, MODEL = "rules", "model"
+RULES, MODEL, LAST_EDIT = "rules", "model", "rules, last edit alone"
 PROPAGATING = frozenset({"rename", "literal", "repeated_pattern", "call_sites"})
 
 
@@ -84,9 +88,10 @@ def veto_side(veto: float) -> str:
     return f"veto {veto:g}"
 
 
-def planned_for(task: dict, drafting: Drafting) -> next_edit.EditPlan | None:
+def planned_for(task: dict, drafting: Drafting, history: bool = True) -> next_edit.EditPlan | None:
     """The task's plan as the language server makes it after the user's one `didChange` (None
-    where the gate refuses)."""
+    where the gate refuses), with the task's earlier edits as the document's history when
+    `history` (`bench.next_edit_second`)."""
     language = language_for(task["path"])
     if language is None:
         return None
@@ -95,7 +100,8 @@ def planned_for(task: dict, drafting: Drafting) -> next_edit.EditPlan | None:
     event = user_event(original, edited, where, text)
     cursor = position_of(edited[:task["cursor"]])
     planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(language, edited), event, cursor.line, "bench",
-                                               60_000, PurePosixPath(task["path"]).name, events=[event],
+                                               60_000, PurePosixPath(task["path"]).name,
+                                               events=[*(earlier_events(task) if history else ()), event],
                                                drafting=drafting))
     return None if isinstance(planned, next_edit.Refused) else planned
 
@@ -120,6 +126,8 @@ def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
 def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_side: bool = True) -> Task:
     found = Task(task.get("kind", ""), task["edited"], task["expected"])
     found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES), task["edited"], {})
+    if "earlier" in task:
+        found.answers[LAST_EDIT] = answer(runner, planned_for(task, Drafting.RULES, history=False), task["edited"], {})
     if model_side:
         found.answers[MODEL] = answer(runner, planned_for(task, Drafting.MODEL), task["edited"], {})
     started = time.perf_counter()
@@ -161,9 +169,10 @@ def side_figures(tasks: Sequence[Task], side: str) -> dict:
         times = [a.decode_ms for a in answers]
         passes = sum(a.passes for a in answers)
         figures.update({"jobs": len(answers), "decode_p50_ms": round(percentile(times, 50), 1),
-                        "decode_p95_ms": round(percentile(times, 95), 1), "passes_per_job": round(passes / len(answers), 2),
+                        "decode_p95_ms": round(percentile(times, 95), 1),
+                        "passes_per_job": round(passes / len(answers), 2),
                         "tokens_per_pass": round(sum(a.tokens for a in answers) / passes, 1) if passes else None})
-    if side not in (RULES, MODEL):
+    if side not in (RULES, MODEL, LAST_EDIT):
         changed, right = map(sum, zip((0, 0), *(model_part(task, side) for task in tasks)))
         figures["model_part"] = {"lines_changed": changed, "right": right}
     return figures
@@ -216,6 +225,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--model-side", action=argparse.BooleanOptionalAction, default=True,
                         help="decode the model side (every region masked: the slowest; default on)")
+    parser.add_argument("--two-edits", action="store_true",
+                        help="each task after its first follow-up, made as the user's second edit "
+                             "(bench.next_edit_second), with the side of the rules reading the last edit alone")
     parser.add_argument("--json", action="store_true", help="end with one JSON line of every figure")
     return parser
 
@@ -232,13 +244,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         tasks = load_edit_tasks(args.tasks)[:args.limit]
     except (ValueError, OSError) as exc:
         parser.error(str(exc))
+    if args.two_edits:
+        tasks = [later for later in map(second_edit, tasks) if later is not None]
     torch.set_num_threads(args.threads)
     runner = ModelRunner(args.model)
     results = []
     for number, task in enumerate(tasks):
         results.append(run_task(runner, task, args.veto, args.model_side))
         logger.info("task %d of %d (%s) done", number + 1, len(tasks), results[-1].kind)
-    sides = [RULES, *([MODEL] if args.model_side else []), *map(veto_side, args.veto)]
+    sides = [RULES, *([LAST_EDIT] if args.two_edits else []), *([MODEL] if args.model_side else []),
+             *map(veto_side, args.veto)]
     summary = summarize(results, sides)
     meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": args.model.name, "vetoes": args.veto}
     print(format_table(summary, sides, meta))
