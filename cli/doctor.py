@@ -208,8 +208,8 @@ def _fields(folder: Path, raw: dict, found: list) -> str:
 
     cfg, _ = folder_config(folder, raw, tensor_files(folder))
     found.append(cfg)
-    return (f"{cfg.num_layers} layers, d {cfg.hidden_size}, {cfg.num_heads}/{cfg.num_kv_heads} heads of {cfg.head_dim}, "
-            f"FFN {cfg.intermediate_size}, vocab {cfg.vocab_size}, theta {cfg.rope_theta:g}, context "
+    return (f"{cfg.num_layers} layers, d {cfg.hidden_size}, {cfg.num_heads}/{cfg.num_kv_heads} heads of "
+            f"{cfg.head_dim}, FFN {cfg.intermediate_size}, vocab {cfg.vocab_size}, theta {cfg.rope_theta:g}, context "
             f"{cfg.max_position_embeddings}, shift {cfg.logits_shift}, tied {cfg.tie_word_embeddings}, "
             f"qkv bias {cfg.qkv_bias}, qk norm {cfg.qk_norm}, {cfg.num_params() / 1e6:.1f}M parameters")
 

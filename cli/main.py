@@ -28,7 +28,8 @@ COMMANDS = {
     "lsp": Command("lsp_server.main", "run the language server for editors (stdio or TCP)"),
     "gateway": Command("gateway.main", "serve completions over HTTP: OpenAI, FIM and llama.cpp "
                                        "dialects, with streaming and API keys"),
-    "doctor": Command("cli.doctor", "check that a model folder will serve, and say what to do if not", prog="infill doctor"),
+    "doctor": Command("cli.doctor", "check that a model folder will serve, and say what to do if not",
+                      prog="infill doctor"),
     "complete": Command("cli.complete", "complete one file at one position and print the "
                                               "completion with its timings"),
     "corpus": Command("training.corpus", "corpus build: fetch Python code, train the tokenizer, "

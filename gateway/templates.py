@@ -3,7 +3,8 @@
 Continue's openai, vllm and llama.cpp providers, Twinny and llm-ls write the prefix and suffix
 between a model family's sentinels; `split_template` finds the StarCoder, Qwen, CodeLlama or
 DeepSeek sentinels (`upstream.templates`, shared with the clients that write them) and returns
-the prefix and suffix they mark, in either order the templates use (prefix-suffix-middle, or suffix-prefix-middle). A prompt without them is all prefix. Pure.
+the prefix and suffix they mark, in either order the templates use (prefix-suffix-middle, or
+suffix-prefix-middle). A prompt without them is all prefix. Pure.
 """
 from __future__ import annotations
 

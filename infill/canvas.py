@@ -7,8 +7,9 @@ token (LLaDA's `<|startoftext|>`), or nothing (Open-dCoder: prefix + masks + suf
 
 Context is cut to a token budget keeping the tokens nearest the hole: the end of the prefix and
 the start of the suffix. A cut prefix starts at a multiple of PREFIX_ALIGN tokens, so that the
-canvas's start stays the same over many keystrokes. The prefix's last piece is re-opened into the hole (token healing) and the
-hole's first token is then restricted to tokens that start with it.
+canvas's start stays the same over many keystrokes. The prefix's last piece is re-opened into
+the hole (token healing) and the hole's first token is then restricted to tokens that start
+with it.
 
 A multi-region canvas lays out several holes between text pieces the same way
 (`[head] piece0 [<|mask|> x L0] piece1 [<|mask|> x L1] ... pieceH`), each hole healed into
@@ -124,7 +125,8 @@ def regions_canvas(tok: ModelTokenizer, pieces: list[str], hole_lens: list[int],
     assert len(pieces) == len(hole_lens) + 1, "one more text piece than holes: text, hole, text, ..., text"
     healed = [tok.heal(text) for text in pieces[:-1]]
     piece_ids = [h.ids for h in healed] + [tok.encode(pieces[-1])]
-    shown = [[] for _ in hole_lens] if beside is None else [shown_tokens(tok, h.text + text) for h, text in zip(healed, beside)]
+    shown = ([[] for _ in hole_lens] if beside is None
+             else [shown_tokens(tok, h.text + text) for h, text in zip(healed, beside)])
     room = max(0, max_context - 1 - len(head) - sum(hole_lens) - sum(map(len, shown)))  # 1: the head token
     kept = kept_ends([len(ids) for ids in piece_ids], widest_reach([len(ids) for ids in piece_ids], room))
     ids, starts = list(tok.head_ids) + list(head), []

@@ -46,7 +46,8 @@ class DecoderConfig:
     confidence: str = "prob"  # "prob": top-1 probability; "margin": top-1 minus top-2 probability
     refresh_every: int = 4  # full passes (context cache refresh) every this many steps
     lengths: int = 1  # hole lengths tried side by side (halving from the mode's length); the likeliest is kept
-    grow: bool = False  # a multi-line hole that fills with no pad grows (up to max_tokens); off: it cost quality (bench.decode)
+    grow: bool = False  # a multi-line hole that fills with no pad grows (up to max_tokens); off: it cost
+    #   quality (bench.decode)
     cut_loops: bool = True  # cut a middle that starts repeating itself back to its first copy
     reuse_prefix: bool = True  # while typing goes on at one place, the worker reuses the previous canvas's keys/values
     drafts: int = 4  # `verify` rule: guesses checked per pass, each in a window of its own

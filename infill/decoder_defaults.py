@@ -34,7 +34,8 @@ def decoder_config(defaults: dict, overrides: dict, mode: str | None = None,
     settings = {**shared, **defaults.get(PER_MODE, {}).get(mode, {}), **drafted, **overrides}
     unknown = set(settings) - set(DecoderConfig.__dataclass_fields__)
     if unknown:
-        raise ValueError(f"unknown decoder settings {sorted(unknown)}; known: {sorted(DecoderConfig.__dataclass_fields__)}")
+        raise ValueError(f"unknown decoder settings {sorted(unknown)}; "
+                         f"known: {sorted(DecoderConfig.__dataclass_fields__)}")
     return DecoderConfig(**settings)
 
 

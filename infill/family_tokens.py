@@ -11,12 +11,12 @@ A family tokenizer takes its special ids from the folder, never from an assumpti
 first, then generation_config.json, then the token names of tokenizer_config.json /
 special_tokens_map.json, then the family's token names (`ROLE_NAMES`); a role none fills is an
 error naming the files. The begin token is laid only where the family's tokenizer adds it
-(`add_bos_token`, else tokenizer.json's post-processor). Every added token other than an end is banned from holes; special
-ones are dropped when decoding and never produced by encoding; embedding rows beyond the
-tokenizer (Dream pads 151,667 tokens to 152,064 rows) are never committed. Healing and the end of
-a line follow the model's own pre-tokenizer: the piece that a typed character would join is
-re-opened into the hole, and a single-line hole ends at any token that holds a newline (Qwen's
-`):\\n` is one token).
+(`add_bos_token`, else tokenizer.json's post-processor). Every added token other than an end is
+banned from holes; special ones are dropped when decoding and never produced by encoding;
+embedding rows beyond the tokenizer (Dream pads 151,667 tokens to 152,064 rows) are never
+committed. Healing and the end of a line follow the model's own pre-tokenizer: the piece that a
+typed character would join is re-opened into the hole, and a single-line hole ends at any token
+that holds a newline (Qwen's `):\\n` is one token).
 """
 from __future__ import annotations
 

@@ -4,12 +4,13 @@ Text pieces with holes between them, `pieces[0] hole[0] pieces[1] ... hole[H-1] 
 plain fill-in-the-middle is one hole between a prefix and a suffix, a next edit is several
 regions of one file. Each hole has its mode and token budget, and for an edit the text it
 replaces and maybe a draft of its new text (pieces of known text with masked slots between them,
-which the model fills, checking the known tokens as it goes), and the job carries the user's edits that call for it (`events`, each the lines as they
-were and as they are now). Snippets are context from elsewhere (definitions, imports, recent
-edits), laid into the canvas when the model was trained with them. Decoder overrides apply on top of the model's
-defaults. The mode is decided by the front end (`completion`), never here. A completion's
-(`kind="fim"`) hole may carry a draft too: a guess at the hole's start, found in the user's own
-code, which the model checks and goes on from.
+which the model fills, checking the known tokens as it goes), and the job carries the user's
+edits that call for it (`events`, each the lines as they were and as they are now). Snippets are
+context from elsewhere (definitions, imports, recent edits), laid into the canvas when the model
+was trained with them. Decoder overrides apply on top of the model's defaults. The mode is
+decided by the front end (`completion`), never here. A completion's (`kind="fim"`) hole may
+carry a draft too: a guess at the hole's start, found in the user's own code, which the model
+checks and goes on from.
 """
 from __future__ import annotations
 

@@ -46,8 +46,10 @@ class ModelConfig:
     family: str = "infill"
     snippet_context: bool = False  # trained with `<|snippet|>` context before the prefix: canvases lay snippets in
     edit_canvas: str = ""  # the edit layout it was trained on ("shown" or "masked", `infill.canvas`); "" none
-    edit_context: int = 0  # the window its edit canvases were trained in, the most an edit job is laid out in; 0: its context
-    fim_sentinels: bool = False  # autoregressive, trained on PSM/SPM rearrangements (infill.fim_ar): it fills the middle
+    edit_context: int = 0  # the window its edit canvases were trained in, the most an edit job is laid out
+    #   in; 0: its context
+    fim_sentinels: bool = False  # autoregressive, trained on PSM/SPM rearrangements (infill.fim_ar): it fills
+    #   the middle
 
     def __post_init__(self):
         assert self.num_heads % self.num_kv_heads == 0, "num_heads must be a multiple of num_kv_heads"

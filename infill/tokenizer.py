@@ -141,7 +141,8 @@ class CodeTokenizer(TokenTable):
 
     @staticmethod
     def _byte_level(text: str) -> str:
-        return "".join(t for t, _ in pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False).pre_tokenize_str(text))
+        pre = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+        return "".join(t for t, _ in pre.pre_tokenize_str(text))
 
     def decode(self, ids: Iterable[int]) -> str:
         return self.tok.decode([i for i in ids if i >= len(SPECIAL_TOKENS)], skip_special_tokens=False)

@@ -4,12 +4,13 @@
 workers the `workerAddress` setting names (a comma-separated list balanced by
 `engine.client.pool`, with the `workerKeys` folder's CURVE keys, else the command line's), or,
 without one, to a local worker on the bundled model that it starts (and that is restarted if it
-dies). A worker that refuses the greeting (another protocol version) is shown as unavailable. Requests wait for it with `client(timeout_s)`,
-within their deadline. Once a worker answers, `on_ready(model, address)` runs; a failure to
-connect is logged and shown to the user through `on_error(message)`, and the server answers
-with nothing until the settings change. With a `backend` setting of another kind than `worker`,
-the client is that upstream's (`upstream.backend.HttpBackend`), whose failures reach the user
-through `on_error` too, once per outage. `close()` closes the client and stops the local worker.
+dies). A worker that refuses the greeting (another protocol version) is shown as unavailable.
+Requests wait for it with `client(timeout_s)`, within their deadline. Once a worker answers,
+`on_ready(model, address)` runs; a failure to connect is logged and shown to the user through
+`on_error(message)`, and the server answers with nothing until the settings change. With a
+`backend` setting of another kind than `worker`, the client is that upstream's
+(`upstream.backend.HttpBackend`), whose failures reach the user through `on_error` too, once per
+outage. `close()` closes the client and stops the local worker.
 """
 from __future__ import annotations
 
