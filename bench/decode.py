@@ -201,7 +201,8 @@ def main(argv: list[str] | None = None) -> int:
         fill(model, tok, tasks[0]["prompt"], tasks[0]["suffix"], args.mode, args.max_tokens)
 
     def figures(name: str, cfg: DecoderConfig, baseline: dict | None) -> dict:
-        return summarize(name, [run_one(model, tok, t, cfg, args.mode, args.max_tokens) for t in tasks], tested, baseline)
+        return summarize(name, [run_one(model, tok, t, cfg, args.mode, args.max_tokens) for t in tasks],
+                         tested, baseline)
 
     classic = figures(BASELINE[0], BASELINE[1], None)
     baselines = {BASELINE[1]: classic}  # the others' speedup over it is what their cache alone gains

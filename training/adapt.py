@@ -81,8 +81,10 @@ class AdaptConfig:
     def __post_init__(self):
         if not self.minutes > 0:
             raise ValueError(f"--minutes must be above 0, got {self.minutes}")
-        if not (0 <= self.snippet_share < 1 and 0 <= self.replay_share < 1 and self.snippet_share + self.replay_share < 1):
-            raise ValueError("--snippet-share and --replay-share are shares of a batch: each in [0, 1), less than 1 together")
+        if not (0 <= self.snippet_share < 1 and 0 <= self.replay_share < 1
+                and self.snippet_share + self.replay_share < 1):
+            raise ValueError("--snippet-share and --replay-share are shares of a batch: each in [0, 1), "
+                             "less than 1 together")
 
 
 def default_out(repo: Path) -> Path:
@@ -188,8 +190,8 @@ def card_text(config: AdaptConfig, data: dict, progress: Progress, lora: bool, s
         "| | |", "| --- | --- |",
         f"| files | {data['files']:,} (skipped: {counts_text(data.get('skipped', {}))}) |",
         f"| tokens | {data['tokens']:,} |",
-        f"| training | {progress.seconds / 60:.1f} minutes, {progress.step} steps of {config.batch} rows of {data['seq_len']} tokens, "
-        f"{config.threads} CPU threads |",
+        f"| training | {progress.seconds / 60:.1f} minutes, {progress.step} steps of {config.batch} rows of "
+        f"{data['seq_len']} tokens, {config.threads} CPU threads |",
         f"| rows per step | {rows['repository']} repository, {rows['with_snippets']} with snippet context, "
         f"{rows['replay']} standard-library replay |",
         f"| learning rate | {config.lr:g} peak, cosine over the time budget |",
@@ -285,7 +287,8 @@ def build_parser(prog: str = "infill adapt") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description=__doc__.splitlines()[0])
     p.add_argument("repo", type=Path, help="the repository's root folder")
     p.add_argument("--out", type=Path, help="model folder to write (default: work/adapted/REPO-NAME)")
-    p.add_argument("--base", type=Path, default=bundled_model_dir(), help="model folder to start from (default: the bundled model)")
+    p.add_argument("--base", type=Path, default=bundled_model_dir(),
+                   help="model folder to start from (default: the bundled model)")
     p.add_argument("--minutes", type=float, default=10.0, help="training time budget (the schedule anneals by then)")
     p.add_argument("--steps", type=int, default=0,
                    help="stop after this many steps as well (0: none); the schedule anneals by the first budget spent")

@@ -109,12 +109,14 @@ class Rows:
     def batch(self, rng: np.random.Generator) -> tuple[np.ndarray, ...]:
         """(inputs, targets, weights), each (B, T): repository rows with editor-shaped holes
         (some with snippet context, never noised), then replay rows with the corpus's holes."""
-        rows = [noise_window(w, self.sp, rng, self.repo.length, EDITOR_SHAPES) for w in self.repo.sample(rng, self.n_repo)]
+        rows = [noise_window(w, self.sp, rng, self.repo.length, EDITOR_SHAPES)
+                for w in self.repo.sample(rng, self.n_repo)]
         for _ in range(self.n_snippets):
             row, keep = self.snippets.row(self.repo.ids, rng, self.repo.length)
             rows.append(noised_row(row, keep, self.sp, rng, EDITOR_SHAPES))
         if self.replay is not None:
-            rows += [noise_window(w, self.sp, rng, self.repo.length, CORPUS_SHAPES) for w in self.replay.sample(rng, self.n_replay)]
+            rows += [noise_window(w, self.sp, rng, self.repo.length, CORPUS_SHAPES)
+                     for w in self.replay.sample(rng, self.n_replay)]
         return tuple(np.stack(x) for x in zip(*rows))
 
 

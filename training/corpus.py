@@ -54,7 +54,8 @@ def download_wheels(pins: list[str], dest: Path) -> list[Path]:
     """Wheels of the pinned packages (no dependencies), for CPython 3.12 on x86-64 Linux or pure Python."""
     dest.mkdir(parents=True, exist_ok=True)
     cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "--python-version", "3.12",
-           "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux2014_x86_64", "--platform", "any", "-d", str(dest)]
+           "--platform", "manylinux_2_17_x86_64", "--platform", "manylinux2014_x86_64", "--platform", "any",
+           "-d", str(dest)]
     subprocess.run(cmd + pins, check=True, stdout=subprocess.DEVNULL)
     return sorted(dest.glob("*.whl"))
 
@@ -201,7 +202,8 @@ def print_report(report: Report) -> None:
     print(f"\ndropped: {dict(report.dropped)}")
     print(f"evaluation overlap: {len(report.eval_overlap_files)} files excluded {report.eval_overlap_files[:10]}")
     for split in ("train", "val"):
-        print(f"{split:>5}: {report.files[split]:,} files, {report.bytes[split]:,} bytes, {report.tokens[split]:,} tokens")
+        print(f"{split:>5}: {report.files[split]:,} files, {report.bytes[split]:,} bytes, "
+              f"{report.tokens[split]:,} tokens")
 
 
 def main(argv: list[str] | None = None) -> None:

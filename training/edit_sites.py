@@ -243,7 +243,8 @@ def calls_of(root: Node, name_sites: list[Node]) -> list[Node] | None:
         if call.type != "call" or field_of(ref) != "function":
             return None
         args = call.child_by_field_name("arguments")
-        if args.type != "argument_list" or any(a.type in ("list_splat", "dictionary_splat") for a in args.named_children):
+        if args.type != "argument_list" or any(a.type in ("list_splat", "dictionary_splat")
+                                               for a in args.named_children):
             return None
         arg_lists.append(args)
     return arg_lists

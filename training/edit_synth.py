@@ -66,7 +66,8 @@ def make_example(source: bytes, kind: str, candidate: Candidate, base_errors: in
             "expected": expected.decode(), "kind": kind}
 
 
-def examples_for_file(path: str, text: str, seed: int, kinds: list[str], per_kind: int = PER_FILE_PER_KIND) -> list[dict]:
+def examples_for_file(path: str, text: str, seed: int, kinds: list[str],
+                      per_kind: int = PER_FILE_PER_KIND) -> list[dict]:
     """Up to `per_kind` examples of each kind from one file, the same for the same seed and path."""
     source = text.encode()
     tree = parse(source)
@@ -195,7 +196,8 @@ def held_out_hashes(val_files: Path | None) -> set[str]:
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="python -m training.edit_synth", description=__doc__.splitlines()[0])
     source = p.add_mutually_exclusive_group(required=True)
-    source.add_argument("--files", type=Path, nargs="+", help="training sources: folders of .py files, .py files or wheels")
+    source.add_argument("--files", type=Path, nargs="+",
+                        help="training sources: folders of .py files, .py files or wheels")
     source.add_argument("--val-files", type=Path, help="held-out set: the corpus's val_files.jsonl")
     source.add_argument("--train-bin", type=Path, help="training sources: a corpus's train.bin (with --tokenizer)")
     p.add_argument("--tokenizer", type=Path, help="the tokenizer of --train-bin (default: beside it)")

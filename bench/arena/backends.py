@@ -6,9 +6,9 @@ worker's causal runner. `OpenAIBackend` posts OpenAI's `/v1/completions` shape (
 `suffix`, `max_tokens`, greedy, `stop` at a newline for a single line) to any compatible server,
 the project's gateway among them. `UpstreamBackend` asks a fim, llama.cpp (or templated openai)
 server with the language server's own upstream client (`upstream.backend`), so that an A/B of
-the bundled model against an upstream sees what the editor would. Every failure is an `Answer` with `error` set (the backend is
-down, answered an error or garbage, or came later than its budget plus the grace): the battle
-counts it as no answer, and the run goes on.
+the bundled model against an upstream sees what the editor would. Every failure is an `Answer`
+with `error` set (the backend is down, answered an error or garbage, or came later than its
+budget plus the grace): the battle counts it as no answer, and the run goes on.
 """
 from __future__ import annotations
 
