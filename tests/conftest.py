@@ -5,14 +5,13 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
 import torch
 
 # Before numba is first imported: the CUDA kernels run on the GPU where torch sees one, else in
 # Numba's simulator. NUMBA_ENABLE_CUDASIM=1 set by hand forces the simulator on a GPU machine.
 os.environ.setdefault("NUMBA_ENABLE_CUDASIM", "0" if torch.cuda.is_available() else "1")
 CUDA_TESTS = torch.cuda.is_available() and os.environ["NUMBA_ENABLE_CUDASIM"] != "1"
-
-import pytest
 
 
 def pytest_collection_modifyitems(config, items):

@@ -60,7 +60,8 @@ def write_corpus(folder: Path, tok, repeats: int = 6) -> Path:
     tok.tok.save(str(folder / "tokenizer.json"))
     write_tokens(tok, list(TRAIN.items()) * repeats, folder / "train.bin")
     write_tokens(tok, list(HELD_OUT.items()) * 8, folder / "val.bin")
-    (folder / "val_files.jsonl").write_text("".join(json.dumps({"path": p, "text": t}) + "\n" for p, t in HELD_OUT.items()))
+    (folder / "val_files.jsonl").write_text(
+        "".join(json.dumps({"path": p, "text": t}) + "\n" for p, t in HELD_OUT.items()))
     write_wheel(folder / "wheels")
     assert len(np.fromfile(folder / "train.bin", dtype=np.uint16)) > 300
     return folder

@@ -54,7 +54,8 @@ def test_an_unknown_kind_stops_the_command_before_any_backend_starts(tmp_path, c
 
 
 @pytest.mark.parametrize("text,message", [
-    (TWO.format(kind="causal") + 'decoder = { rule = "threshold" }\n', r":11: backend 'two': a causal backend .* remove decoder"),
+    (TWO.format(kind="causal") + 'decoder = { rule = "threshold" }\n',
+     r":11: backend 'two': a causal backend .* remove decoder"),
     (TWO.format(kind="worker") + 'address = "tcp://127.0.0.1:1"\n', r":10: backend 'two': .*either model"),
     (TWO.format(kind="openai").replace('model = "models/infill-py-16m-ar"', 'url = "ftp://x"'), r":10: .*url ="),
     (TWO.format(kind="worker").replace('name = "two"', 'name = "one"'), r":8: backend name 'one' is used twice"),

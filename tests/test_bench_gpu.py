@@ -78,7 +78,8 @@ def test_a_cut_benchmark_leaves_its_finished_sections(tmp_path):
         "print(json.dumps({'section': 'forward', 'forward': [{'ms': 1.0}]}), flush=True)\n"
         "time.sleep(30)\n")
     stub = tmp_path / "python"
-    stub.write_text(f"#!/bin/sh\nif [ \"$1 $2\" = '-m bench.gpu' ]; then exec {sys.executable} {fake / 'bench_stub.py'}; fi\n"
+    stub.write_text(f"#!/bin/sh\nif [ \"$1 $2\" = '-m bench.gpu' ]; "
+                    f"then exec {sys.executable} {fake / 'bench_stub.py'}; fi\n"
                     f"exec {sys.executable} \"$@\"\n")
     stub.chmod(0o755)
     result = subprocess.run([str(root / "scripts" / "gpu_check.sh")], env=env | {"PYTHON": str(stub)},

@@ -110,4 +110,5 @@ def test_a_single_line_written_before_a_lines_text_keeps_its_break():
     suffix = "    return total\n"
     assert clean("    total += 1\n    return", "single_line", 1, "def f(total):\n", suffix) == "    total += 1\n"
     assert clean("total += 1\n", "single_line", 1, "def f(total):\n    ", suffix) == "total += 1"  # mid-line
-    assert clean("    total += 1\n", "single_line", 1, "def f(total):\n", "\n" + suffix) == "    total += 1"  # empty line
+    # empty line
+    assert clean("    total += 1\n", "single_line", 1, "def f(total):\n", "\n" + suffix) == "    total += 1"

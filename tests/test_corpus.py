@@ -24,7 +24,8 @@ body text License: GPL
 
 def test_license_from_metadata():
     assert wheel_license(META.format(expr="BSD-3-Clause")) == "BSD-3-Clause"
-    assert wheel_license("Name: x\nClassifier: License :: OSI Approved :: Apache Software License\n") == "Apache Software License"
+    classifier = "Name: x\nClassifier: License :: OSI Approved :: Apache Software License\n"
+    assert wheel_license(classifier) == "Apache Software License"
     assert wheel_license("Name: x\n") == "unknown"
 
 

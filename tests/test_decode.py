@@ -136,7 +136,8 @@ def test_model_folder_sets_the_default_decoder(tiny_model_dir, tmp_path):
     (folder / "decoder.json").write_text('{"rule": "fixed", "steps": 2}')
     runner = ModelRunner(folder)
     assert complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {}).forward_passes <= 2
-    assert complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "fixed", "steps": 3}).forward_passes <= 3
+    fixed = {"rule": "fixed", "steps": 3}
+    assert complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, fixed).forward_passes <= 3
 
 
 def test_decoder_json_settings_per_mode_apply_on_top_of_the_shared_ones():
@@ -217,7 +218,8 @@ def test_remask_keeps_tokens_above_the_bound(tiny_model_dir):
 
 def test_remasking_decodes_to_the_end_and_refuses_rules_it_would_break(tiny_model_dir):
     runner = ModelRunner(tiny_model_dir)
-    out = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "threshold", "threshold": 0.9, "remask": 0.5})
+    out = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None,
+                       {"rule": "threshold", "threshold": 0.9, "remask": 0.5})
     assert 1 <= out.forward_passes <= 24  # each of the 12 positions re-masked at most once
     for bad in ({"rule": "verify", "remask": 0.5}, {"rule": "left_run", "window": 8, "remask": 0.5}, {"remask": 1.5}):
         with pytest.raises(ValueError):

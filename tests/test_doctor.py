@@ -77,7 +77,8 @@ def break_shards(folder: Path) -> None:
 
 
 BROKEN = {  # name: (family copied, how it is broken, the check that fails, what its line says)
-    "layouts disagree": ("open-dcoder", break_disagree, "tokenizer", "tokenizer.json and vocab.json + merges.txt disagree"),
+    "layouts disagree": ("open-dcoder", break_disagree, "tokenizer",
+                         "tokenizer.json and vocab.json + merges.txt disagree"),
     "no mask token": ("dream", break_specials, "tokenizer", "no mask token"),
     "unknown class": ("dream", break_class, "tokenizer", "names tokenizer_class 'LlamaTokenizer'"),
     "autoregressive": ("open-dcoder", break_autoregressive, "diffusion", "plain autoregressive qwen2 model"),

@@ -1,6 +1,9 @@
 """The same text gets the same completion through the gateway, `infill complete` and the language
 server, all three real processes on ONE fake worker (whose answer, `PID:prefix`, shows each
 side's decision, windows and post-processing)."""
+# The fixtures imported from test_completion_front_ends (editor, source, worker) are pytest's to
+# pass in as arguments of the same names, which ruff reads as redefinitions of the imports.
+# ruff: noqa: F811
 from __future__ import annotations
 
 import httpx

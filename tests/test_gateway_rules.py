@@ -39,8 +39,10 @@ def test_bodies_read_each_dialect_and_name_the_field_at_fault():
                       "t_max_predict_ms": 300})
     assert ask.prefix == "def f():\n    ret" and ask.warm_up and ask.deadline_ms == 300
     assert [s.path for s in ask.snippets] == ["g.py"]
-    for body, status, param in [({"prompt": "a", "n": True}, 422, "n"), ({"prompt": "a", "max_tokens": 0}, 400, "max_tokens"),
-                                ({"prompt": "a", "stop": [1]}, 422, "stop"), ({"prompt": "a", "echo": True}, 400, "echo")]:
+    for body, status, param in [({"prompt": "a", "n": True}, 422, "n"),
+                                ({"prompt": "a", "max_tokens": 0}, 400, "max_tokens"),
+                                ({"prompt": "a", "stop": [1]}, 422, "stop"),
+                                ({"prompt": "a", "echo": True}, 400, "echo")]:
         with pytest.raises(ApiError) as error:
             openai_ask(body)
         assert (error.value.status, error.value.param) == (status, param)

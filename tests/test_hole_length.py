@@ -25,7 +25,8 @@ def no_pad(runner: ModelRunner, rules: HoleRules) -> HoleRules:
 
 def test_a_full_hole_grows_to_the_requested_length(runner):
     canvas, rules = prepare(runner.model, runner.tok, "x = 1\n", "\ny = 2\n", "multi_line", 40, hole_len=10)
-    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True), grow_to=40)
+    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True),
+                         grow_to=40)
     suffix = canvas.ids[canvas.hole_start + 10:]
     while not state.done:
         decode.step(runner.model, [state])
@@ -48,7 +49,8 @@ def test_a_grown_canvas_stays_inside_the_context(runner):
     limit = runner.model.cfg.max_position_embeddings
     suffix = "y = 2\n" * 400  # far more than the context holds
     canvas, rules = prepare(runner.model, runner.tok, "x = 1\n", suffix, "multi_line", 200, hole_len=32)
-    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True), grow_to=200)
+    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True),
+                         grow_to=200)
     while not state.done:
         decode.step(runner.model, [state])
     assert state.ids.shape[1] <= limit and state.span.stop - state.span.start == 200

@@ -41,7 +41,8 @@ def test_more_settings_from_options():
     assert ServerSettings().next_edit_drafts == "drafted"
     assert ServerSettings.from_options({"nextEditDrafts": "rules"}) == (ServerSettings(next_edit_drafts="rules"), [])
     settings, problems = ServerSettings.from_options({"nextEditDrafts": True})
-    assert settings.next_edit_drafts == "drafted" and "'nextEditDrafts' must be one of drafted, rules, model" in problems[0]
+    assert settings.next_edit_drafts == "drafted"
+    assert "'nextEditDrafts' must be one of drafted, rules, model" in problems[0]
 
 
 def test_a_configuration_change_keeps_the_settings_it_does_not_name():

@@ -2,9 +2,9 @@
 
 The model is the bundled one; a small model's completions may be poor, so the tests check the
 report's shape, not its text, though where the model is known to write something (`s` after
-`import o`, a comment in an empty file) the completion must not be empty. Bad input, and a place where an editor would not complete, are
-answered before any worker starts. That it prints what the language server shows is
-tests/test_completion_front_ends.py.
+`import o`, a comment in an empty file) the completion must not be empty. Bad input, and a place
+where an editor would not complete, are answered before any worker starts. That it prints what
+the language server shows is tests/test_completion_front_ends.py.
 """
 from __future__ import annotations
 

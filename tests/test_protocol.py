@@ -22,7 +22,8 @@ from engine.wire.messages import CLASSES, Event
 REQUEST = CompleteRequest(
     id="req-1", kind="fim", prefix="def add(a, b):\n    ", suffix="\n", mode="single_line",
     snippets=[Snippet("def sub(a, b): ...", "util.py", 5)], max_tokens=32, deadline_ms=250,
-    document="file:///x.py", session="inline:file:///x.py", decoder={"threshold": 0.9, "steps": 4, "algo": "conf", "semi_ar": True})
+    document="file:///x.py", session="inline:file:///x.py",
+    decoder={"threshold": 0.9, "steps": 4, "algo": "conf", "semi_ar": True})
 RESULT = Result("req-1", [Item("return a + b", 0.93, 3)], Timings(0.1, 4.0, 6.5, 11.0), "done")
 
 SAMPLES = [

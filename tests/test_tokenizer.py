@@ -11,7 +11,8 @@ def test_round_trip(tiny_tokenizer):
 
 
 def test_special_tokens_come_first(tiny_tokenizer):
-    assert (tiny_tokenizer.mask_id, tiny_tokenizer.pad_id, tiny_tokenizer.end_id, tiny_tokenizer.file_id) == (0, 1, 2, 3)
+    tok = tiny_tokenizer
+    assert (tok.mask_id, tok.pad_id, tok.end_id, tok.file_id) == (0, 1, 2, 3)
 
 
 def test_newline_and_indentation_are_their_own_tokens(tiny_tokenizer):
