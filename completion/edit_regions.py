@@ -25,6 +25,7 @@ Everything here is a pure function of the event and the parsed document.
 """
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 import textwrap
@@ -103,17 +104,20 @@ def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int,
     return capped(kept, cursor_line, split_lines(document.text))
 
 
+@functools.lru_cache(maxsize=4)
 def renamed(event: EditEvent) -> tuple[str, str] | None:
     """(old, new) when the event's identifiers differ only by one name replaced by another, at
-    one or more places."""
+    one or more places (kept for the last few events: a plan asks several times, and each
+    reading of an event's lines splits its whole text)."""
     old, new = _IDENTIFIER.findall(event.removed), _IDENTIFIER.findall(event.inserted)
     pairs = {(was, now) for was, now in zip(old, new) if was != now}
     return pairs.pop() if len(old) == len(new) and len(pairs) == 1 else None
 
 
+@functools.lru_cache(maxsize=4)
 def changed_literal(event: EditEvent) -> tuple[str, str] | None:
     """(old, new) when the event's lines differ only by one literal replaced by another, at one
-    or more places (the text around the literals is the same)."""
+    or more places (the text around the literals is the same; kept as `renamed` is)."""
     old, new = _LITERAL.findall(event.removed), _LITERAL.findall(event.inserted)
     pairs = {(was, now) for was, now in zip(old, new) if was != now}
     same_rest = _LITERAL.sub("\0", event.removed) == _LITERAL.sub("\0", event.inserted)
