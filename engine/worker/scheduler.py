@@ -31,15 +31,16 @@ deadlines answered between steps go out on time.
 Newest first once a queue stands (adaptive LIFO), off by default (`newest_first`): once a waiting
 request has been passed over by an admission (it waited through a step for room), the waiting ones
 are laid out and admitted newest arrival first (`admission_order`), else first come, first served.
-Measured, it is the wrong order for editors: a session's newer request supersedes its older one,
-so each waiting request is a different editor's (or document's) latest keystroke, and the oldest
-one belongs to the editor that stopped typing longest ago, the user who is looking for the ghost
-text, while the newest belongs to one still typing, whose answer its next key will likely cancel.
-`python -m bench.keystroke_order` (3 editors typing on one worker, two CPU cores, idle): newest
-first answered 0.58x as many keystrokes and 0.51x as many before the editor's next key as arrival
-order, in the same run; with two busy loops beside it, 1.0x (the worker answered few either way).
-The stale work a user would wait behind is already gone: the superseded and the cancelled leave
-before any admission.
+Measured, it wins nothing for editors: a session's newer request supersedes its older one, so
+each waiting request is a different editor's (or document's) latest keystroke, and the oldest one
+belongs to the editor that stopped typing longest ago, the user who is looking for the ghost text,
+while the newest belongs to one still typing, whose answer its next key will likely cancel.
+`python -m bench.keystroke_order --editors 3 --seconds 20 --rounds 2` (two CPU cores, the
+worker's OpenMP settings), newest first over arrival order in the same run, keys answered before
+the editor's next key: 1.13x (seed 0) and 1.01x (seed 1) idle, 0.95x beside two busy loops;
+after a pause, 1.08x, 0.94x, 0.89x; with OpenMP's spinning default, 0.51x idle. The stale work a
+user would wait behind is already gone: the superseded and the cancelled leave before any
+admission.
 
 A sequence may join before the caller has laid its request out (`prepared` false: its
 `step_tokens` are not known yet). It waits, expires, is cancelled, superseded or refused like any
