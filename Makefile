@@ -38,6 +38,7 @@ run: $(STAMP)
 	$(VENV)/bin/infill run --port $(PORT) --gateway-port $(GATEWAY_PORT)
 
 test: $(STAMP) $(NODE_STAMP)
+	$(VENV)/bin/ruff check .
 	$(PY) -m pytest -q -rs
 	cd $(VSCODE) && npm test --silent
 	@$(MAKE) --no-print-directory e2e-if-ready

@@ -294,8 +294,9 @@ def _cell(value) -> str:
 
 
 def format_table(summary: dict, meta: dict) -> str:
-    header = ("group", "n", "regions", *(f"{side} {figure}" for side in SIDES for figure in ("exact", "prec", "recall")),
-              "false", "missed", "p50 ms", "p95 ms", "model lines", "right", "mech exact")
+    figures = (f"{side} {figure}" for side in SIDES for figure in ("exact", "prec", "recall"))
+    header = ("group", "n", "regions", *figures, "false", "missed", "p50 ms", "p95 ms", "model lines", "right",
+              "mech exact")
     rows = [("overall", summary["overall"]), ("renames", summary["renames"]),
             *summary["by_kind"].items()]
     lines = [f"set {meta['set']}, {meta['tasks']} tasks, deadline {meta['deadline_ms']} ms, "

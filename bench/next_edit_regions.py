@@ -126,7 +126,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--limit", type=int, help="the first N tasks")
     p.add_argument("--decoder", type=json.loads, default={},
                    help='decoder override for every job, as a request sends it, e.g. \'{"rule": "left_to_right"}\'')
-    p.add_argument("--weights", default="int8", choices=WEIGHTS, help="the model's linear layers (the worker's on a CPU: int8)")
+    p.add_argument("--weights", default="int8", choices=WEIGHTS,
+                   help="the model's linear layers (the worker's on a CPU: int8)")
     p.add_argument("--threads", type=int, default=1, help="torch threads")
     p.add_argument("--json", action="store_true", help="print one JSON object as the last line")
     args = p.parse_args(argv)

@@ -195,8 +195,9 @@ def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | N
     """The score a site needs: for a word changed in prose (`in_prose`, or one that stands in
     strings and comments only: `prose_only`), none for a typo fixed in a word found in prose only
     or a word's case changed (`rich` -> `Rich`), `MIN_WORD_SCORE` for another word (`name` ->
-    `names` in a docstring, when `name` is code too); in code, none for a new word found nowhere else (a rename), `MIN_WORD_SCORE` for a word
-    already used (or a builtin, or a keyword); else (no word) `MIN_SCORE`."""
+    `names` in a docstring, when `name` is code too); in code, none for a new word found nowhere
+    else (a rename), `MIN_WORD_SCORE` for a word already used (or a builtin, or a keyword); else
+    (no word) `MIN_SCORE`."""
     if not rewrite.word:
         return MIN_SCORE
     if in_prose or prose_only:

@@ -61,7 +61,8 @@ def test_the_vscode_report_ends_with_the_editor_latency_figures(tmp_path, capsys
 
 def test_the_vscode_plan_names_its_files_and_types_bodies_from_a_fresh_line(tmp_path):
     tasks = tmp_path / "tasks.jsonl"
-    tasks.write_text(json.dumps({"task_id": "t", "prompt": "def f():\n", "canonical_solution": "    return 1\n"}) + "\n")
+    task = {"task_id": "t", "prompt": "def f():\n", "canonical_solution": "    return 1\n"}
+    tasks.write_text(json.dumps(task) + "\n")
     out = tmp_path / "plan.json"
     assert vscode_keystrokes.main(["plan", "--out", str(out), "--tasks", str(tasks), "--keys", "5"]) == 0
     [file] = json.loads(out.read_text())["files"]

@@ -199,7 +199,8 @@ def test_a_document_without_a_tree_or_that_does_not_parse_gives_copies():
     assert draft_regions(event, bare, [Region(1, 2, CURSOR)]) == [Draft(("print(x)\n",))]
     broken = after + "def (:\n"
     event = EditEvent("", before + "def (:\n", broken, diff_span(before + "def (:\n", broken), 0.0)
-    assert [d.rule for d in draft_regions(event, ParsedDocument.parse("python", broken), [Region(1, 2, CURSOR)])] == [COPY]
+    drafted = draft_regions(event, ParsedDocument.parse("python", broken), [Region(1, 2, CURSOR)])
+    assert [d.rule for d in drafted] == [COPY]
 
 
 def test_no_regions_a_whole_file_edit_and_regions_past_the_end_never_raise():
@@ -230,7 +231,8 @@ def user_event(original, edited):
     while tail < min(len(original), len(edited)) - head and original[-1 - tail] == edited[-1 - tail]:
         tail += 1
     lines = original[:head].count("\n"), original[:len(original) - tail].count("\n")
-    where = types.Range(start=types.Position(line=lines[0], character=0), end=types.Position(line=lines[1], character=0))
+    where = types.Range(start=types.Position(line=lines[0], character=0),
+                        end=types.Position(line=lines[1], character=0))
     change = types.TextDocumentContentChangePartial(range=where, text=edited[head:len(edited) - tail])
     return EditEvent("", original, edited, step_span(original, edited, [change]), 0.0)
 

@@ -143,7 +143,8 @@ def test_reordered_parameters_find_the_call_sites_of_a_method():
     before = "class A:\n    def put(self, key, value):\n        pass\n\n\na = A()\n" + "\n" * 20 + "a.put(1, 2)\n"
     event, document, at = edited(before, "def put(self, key, value)", "    def put(self, value, key):")
     regions = regions_after(event, document, at)
-    assert [r for r in regions if r.reason == CALL] == [Region(line_of(before, "a.put"), line_of(before, "a.put") + 1, CALL)]
+    put = line_of(before, "a.put")
+    assert [r for r in regions if r.reason == CALL] == [Region(put, put + 1, CALL)]
 
 
 def test_the_cursor_window_without_any_rename():

@@ -20,7 +20,8 @@ import completion
 ALLOWED_ENGINE = {"engine.wire.protocol", "engine.wire.deadline"}  # the wire types and the Deadline value
 FORBIDDEN_ROOTS = {"lsp_server", "lsprotocol", "pygls", "infill", "torch", "zmq", "training"}
 # Benchmarks that run the model runner in this process (no worker, no socket) to measure it alone.
-IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py", "next_edit_drafts.py", "repo.py"}
+IN_PROCESS_BENCHES = {"replay.py", "next_edit_regions.py", "next_edit_drafts.py", "repo.py",
+                      "keystroke_order.py", "worker_threads.py"}
 
 
 def imported_modules(path: Path) -> set[str]:

@@ -68,7 +68,8 @@ class SchedulerConfig:
     max_live: int = 16  # requests decoding in one step: the batch size bound
     max_step_tokens: int = 2048  # positions one step may encode: ~2 first steps (whole canvases) or ~16 hole windows
     max_waiting: int = 64  # requests waiting for room; one more is refused as overloaded
-    max_wait_s: float | None = 0.15  # a request still waiting for room this long is refused as overloaded; None: no bound
+    # a request still waiting for room this long is refused as overloaded; None: no bound
+    max_wait_s: float | None = 0.15
     max_slowdown: float | None = 1.5  # a step may take this many times a member's lone step; None: no bound
     shed_queue: int = 2  # the wait bound applies while this many wait (a standing queue), not to one waiting its turn
     newest_first: bool = False  # once a queue stands, admit (and lay out) the newest first; False: arrival order
