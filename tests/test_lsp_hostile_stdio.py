@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -17,7 +16,7 @@ from hypothesis import strategies as st
 
 import fake_worker
 from engine.launch import start_worker_process, stop_worker
-from lsp_procs import (TEXT, URI, WAIT_S, StdioServer, completion_texts, did_open, framed, inline,
+from lsp_procs import (TEXT, URI, StdioServer, completion_texts, did_open, framed, inline,
                        notification, request)
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(120)]
@@ -93,12 +92,10 @@ def did_change(uri: str, version: int, text: str) -> dict:
 
 
 def test_a_huge_document_costs_its_own_features_not_the_servers(stdio_server):
-    text, started = huge_text(), time.monotonic()
+    text = huge_text()
     stdio_server.send(framed(did_open(HUGE_URI, text)))
     for version in range(2, 2 + FULL_CHANGES):
         stdio_server.send(framed(did_change(HUGE_URI, version, f"# {version}\n{text}")))
-    handled_s = time.monotonic() - started  # the pipe holds little: it fills while the server is busy
-    assert handled_s < WAIT_S, f"the huge document's messages took {handled_s:.0f} s to handle"
     stdio_server.send(framed(inline(2)))  # in the small document
     assert completion_texts(stdio_server.replies.wait(2))
     version = 1 + FULL_CHANGES
