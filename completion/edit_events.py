@@ -11,9 +11,12 @@ decide which changes make one event live with the edit history of a front end
 """
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
-from completion.positions import split_lines
+from completion.positions import LINE_BREAK, split_lines
+
+_SCAN_CHARS = 256  # below this many characters, `_line_start` walks the breaks one by one
 
 
 def line_breaks(text: str) -> int:
@@ -114,4 +117,38 @@ class EditEvent:
 
 
 def _lines(text: str, start: int, end: int) -> str:
-    return "\n".join(split_lines(text)[start:end])
+    """Lines `start .. end - 1` of `text` joined with `\\n` (as many as it has): only that stretch
+    of the text is cut and copied, so a few lines of a large text cost no list of all its lines."""
+    begin = _line_start(text, start) if end > start else None
+    if begin is None:
+        return ""
+    after = _line_start(text, end, begin, start)
+    stop = len(text) if after is None else after - (2 if text.startswith("\r\n", after - 2) else 1)
+    found = text[begin:stop]
+    return LINE_BREAK.sub("\n", found) if "\r" in found else found
+
+
+def _line_start(text: str, line: int, low: int = 0, breaks: int = 0) -> int | None:
+    """The offset where line `line` of `text` starts, or None past its last line; `low` is an
+    offset with `breaks` line breaks before it (fewer than `line`, or `line == 0`). The breaks are
+    counted in halves of the text (by `str.count`), so no line before `line` is cut out."""
+    if line <= breaks:
+        return low
+    high = len(text)
+    while high - low > _SCAN_CHARS:
+        middle = (low + high) // 2
+        middle += text.startswith("\r\n", middle - 1)  # never between the two of a `\r\n`
+        counted = breaks + _breaks_between(text, low, middle)
+        if counted >= line:
+            high = middle
+        else:
+            low, breaks = middle, counted
+    found = next(itertools.islice(LINE_BREAK.finditer(text, low), line - breaks - 1, None), None)
+    return None if found is None else found.end()
+
+
+def _breaks_between(text: str, start: int, end: int) -> int:
+    """How many line breaks `text[start:end]` holds, without copying it (a `\\r\\n` is one)."""
+    newlines = text.count("\n", start, end)
+    returns = text.count("\r", start, end)
+    return newlines + returns - text.count("\r\n", start, end) if returns else newlines
