@@ -40,7 +40,7 @@ from infill.checkpoint import load_model
 from infill.commit import NEVER, DecoderConfig
 from infill.decoder_defaults import decoder_config, model_decoder_defaults
 from infill.model import ModelConfig, Transformer
-from infill.paths import bundled_model_dir
+from infill.paths import PACKAGE_DIR, bundled_model_dir
 
 DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
 VERIFY = DecoderConfig(rule="verify", drafts=8, refresh_every=NEVER)
@@ -113,9 +113,10 @@ def random_model(cfg: ModelConfig, device: torch.device, dtype: torch.dtype) -> 
     return model.to(dtype).eval()
 
 
-def cut_tasks(count: int, root: Path = Path(__file__).parents[1]) -> list[dict]:
-    """Single-line holes from this repository's Python files: the second half of a code line."""
-    lines = [(path, i) for path in sorted((root / "infill").glob("*.py"))
+def cut_tasks(count: int, package: Path = PACKAGE_DIR) -> list[dict]:
+    """Single-line holes from the model package's Python files (`infill/`, in the checkout or an
+    installed copy): the second half of a code line."""
+    lines = [(path, i) for path in sorted(package.glob("*.py"))
              for i, line in enumerate(path.read_text().splitlines())
              if len(line.strip()) >= 24 and not line.strip().startswith(("#", '"', "'"))]
     step = max(1, len(lines) // max(1, count))

@@ -51,10 +51,10 @@ from completion.syntax import ParsedDocument, language_for
 from engine.wire.protocol import Item
 from engine.worker.runner import ModelRunner
 from engine.worker.work import job_of
+from infill.paths import bundled_model_dir
 
 logger = logging.getLogger("bench.next_edit_drafts")
 
-DEFAULT_MODEL = Path(__file__).resolve().parent.parent / "models" / "infill-py-16m"
 DEFAULT_VETOES = (0.0, 0.5, 0.8, 0.9, 0.95)
 RULES, MODEL, LAST_EDIT = "rules", "model", "rules, last edit alone"
 PROPAGATING = frozenset({"rename", "literal", "repeated_pattern", "call_sites"})
@@ -218,7 +218,8 @@ def format_table(summary: dict, sides: Sequence[str], meta: dict) -> str:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.next_edit_drafts", description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, required=True, help="next-edit tasks, .jsonl or .jsonl.gz")
-    parser.add_argument("--model", type=Path, default=DEFAULT_MODEL, help="model folder (default: the bundled model)")
+    parser.add_argument("--model", type=Path, default=bundled_model_dir(),
+                        help="model folder (default: the bundled model)")
     parser.add_argument("--veto", type=float, nargs="+", default=list(DEFAULT_VETOES),
                         help=f"veto thresholds to compare (default {' '.join(map(str, DEFAULT_VETOES))})")
     parser.add_argument("--limit", type=int, default=None, help="the first N tasks (default all)")

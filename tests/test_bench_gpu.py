@@ -41,8 +41,16 @@ def test_cut_tasks_are_single_line_holes_of_this_repository():
         assert "\n" not in task["reference"] and task["reference"].strip()
         assert task["suffix"].startswith("\n")
         path, line = task["name"].split(":")
-        source = (gpu.Path(gpu.__file__).parents[1] / "infill" / path).read_text().splitlines()
+        source = (gpu.PACKAGE_DIR / path).read_text().splitlines()
         assert task["prompt"].splitlines()[-1] + task["reference"] == source[int(line) - 1]
+
+
+def test_cut_tasks_read_the_package_given(tmp_path):
+    source = "def area(radius):\n    return 3.14159 * radius * radius\n"
+    (tmp_path / "one.py").write_text(source)
+    tasks = gpu.cut_tasks(3, tmp_path)
+    assert [task["name"] for task in tasks] == ["one.py:2"]
+    assert tasks[0]["prompt"] + tasks[0]["reference"] + tasks[0]["suffix"] == source
 
 
 @pytest.mark.slow

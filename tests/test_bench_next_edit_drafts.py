@@ -3,7 +3,8 @@ whose follow-ups are the same change carried by analogy, a negative, and a task 
 rule could know; region recall, false-edit tasks and the propagating group."""
 import json
 
-from bench.next_edit_drafts import RULES, run_task, summarize
+from bench.next_edit_drafts import RULES, build_parser, run_task, summarize
+from infill.paths import bundled_model_dir
 
 
 class NoModel:
@@ -27,3 +28,10 @@ def test_figures_count_region_recall_false_edits_and_the_propagating_kinds():
     assert summary["negative"][RULES]["false_edits_negatives"] == 1.0
     assert summary["other"][RULES]["tasks_with_false_edit"] == 1.0
     assert summary["overall"]["plan_p50_ms"] >= 0
+
+
+def test_the_default_model_is_the_bundled_one_and_follows_infill_model(monkeypatch, tmp_path):
+    monkeypatch.delenv("INFILL_MODEL", raising=False)
+    assert build_parser().parse_args(["--tasks", "t.jsonl"]).model == bundled_model_dir()
+    monkeypatch.setenv("INFILL_MODEL", str(tmp_path))
+    assert build_parser().parse_args(["--tasks", "t.jsonl"]).model == tmp_path
