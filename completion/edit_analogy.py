@@ -243,6 +243,13 @@ def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
     return prose
 
 
+def dotted(text: str, start: int, end: int) -> bool:
+    """True when the word at `text[start:end]` is part of a dotted name (`click.parser`,
+    `~click.Context`): in prose, a reference to code, not the word it spells."""
+    return (start >= 2 and text[start - 1] == "." and (text[start - 2].isalnum() or text[start - 2] == "_")) \
+        or (text[end:end + 1] == "." and (text[end + 1:end + 2].isalnum() or text[end + 1:end + 2] == "_"))
+
+
 def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
           prose: Callable[[int], bool] | None = None, repeated: bool = False) -> list[Site]:
     """The places of `text` (the text after `event`) where the rewrite applies, best first; none
@@ -250,7 +257,8 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     nor for a word whose scope the rename rule knows (`scoped`: a local or a parameter, renamed in
     its function; in other functions the same name is another variable), unless the user made the
     same rewrite before (`repeated`, `completion.edit_patterns`): then a site needs a score of
-    `REPEATED_MIN_SCORE` at most, and a change to a definition's header goes to the others."""
+    `REPEATED_MIN_SCORE` at most, and a change to a definition's header goes to the others. A word
+    changed in prose goes only to places dotted as the edited one is or is not (`dotted`)."""
     pattern = site_pattern(rewrite)
     if pattern is None or (scoped and rewrite.word and not repeated) or half_typed(rewrite, text) \
             or len(pattern.findall(rewrite.line_before)) != 1:
@@ -261,6 +269,8 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     prose_only = rewrite.word and prose_only_word(rewrite.removed, pattern, text, prose)
     needed = min(min_score(rewrite, text, starts, in_prose, prose_only), REPEATED_MIN_SCORE if repeated else 1.0)
     headers = repeated and _HEADER.match(before_line) is not None
+    edited_at = starts[rewrite.line] + len(rewrite.left)
+    as_dotted = dotted(text, edited_at, edited_at + len(rewrite.inserted)) if rewrite.word and in_prose else None
     found: list[Site] = []
     for count, match in enumerate(pattern.finditer(text)):
         if count == MAX_MATCHES:
@@ -272,6 +282,8 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if needed and not headers and _HEADER.match(line_text):
             continue
         score = alike(line_text, before_line, bool(in_prose))
+        if as_dotted is not None and dotted(text, match.start(1), match.end(1)) != as_dotted:
+            continue
         if score >= needed and (in_prose is None or prose(match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score))
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]

@@ -138,6 +138,22 @@ def show(text):
     assert proposed(before, after, 4) == after.replace("# rich", "# Rich")
 
 
+def test_a_word_changed_in_prose_skips_its_dotted_names():
+    before = '''"""rich.console: printing.
+
+Printing with rich, in colours.
+Through :class:`~rich.Console` and rich.print.
+"""
+
+
+def show(text):
+    """Print with rich if it is installed."""
+    return text
+'''
+    after = before.replace("Printing with rich", "Printing with Rich")
+    assert proposed(before, after, 2) == after.replace("Print with rich", "Print with Rich")
+
+
 def test_a_keyword_changed_in_prose_proposes_nothing():
     before = '''def pick(a, b):
     """Neither a not b."""
