@@ -20,6 +20,7 @@ is one JSON object: {"alone_ms", "under_burst_ms", "outcomes", "max_stall_ms"}.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import sys
@@ -38,11 +39,12 @@ from engine.wire.protocol import (MAX_DEADLINE_MS, MAX_PREFIX_CHARS, MAX_SNIPPET
                                     MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, MAX_TOKENS, Cancel,
                                     CompleteRequest, Snippet, encode)
 from engine.client.sync_client import WorkerClient
-from infill.paths import REPO_ROOT, bundled_model_dir
+from infill.paths import bundled_model_dir
 
 NORMAL_PREFIX = "def area(radius):\n    return 3.14159 * "
 NORMAL_SUFFIX = "\n\n\nprint(area(2))\n"
-CODE_FILE = REPO_ROOT / "engine" / "worker" / "worker.py"  # the text the maximal requests are cut from
+# the text the maximal requests are cut from: the worker's own source, in the checkout or an installed copy
+CODE_FILE = Path(importlib.util.find_spec("engine.worker.worker").origin)
 HEALTH_EVERY_S = 0.02
 LATE_S = 5.0  # past its deadline, a reply that has not come counts as a timeout
 DRAIN_S = 60.0  # for the cancelled burst's replies to come back

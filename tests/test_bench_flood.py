@@ -7,9 +7,10 @@ import sys
 
 import pytest
 
-from bench.flood import format_table, maximal_request
+from bench.flood import CODE_FILE, format_table, maximal_request
 from engine.wire.protocol import (MAX_PREFIX_CHARS, MAX_SNIPPETS_TOTAL_CHARS, MAX_SUFFIX_CHARS, decode,
                                     encode)
+from engine.worker import worker
 from infill.paths import REPO_ROOT
 
 
@@ -25,6 +26,10 @@ def test_the_table_shows_every_figure():
                           "max_stall_ms": 164.0}, "header")
     assert table.splitlines()[0] == "header"
     assert all(text in table for text in ("12", "170", "done 1, overloaded 2", "164"))
+
+
+def test_the_maximal_requests_are_cut_from_the_worker_modules_source():
+    assert CODE_FILE.samefile(worker.__file__) and "class " in CODE_FILE.read_text()
 
 
 @pytest.mark.slow
