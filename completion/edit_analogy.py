@@ -281,9 +281,9 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
         if needed and not headers and _HEADER.match(line_text):
             continue
-        score = alike(line_text, before_line, bool(in_prose))
         if as_dotted is not None and dotted(text, match.start(1), match.end(1)) != as_dotted:
             continue
+        score = alike(line_text, before_line, bool(in_prose))
         if score >= needed and (in_prose is None or prose(match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score))
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
