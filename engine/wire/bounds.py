@@ -10,6 +10,7 @@ whose message names the field (`snippets[0].text`) and what to change.
 """
 from __future__ import annotations
 
+import abc
 import math
 from dataclasses import dataclass, fields
 from enum import IntEnum, StrEnum
@@ -135,11 +136,11 @@ def check_count(value: list | dict, where: str, max_len: int, rid: str | None) -
         raise invalid(where, f"must have at most {max_len} entries, got {len(value)}", rid)
 
 
-class Rule:
+class Rule(abc.ABC):
     """How one field is checked: `check(value, where, rid)` raises a ProtocolError or returns."""
 
-    def check(self, value: Any, where: str, rid: str | None) -> None:
-        raise NotImplementedError
+    @abc.abstractmethod
+    def check(self, value: Any, where: str, rid: str | None) -> None: ...
 
 
 @dataclass(frozen=True)
