@@ -49,6 +49,8 @@ class DecoderConfig:
     grow: bool = False  # a multi-line hole that fills with no pad grows (up to max_tokens); off: it cost
     #   quality (bench.decode)
     cut_loops: bool = True  # cut a middle that starts repeating itself back to its first copy
+    stop_loops: bool = True  # with `cut_loops`: a hole whose committed start loops is closed there, its
+    #   masks left to pad (the answer `cut_loops` keeps, without decoding the copies it cuts)
     reuse_prefix: bool = True  # while typing goes on at one place, the worker reuses the previous canvas's keys/values
     drafts: int = 4  # `verify` rule: guesses checked per pass, each in a window of its own
     window: int = 0  # a cached pass runs this many positions from the leftmost mask on, and the ones

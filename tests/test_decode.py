@@ -1,4 +1,5 @@
 """The simple denoising decoder: hole rules (pure) and a full decode on a tiny random model."""
+import dataclasses
 import time
 
 import pytest
@@ -8,7 +9,7 @@ from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim
 from infill.commit import DecoderConfig
 from infill.fim import first_banned, hole_text
-from infill.decode.holes import HoleRules, close_tail, restrict
+from infill.decode.holes import HoleRules, close_loop, close_tail, restrict
 from infill.decode.passes import without
 
 RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], first_banned=[1, 9, 6],
@@ -246,3 +247,46 @@ def test_end_in_run_closes_a_single_line_in_the_pass_that_commits_its_text(tiny_
     assert state.ids[0, 2:7].tolist() == [5, 6, 9, 1, 1]  # the newline committed, the tail closed as pad
     old = single_line_pass(tiny_model_dir, end_in_run=False)
     assert old.masked.tolist() == [False, False, True, True, True]  # the newline waits a pass
+
+
+def test_a_hole_whose_committed_start_loops_is_closed_after_its_first_copy():
+    hole = torch.tensor([5, 6] * 4 + [0, 0, 0])
+    masked = torch.tensor([False] * 8 + [True] * 3)
+    assert close_loop(hole, masked, RULES)
+    assert hole.tolist() == [5, 6] * 4 + [1, 1, 1] and not masked.any()  # committed copies stay; hole_text cuts them
+
+
+def test_no_loop_is_closed_before_it_is_settled_nor_in_a_draft():
+    short = torch.tensor([5, 6] * 3 + [0, 0])  # 6 settled tokens: under a loop's length
+    masked = torch.tensor([False] * 6 + [True] * 2)
+    assert not close_loop(short, masked, RULES) and masked.tolist() == [False] * 6 + [True] * 2
+    gap = torch.tensor([5, 6, 5, 0, 5, 6, 5, 6, 5, 6, 0])  # the loop is not settled: a mask comes first
+    masked = gap == 0
+    assert not close_loop(gap, masked, RULES) and int(masked.sum()) == 2
+    drafted = torch.tensor([5, 6] * 4 + [0])
+    masked = drafted == 0
+    assert not close_loop(drafted, masked, dataclasses.replace(RULES, drafted=True)) and masked[-1]
+
+
+def looping_pass(tiny_model_dir, stop_loops):
+    """A one-hole state after one pass whose logits are sure of a two-token pattern over 8 positions."""
+    from infill.checkpoint import load_model
+    from infill.decode.state import new_state
+    from infill.decode.stepping import advance
+
+    cfg = DecoderConfig(rule="left_run", threshold=0.7, refresh_every=1, stop_loops=stop_loops)
+    multi = dataclasses.replace(RULES, single_line=False)
+    state = new_state(load_model(tiny_model_dir), [7] + [0] * 12 + [3], [slice(1, 13)], [multi], cfg, None, 0)
+    logits = torch.full((12, 12), -5.0)
+    for i in range(8):
+        logits[i, 5 + i % 2] = 8.0
+    advance(state, logits, expired=False)
+    return state
+
+
+def test_a_loop_committed_in_a_pass_ends_the_decoding(tiny_model_dir):
+    stopped = looping_pass(tiny_model_dir, stop_loops=True)
+    assert stopped.done and stopped.passes == 1
+    assert stopped.ids[0, 1:13].tolist() == [5, 6] * 4 + [1] * 4
+    going = looping_pass(tiny_model_dir, stop_loops=False)
+    assert not going.done and int(going.masked.sum()) == 4  # decoding the copies that hole_text cuts

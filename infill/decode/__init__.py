@@ -5,8 +5,10 @@ margin) and a commit rule (`infill.commit`) picks the positions to freeze. Rules
 training layout keep the answer well formed: a committed `<pad>` ends the middle (the tail after it
 becomes pad), and in single-line mode a committed newline ends the line. With `end_in_run` a
 `left_run` run may end on such an end token, closing the hole in the pass that commits its text.
-At the deadline the remaining masks are filled greedily from the last pass (`fill_rest`): the
-anytime answer.
+A hole whose committed start already loops is closed after its first copy
+(`stop_loops`): the answer `cut_loops` keeps, without the passes that decode the copies. At the
+deadline the remaining masks are filled greedily from the last pass (`fill_rest`): the anytime
+answer.
 
 Decoding is step-wise so that many requests share each forward pass: `start` lays one request out
 as a `DecodeState`, `step` advances any number of states by one pass each, `results` reads one

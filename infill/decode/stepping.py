@@ -14,7 +14,7 @@ from typing import NamedTuple
 import torch
 
 from infill.commit import select
-from infill.decode.holes import eligible, restrict
+from infill.decode.holes import close_loop, eligible, restrict
 from infill.decode.passes import Encoded, Reuse, forward_count, score, window_hidden
 from infill.decode.regions import confirm_drafts, leftmost_masks, logit_parts, plan_drafts, shrink, slide, veto
 from infill.decode.state import DecodeState, Hole, commit_positions, layout
@@ -144,6 +144,9 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
                             for hole in state.holes])  # (L,)
     parts = [hole.part for hole in state.holes]
     commit_positions(state, select(state.cfg, conf, may_commit, steps_done, parts, closers(state)))
+    if state.cfg.cut_loops and state.cfg.stop_loops:
+        for hole in state.holes:
+            close_loop(state.ids[0, hole.span], state.masked[hole.part], hole.rules)
     if state.shrinks and not state.done:
         shrink(state, firsts)
     if guessed:
