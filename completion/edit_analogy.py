@@ -11,7 +11,9 @@ elsewhere in the text after the event, outside the event's lines:
   far as the nearest name) and one on its right, strings and numbers in that context matching any
   string or number (sibling calls `f(1)` and `f(2)`, entries, decorators, repeated statements);
   inside a call the context reaches back to its callee (`CALL_TOKENS`) and the other names in it
-  match any name (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`).
+  match any name (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at
+  the end of its line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves
+  `@fixture(` alone).
 Each site is scored by how alike its line is to the event's line before the change (the share of
 their tokens, strings and numbers as their kind, that a diff keeps), and kept at `MIN_SCORE` or
 more (a word that stands only in strings and comments, a typo, or a new name found nowhere
@@ -160,7 +162,8 @@ def _token_pattern(token: str, any_name: bool = False) -> str:
 
 def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     """The regex of the rewrite's before-text in context (group 1: what is replaced), or None
-    for a pattern with no name in its context (it would match anywhere)."""
+    for a pattern with no name in its context (it would match anywhere); with nothing on its
+    right, the before-text must end its line."""
     if rewrite.word:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
     context = _context(_TOKEN.findall(rewrite.left))
@@ -168,8 +171,8 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     if not any(_NAME.fullmatch(token) for token in context + right + _TOKEN.findall(rewrite.removed)):
         return None
     around = r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context))
-    after = r"\s*".join(map(_token_pattern, right))
-    return re.compile(r"[ \t]*".join((around, f"({re.escape(rewrite.removed)})", after)))
+    after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"
+    return re.compile(r"[ \t]*".join((around, f"({re.escape(rewrite.removed)})", after)), re.MULTILINE)
 
 
 def half_typed(rewrite: Rewrite, text: str) -> bool:

@@ -188,3 +188,25 @@ def test_a_word_of_code_changed_in_a_docstring_is_no_typo_to_carry():
 '''
     after = before.replace("Take the name given", "Take the names given")
     assert proposed(before, after, 1) == after  # `name` is code too: a word put for another
+
+
+def test_a_change_at_the_end_of_a_line_goes_only_to_the_ends_of_lines():
+    before = '''@pytest.fixture
+def event_dict():
+    return {}
+
+
+@pytest.fixture
+def logger():
+    return None
+
+
+@pytest.fixture(
+    scope="session",
+)
+def app():
+    return 1
+'''
+    named = '@pytest.fixture(name="event_dict")\n'
+    after = before.replace("@pytest.fixture\n", named, 1)
+    assert proposed(before, after, 0) == after.replace("@pytest.fixture\ndef logger", named + "def logger")
