@@ -13,7 +13,8 @@ elsewhere in the text after the event, outside the event's lines:
   inside a call the context reaches back to its callee (`CALL_TOKENS`) and the other names in it
   match any name (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at
   the end of its line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves
-  `@fixture(` alone).
+  `@fixture(` alone); an insertion or a deletion anchored by keywords alone (`else:` dropped,
+  `) -> None:` made `) -> bool | None:`) has no sites.
 Each site is scored by how alike its line is to the event's line before the change (the share of
 their tokens, strings and numbers as their kind, that a diff keeps), and kept at `MIN_SCORE` or
 more (a word that stands only in strings and comments, a typo, or a new name found nowhere
@@ -162,13 +163,17 @@ def _token_pattern(token: str, any_name: bool = False) -> str:
 
 def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     """The regex of the rewrite's before-text in context (group 1: what is replaced), or None
-    for a pattern with no name in its context (it would match anywhere); with nothing on its
-    right, the before-text must end its line."""
+    for a pattern with no name in its context (it would match anywhere; a keyword is no name
+    there unless the rewrite replaces text by other text: `else:` dropped or `-> None` widened is
+    one place's change, `while 1:` -> `while True:` an idiom); with nothing on its right, the
+    before-text must end its line."""
     if rewrite.word:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
     context = _context(_TOKEN.findall(rewrite.left))
     right = _TOKEN.findall(rewrite.right)[:1]
-    if not any(_NAME.fullmatch(token) for token in context + right + _TOKEN.findall(rewrite.removed)):
+    replaced = bool(rewrite.removed and rewrite.inserted)
+    if not any(_NAME.fullmatch(token) and (replaced or not keyword.iskeyword(token))
+               for token in context + right + _TOKEN.findall(rewrite.removed)):
         return None
     around = r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context))
     after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"

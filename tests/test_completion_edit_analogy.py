@@ -210,3 +210,25 @@ def app():
     named = '@pytest.fixture(name="event_dict")\n'
     after = before.replace("@pytest.fixture\n", named, 1)
     assert proposed(before, after, 0) == after.replace("@pytest.fixture\ndef logger", named + "def logger")
+
+
+def test_a_change_anchored_by_keywords_alone_stays_where_it_was_made():
+    before = '''def first(flag):
+    if flag:
+        return 1
+    else:
+        return 2
+
+
+def second(flag):
+    if flag:
+        return 3
+    else:
+        return 4
+'''
+    after = before.replace("    else:\n", "\n", 1)  # the block's dedent comes next
+    assert analogy_sites(event(before, after)) == []
+    assert proposed(before, after, 3) == after
+    idiom = before.replace("if flag:", "while 1:")
+    fixed_once = idiom.replace("while 1:", "while True:", 1)
+    assert [site.line for site in analogy_sites(event(idiom, fixed_once))] == [8]  # an idiom replaced
