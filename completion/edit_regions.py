@@ -10,7 +10,8 @@ after `event` (its newest edit event), nearest the cursor first:
   around the edit, members (`this.x`, `p.x`) in the file.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
-- *literal*: the event changed one literal (a string or a number) to another, at one or more
+- *literal*: the event changed one literal (a string or a number) of `MIN_LITERAL_CHARS` or
+  more (its quotes not counted) or a name in quotes (`'a'`, a key) to another, at one or more
   places: the other places in the file that hold the same literal.
 - *analogy*: the lines of the sites where the event's change applies by analogy, when the
   caller passes them (`completion.edit_analogy`: the same change at places that look alike);
@@ -60,6 +61,7 @@ MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
 FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: what names m moves with it
+MIN_LITERAL_CHARS = 2  # a literal shorter (`1`, `""`, `";"`) stands for no one value, unless it names one (`'a'`)
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 
 RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
@@ -121,7 +123,11 @@ def changed_literal(event: EditEvent) -> tuple[str, str] | None:
     old, new = _LITERAL.findall(event.removed), _LITERAL.findall(event.inserted)
     pairs = {(was, now) for was, now in zip(old, new) if was != now}
     same_rest = _LITERAL.sub("\0", event.removed) == _LITERAL.sub("\0", event.inserted)
-    return pairs.pop() if same_rest and len(old) == len(new) and len(pairs) == 1 else None
+    if not same_rest or len(old) != len(new) or len(pairs) != 1:
+        return None
+    was, now = pairs.pop()
+    content = was.strip("\"'")
+    return (was, now) if len(content) >= MIN_LITERAL_CHARS or content.isidentifier() else None
 
 
 def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:

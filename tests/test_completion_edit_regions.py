@@ -228,6 +228,16 @@ def test_a_changed_literal_finds_its_other_places_in_the_file():
     assert edit_regions.changed_literal(both) is None  # a name changed too: not a literal's edit
 
 
+def test_a_literal_too_short_to_stand_for_one_value_has_no_literal_rule():
+    source = 'def f(items):\n    head = items[1]\n    sep = ";"\n    key = "a"\n    return sep.join(items[1:]), key\n'
+    for needle, line in (("head = items[1]", "    head = items[0]"), ('sep = ";"', '    sep = "; "')):
+        event, document, at = edited(source, needle, line)
+        assert edit_regions.changed_literal(event) is None
+        assert edit_regions.literal_regions(event, document) == []
+    key, _, _ = edited(source, 'key = "a"', '    key = "b"')
+    assert edit_regions.changed_literal(key) == ('"a"', '"b"')  # a name in quotes: a key
+
+
 def lsp_lines_holding(text: str, needle: str) -> set[int]:
     """The LSP lines (ended by `\\n`, `\\r\\n` or a lone `\\r`) of `text` that hold `needle`."""
     return {index for index, line in enumerate(split_lines(text)) if needle in line}
