@@ -50,6 +50,8 @@ MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere alrea
 REPEATED_MIN_SCORE = 0.6  # any site's score, once the user made the same rewrite twice
 MAX_SITES = 24
 TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
+INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that make another form of a word
+MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
 MAX_LINE_CHARS = 400
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
@@ -193,10 +195,18 @@ def only_in_prose(word: str, text: str) -> bool:
     return not any(found.group(1) == word for found in _CODE_WORD.finditer(text))
 
 
+def inflected(removed: str, inserted: str) -> bool:
+    """True when one word of `MIN_STEM` letters or more is the other with an ending (`parameter`,
+    `parameters`): grammar, one sentence's number or tense, not a spelling."""
+    short, long = sorted((removed.lower(), inserted.lower()), key=len)
+    return len(short) >= MIN_STEM and long.startswith(short) and long[len(short):] in INFLECTIONS
+
+
 def typo(removed: str, inserted: str) -> bool:
     """True when the two words are spelled alike (`dateime`, `datetime`): a typo fixed, not one
-    word put for another (`twisted`, `stdlib`)."""
-    return difflib.SequenceMatcher(None, removed.lower(), inserted.lower(), autojunk=False).ratio() >= TYPO_RATIO
+    word put for another (`twisted`, `stdlib`) nor the same word inflected (`inflected`)."""
+    return not inflected(removed, inserted) \
+        and difflib.SequenceMatcher(None, removed.lower(), inserted.lower(), autojunk=False).ratio() >= TYPO_RATIO
 
 
 def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | None, prose_only: bool) -> float:

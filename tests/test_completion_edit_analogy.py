@@ -232,3 +232,23 @@ def second(flag):
     idiom = before.replace("if flag:", "while 1:")
     fixed_once = idiom.replace("while 1:", "while True:", 1)
     assert [site.line for site in analogy_sites(event(idiom, fixed_once))] == [8]  # an idiom replaced
+
+
+def test_a_word_given_an_ending_in_prose_is_grammar_not_a_typo_to_carry():
+    before = '''class Choice:
+    #: For all parameter the general rule is that whitespace is stripped.
+    strip = True
+
+    def convert(self, value):
+        """Check a parameter against the choices."""
+        return value
+'''
+    after = before.replace("all parameter the", "all parameters the")
+    assert proposed(before, after, 1) == after
+    links = '''"""See <http://example.org/a>`_.
+
+And <http://example.org/b>`_.
+"""
+'''
+    fixed_once = links.replace("http://example.org/a", "https://example.org/a")
+    assert proposed(links, fixed_once, 0) == links.replace("http:", "https:")  # a short word: a spelling
