@@ -262,10 +262,11 @@ def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
 
 
 def dotted(text: str, start: int, end: int) -> bool:
-    """True when the word at `text[start:end]` is part of a dotted name (`click.parser`,
-    `~click.Context`): in prose, a reference to code, not the word it spells."""
-    return (start >= 2 and text[start - 1] == "." and (text[start - 2].isalnum() or text[start - 2] == "_")) \
-        or (text[end:end + 1] == "." and (text[end + 1:end + 2].isalnum() or text[end + 1:end + 2] == "_"))
+    """True when the word at `text[start:end]` is part of a dotted name or a path (`click.parser`,
+    `~click.Context`, `github.com/pallets/click/issues`): in prose, a reference to code or to a
+    place, not the word it spells."""
+    return (start >= 2 and text[start - 1] in "./" and _is_word(text[start - 2])) \
+        or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " "))
 
 
 def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,

@@ -252,3 +252,18 @@ And <http://example.org/b>`_.
 '''
     fixed_once = links.replace("http://example.org/a", "https://example.org/a")
     assert proposed(links, fixed_once, 0) == links.replace("http:", "https:")  # a short word: a spelling
+
+
+def test_a_word_changed_in_prose_skips_the_paths_that_hold_it():
+    before = '''def check(flag):
+    # Recognized by click.
+    # See https://github.com/pallets/click/issues/3024 for why.
+    return flag
+
+
+def other(flag):
+    # Handled by click as well.
+    return flag
+'''
+    after = before.replace("Recognized by click.", "Recognized by Click.")
+    assert proposed(before, after, 1) == after.replace("Handled by click", "Handled by Click")
