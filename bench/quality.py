@@ -401,6 +401,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--worker", default=None,
                         help="address of a running worker (e.g. ipc:///tmp/w.sock); default: spawn one")
     parser.add_argument("--threads", type=int, default=None, help="torch threads of a spawned worker")
+    parser.add_argument("--max-context", type=int, default=None,
+                        help="a spawned worker's context in tokens (default: the model's trained context)")
     parser.add_argument("--weights", default=None, choices=WEIGHTS,
                         help="linear-layer weights of a spawned worker (default: the worker's)")
     parser.add_argument("--mode", choices=SETTING_MODES, default=Mode.AUTO,
@@ -460,11 +462,14 @@ def token_counter(model_dir: Path | None) -> TokenCounter | None:
 
 @contextlib.contextmanager
 def connect(address: str | None, model_dir: Path | None, threads: int | None,
-            weights: str | None = None) -> Iterator[tuple[WorkerClient, subprocess.Popen | None]]:
-    """A client of the worker at `address`, or of one spawned on `model_dir` and stopped after."""
+            weights: str | None = None, max_context: int | None = None,
+            ) -> Iterator[tuple[WorkerClient, subprocess.Popen | None]]:
+    """A client of the worker at `address`, or of one spawned on `model_dir` (its context cut to
+    `max_context` tokens when given) and stopped after."""
     worker = None
     if address is None:
-        worker, address = spawn_local_worker(model_dir, threads=threads, weights=weights)
+        flags = ("--max-context", str(max_context)) if max_context else ()
+        worker, address = spawn_local_worker(model_dir, threads=threads, weights=weights, flags=flags)
     try:
         with WorkerClient(address, client_name="bench.quality") as client:
             yield client, worker
@@ -493,7 +498,7 @@ def main(argv: list[str] | None = None) -> int:
     if not tasks:
         parser.error(f"--tasks {args.tasks} holds no tasks")
     judge = Judge(args.time_limit_s, args.memory_mb << 20, args.jobs)
-    with connect(args.worker, model_dir, args.threads, args.weights) as (client, worker):
+    with connect(args.worker, model_dir, args.threads, args.weights, args.max_context) as (client, worker):
         model = client.info().model
         sides = run_tasks(client, tasks, settings, judge, token_counter(model_dir), worker)
     records = sides[DRAFTED]

@@ -33,6 +33,7 @@ RULES = ("threshold", "factor", "fixed", "left_to_right", "left_run", "verify")
 VETO_RULES = ("each", "cut")  # what a veto masks: the vetoed drafted token, or its draft from it on
 SLIDING_RULES = ("left_to_right", "left_run", "verify")  # they commit the leftmost masks first
 MAX_DRAFTS = 16
+MIN_CONTEXT = 128  # the shortest canvas `context` may ask for: room for a hole and some code around it
 NEVER = 1 << 16  # a refresh interval no hole reaches: the context is encoded once per request
 
 
@@ -64,6 +65,8 @@ class DecoderConfig:
     end_in_run: bool = False  # `left_run` rule: a run may end on an end token as sure as `threshold`
     #   (the hole closes in that pass); off: an end commits only as the leftmost mask, a pass later
     end_threshold: float = 0.0  # with `end_in_run`: how sure an end token that ends a run must be (0: `threshold`)
+    context: int = 0  # tokens of canvas a one-hole completion is laid out in, at most the model's (0: the model's);
+    #   a shorter canvas makes every pass cheaper (attention and the first pass grow with it)
 
     def __post_init__(self):
         for setting in fields(self):
@@ -98,6 +101,7 @@ _RANGES = {
     "window": (lambda value: value >= 0, "at least 0"),
     "remask": (lambda value: 0.0 <= value < 1.0, "in [0, 1)"),
     "veto": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
+    "context": (lambda value: value == 0 or value >= MIN_CONTEXT, f"0 (the model's) or at least {MIN_CONTEXT}"),
 }
 
 

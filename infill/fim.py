@@ -67,12 +67,14 @@ def hole_length(hole: Hole) -> int:
 
 
 def prepare(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: str, mode: str,
-            max_tokens: int, hole_len: int | None = None, snippets: tuple[str, ...] = (),
+            max_tokens: int, hole_len: int | None = None, snippets: tuple[str, ...] = (), context: int = 0,
             ) -> tuple[Canvas, HoleRules]:
     """The canvas and hole rules of one hole: everything decoding needs besides the model. The
-    hole takes the mode's length (capped by `max_tokens`) unless `hole_len` is given."""
+    hole takes the mode's length (capped by `max_tokens`) unless `hole_len` is given; the canvas
+    is at most `context` tokens long (0: the model's context)."""
     hole_len = hole_len or hole_length(Hole(mode, max_tokens))
-    canvas = fim_canvas(tok, prefix, suffix, hole_len, model.cfg.max_position_embeddings, snippets)
+    trained = model.cfg.max_position_embeddings
+    canvas = fim_canvas(tok, prefix, suffix, hole_len, min(trained, context or trained), snippets)
     return canvas, hole_rules(tok, canvas.healed, prefix, mode)
 
 
@@ -132,9 +134,9 @@ def start_request(model: Transformer, tok: ModelTokenizer, prefix: str, suffix: 
                   ) -> tuple[list[DecodeState], str]:
     """One hole's decode states (one per candidate hole length; several only for multi-line
     holes with `cfg.lengths` > 1) and the healed text its answer drops."""
-    canvas, rules = prepare(model, tok, prefix, suffix, mode, max_tokens, snippets=snippets)
+    canvas, rules = prepare(model, tok, prefix, suffix, mode, max_tokens, snippets=snippets, context=cfg.context)
     lengths = hole_lengths(canvas.hole_len, 1 if rules.single_line else cfg.lengths)
-    layouts = [(canvas, rules)] + [prepare(model, tok, prefix, suffix, mode, max_tokens, n, snippets)
+    layouts = [(canvas, rules)] + [prepare(model, tok, prefix, suffix, mode, max_tokens, n, snippets, cfg.context)
                                    for n in lengths[1:]]
     states = [decode.start(model, c, r, cfg, deadline, grow_to=max_tokens) for c, r in layouts]
     return states, canvas.healed
@@ -207,7 +209,8 @@ def start_drafted(model: Transformer, tok: ModelTokenizer, job: Job, cfg: Decode
         states, healed = start_request(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens,
                                        cfg, deadline, snippets)
         return JobDecoding(job, states, [healed])
-    canvas, rules = prepare(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens, len(ids), snippets)
+    canvas, rules = prepare(model, tok, job.prefix, job.suffix, hole.mode, hole.max_tokens, len(ids), snippets,
+                            cfg.context)
     canvas.ids[canvas.hole_start:canvas.hole_start + canvas.hole_len] = ids
     return JobDecoding(job, [decode.start(model, canvas, rules, cfg, deadline, grow_to=hole.max_tokens)],
                        [canvas.healed])

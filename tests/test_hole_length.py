@@ -18,6 +18,9 @@ def runner(tiny_model_dir):
     return ModelRunner(tiny_model_dir)
 
 
+GROWING = DecoderConfig(threshold=0.5, grow=True, stop_loops=False)  # a random model's fill loops: kept going
+
+
 def no_pad(runner: ModelRunner, rules: HoleRules) -> HoleRules:
     """Rules under which the tiny random model can never end a middle: every hole fills up."""
     return replace(rules, banned_ids=rules.banned_ids + [runner.tok.pad_id])
@@ -25,8 +28,7 @@ def no_pad(runner: ModelRunner, rules: HoleRules) -> HoleRules:
 
 def test_a_full_hole_grows_to_the_requested_length(runner):
     canvas, rules = prepare(runner.model, runner.tok, "x = 1\n", "\ny = 2\n", "multi_line", 40, hole_len=10)
-    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True),
-                         grow_to=40)
+    state = decode.start(runner.model, canvas, no_pad(runner, rules), GROWING, grow_to=40)
     suffix = canvas.ids[canvas.hole_start + 10:]
     while not state.done:
         decode.step(runner.model, [state])
@@ -49,8 +51,7 @@ def test_a_grown_canvas_stays_inside_the_context(runner):
     limit = runner.model.cfg.max_position_embeddings
     suffix = "y = 2\n" * 400  # far more than the context holds
     canvas, rules = prepare(runner.model, runner.tok, "x = 1\n", suffix, "multi_line", 200, hole_len=32)
-    state = decode.start(runner.model, canvas, no_pad(runner, rules), DecoderConfig(threshold=0.5, grow=True),
-                         grow_to=200)
+    state = decode.start(runner.model, canvas, no_pad(runner, rules), GROWING, grow_to=200)
     while not state.done:
         decode.step(runner.model, [state])
     assert state.ids.shape[1] <= limit and state.span.stop - state.span.start == 200
@@ -89,3 +90,15 @@ def test_a_looping_middle_is_cut_to_its_first_copy(runner):
     looped = line * 4 + [tok.pad_id]
     assert hole_text(tok, looped, "", single_line=False) == "x = x + 1\n"
     assert hole_text(tok, looped, "", single_line=False, cut_loops=False) == "x = x + 1\n" * 4
+
+
+def test_a_mode_may_lay_its_hole_out_in_a_shorter_canvas(runner):
+    prefix, suffix = "x = 1\n" * 300, "y = 2\n" * 300  # more than the tiny model's 256 positions
+    whole, _ = prepare(runner.model, runner.tok, prefix, suffix, "single_line", 32)
+    short, _ = prepare(runner.model, runner.tok, prefix, suffix, "single_line", 32, context=128)
+    assert len(whole.ids) > 200 and 64 < len(short.ids) <= 128  # (the prefix cut at an aligned token)
+    assert short.ids[short.hole_start - 5:short.hole_start] == whole.ids[whole.hole_start - 5:whole.hole_start]
+    beyond, _ = prepare(runner.model, runner.tok, prefix, suffix, "single_line", 32, context=10_000)
+    assert beyond.ids == whole.ids  # never past the model's own context
+    [state], _ = start_request(runner.model, runner.tok, prefix, suffix, "single_line", 32, DecoderConfig(context=128))
+    assert state.ids.shape[1] == len(short.ids)
