@@ -55,7 +55,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from difflib import SequenceMatcher
 from pathlib import Path
-from statistics import fmean
+from statistics import fmean, median
 
 from bench.sandbox import DEFAULT_MEMORY_BYTES, DEFAULT_TIME_LIMIT_S, SandboxResult, run_program
 from completion import fim
@@ -351,6 +351,7 @@ def summarize(records: list[TaskRecord], meta: dict) -> dict:
         "forward_passes": forwards,
         "completion_tokens": tokens,
         "forwards_per_token": _rounded(forwards / tokens, 4) if tokens else None,
+        "tokens_per_forward": _rounded(tokens / forwards, 3) if forwards and tokens else None,
         "forwards_per_char": _rounded(forwards / chars, 4) if chars else None,
         "stop_reasons": dict(Counter(r.stop_reason for r in records)),
         **draft_figures(answered),
@@ -359,14 +360,15 @@ def summarize(records: list[TaskRecord], meta: dict) -> dict:
 
 def draft_figures(answered: list[TaskRecord]) -> dict:
     """The share of answers that are not empty, of those the ones whose request carried a draft
-    and how often those were exact, and forward passes per non-empty answer."""
+    and how often those were exact, and forward passes per non-empty answer (mean and median)."""
     shown = [r for r in answered if r.completion.strip()]
     drafted = [r for r in shown if r.drafted]
     return {"answered_share": _rounded(len(shown) / len(answered), 4) if answered else None,
             "drafted_answers": len(drafted),
             "drafted_share": _rounded(len(drafted) / len(shown), 4) if shown else None,
             "drafted_exact_match": _rounded(fmean(r.exact for r in drafted), 4) if drafted else None,
-            "passes_per_answer": _rounded(sum(r.forward_passes for r in shown) / len(shown), 3) if shown else None}
+            "passes_per_answer": _rounded(sum(r.forward_passes for r in shown) / len(shown), 3) if shown else None,
+            "median_passes_per_answer": median(r.forward_passes for r in shown) if shown else None}
 
 
 def format_table(summaries: list[dict]) -> str:

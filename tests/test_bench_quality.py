@@ -282,6 +282,7 @@ def test_each_side_is_scored_on_the_same_tasks_and_a_drafted_task_asks_the_model
     assert figures["drafted"]["drafted_share"] == 0.5 and figures["drafted"]["drafted_exact_match"] == 1.0
     assert figures["drafts"]["answered_share"] == 0.5 and figures["model"]["drafted_answers"] == 0
     assert figures["drafted"]["passes_per_answer"] == 3.0 and figures["model"]["passes_per_answer"] == 5.0
+    assert figures["model"]["median_passes_per_answer"] == 5
 
 
 def test_main_rejects_bad_flags_before_starting_a_worker(tmp_path, capsys):
