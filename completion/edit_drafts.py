@@ -250,8 +250,12 @@ def _new_arguments(arguments: Node, before: list[str], listed: list[Node]) -> tu
 
 def _kept_arguments(items: list[Node], before: list[str], after: list[str]) -> list[str] | None:
     """The argument texts with removed parameters' arguments dropped and positional ones in the
-    new order; None when a reorder moves a parameter the call does not pass positionally."""
+    new order; None when a reorder moves a parameter the call does not pass positionally. A call
+    that passes the reordered parameters' own names in their new order keeps its arguments (the
+    definition was brought to its calls)."""
     positional = [a for a in items if a.type != "keyword_argument"]
+    if set(before) == set(after) and [_text(a) for a in positional] == after[:len(positional)]:
+        return [_text(a) for a in items]
     by_name = dict(zip(before, positional))  # the positional argument each old parameter got
     order = [name for name in after if name in before]
     passed = [name for name in order if name in by_name]

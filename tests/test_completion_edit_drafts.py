@@ -163,6 +163,14 @@ def test_reordered_parameters_reorder_the_positional_arguments():
     assert keyword == Draft(('join("a", name="b", sep="/")\n',))
 
 
+def test_a_call_that_passes_the_reordered_names_in_their_new_order_keeps_them():
+    before = "class T:\n    def convert(self, param, ctx, value):\n        return value\n\n" \
+             "    def __call__(self, value, param, ctx):\n        return self.convert(value, param, ctx)\n"
+    after = before.replace("convert(self, param, ctx, value)", "convert(self, value, param, ctx)")
+    (kept,) = drafts_of(before, after, [(5, 6)])
+    assert kept == Draft(("        return self.convert(value, param, ctx)\n",))
+
+
 def test_an_added_parameter_opens_a_slot_positional_or_by_name():
     positional, keyword = signature("base, name, sep, width")
     assert positional == Draft(('join("a", "b", "/", ', ')\n'), (SLOT_TOKENS,), CALL)
