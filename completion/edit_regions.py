@@ -10,9 +10,10 @@ after `event` (its newest edit event), nearest the cursor first:
   around the edit, members (`this.x`, `p.x`) in the file.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
-- *literal*: the event changed one literal (a string or a number) of `MIN_LITERAL_CHARS` or
-  more (its quotes not counted) or a name in quotes (`'a'`, a key) to another, at one or more
-  places: the other places in the file that hold the same literal.
+- *literal*: the event changed one literal (a string or a number) to another, at one or more
+  places: the other places in the file that hold the same literal; but for the generic ones
+  (`GENERIC_LITERALS`: `""`, `0`, `1`) and a one-mark string (`";"`, `" "`), which stand for no
+  one value and go by analogy only to lines alike.
 - *analogy*: the lines of the sites where the event's change applies by analogy, when the
   caller passes them (`completion.edit_analogy`: the same change at places that look alike);
 - *cursor*: the lines around the cursor, `CURSOR_LINES_ABOVE` above to `CURSOR_LINES_BELOW` below
@@ -61,7 +62,7 @@ MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
 FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: what names m moves with it
-MIN_LITERAL_CHARS = 2  # a literal shorter (`1`, `""`, `";"`) stands for no one value, unless it names one (`'a'`)
+GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 
 RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
@@ -127,7 +128,7 @@ def changed_literal(event: EditEvent) -> tuple[str, str] | None:
         return None
     was, now = pairs.pop()
     content = was.strip("\"'")
-    return (was, now) if len(content) >= MIN_LITERAL_CHARS or content.isidentifier() else None
+    return None if content in GENERIC_LITERALS or (len(content) == 1 and not content.isalnum()) else (was, now)
 
 
 def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
