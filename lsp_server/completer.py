@@ -7,8 +7,10 @@ over the size cap of `lsp_server.documents`), answers from the typing-through ca
 is typing a completion already shown, and otherwise runs the FIM pipeline (`completion.fim`):
 `plan` (languages, decision, context, requests), then `run` (the worker asked within what is left
 of the deadline counted from the request's arrival, a failing worker's candidates left out, and
-`finish`: post-process and rank). The worker is awaited on the event loop, never blocked on.
-Everything it reads is the editor's `Session`.
+`finish`: post-process and rank). The worker is awaited on the event loop, never blocked on. An
+answer whose document changed while the worker computed it (a key typed with no request of its
+own yet) is cached for typing through but answers nothing: it was for text the editor no longer
+shows. Everything it reads is the editor's `Session`.
 
 `register(server)` adds the handlers: `textDocument/inlineCompletion` (each item carries the
 command `infill.acceptCompletion` naming its request; with the `arena` setting on, the request is
@@ -81,6 +83,9 @@ async def _complete(session: Session, uri: str, position: types.Position, invoke
     client = await session.worker_client(settings.deadline_ms / 1000.0)
     texts = (await fim.run(planned, client, Deadline(started, settings.deadline_ms))).texts
     session.cache.put(uri, hole.prefix, hole.suffix, texts, planned.mode, logs.request_id.get())
+    if texts and session.open_text(uri) != hole.prefix + hole.suffix:
+        logger.info("dropped: the document changed while the worker answered")
+        texts = []  # for text the editor no longer shows; typing through it is the cache's
     return _answer(uri, planned.mode, texts, started, False)
 
 
