@@ -37,7 +37,7 @@ def test_fim_request_returns_a_completion(worker):
     assert result.stop_reason == "done"
     item = result.items[0]
     assert item.text.strip() and item.forward_passes >= 1 and 0 < item.confidence <= 1
-    assert result.timings.total_ms >= result.timings.decode_ms > 0
+    assert result.timings.total_ms >= result.timings.prefill_ms > 0 and result.timings.decode_ms >= 0  # one pass may do
 
 
 def test_malformed_frame_then_good_request(worker):
