@@ -183,9 +183,10 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
 
 
 def half_typed(rewrite: Rewrite, text: str) -> bool:
-    """True when the inserted text ends a word that is only the head of a longer word of `text`."""
+    """True when the inserted text ends a word that is only the head of a longer word of `text`
+    (a deletion types no word: `class C(object):` -> `class C:` leaves `C` as it was)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
-    if ending is None or (rewrite.right[:1] and _is_word(rewrite.right[0])):
+    if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])):
         return False
     return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
 

@@ -267,3 +267,24 @@ def other(flag):
 '''
     after = before.replace("Recognized by click.", "Recognized by Click.")
     assert proposed(before, after, 1) == after.replace("Handled by click", "Handled by Click")
+
+
+def test_a_deletion_after_a_word_is_no_half_typed_word():
+    before = '''"""Two decorators."""
+
+
+def first(f):
+    def decorator(*args):
+        return f(*args)
+
+    return decorator  # type: ignore[return-value]
+
+
+def second(f):
+    def decorator(*args):
+        return f(*args)
+
+    return decorator  # type: ignore[return-value]
+'''
+    after = before.replace("  # type: ignore[return-value]", "", 1)
+    assert proposed(before, after, 7) == before.replace("  # type: ignore[return-value]", "")
