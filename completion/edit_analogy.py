@@ -20,7 +20,8 @@ their tokens, strings and numbers as their kind, that a diff keeps), and kept at
 more (a word that stands only in strings and comments, a typo, or a new name found nowhere
 else, at any score). Definition headers (`def`, `class`) are no sites but for those: a change to
 one function's parameters goes to its call sites (`completion.edit_regions`), and on real commits
-its sibling definitions mostly kept theirs (7 of 22 such sites changed in the tuning set). The best
+its sibling definitions mostly kept theirs (7 of 22 such sites changed in the tuning set); a
+change to a class header goes to other class headers (`class C(object):` -> `class C:`). The best
 `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
 of the text (a half-typed name) has no sites. Each site becomes a `Replacement` of its UTF-8 bytes
 (`completion.edit_drafts`' shape), so drafts and regions follow the sites. Work is bounded: at
@@ -63,6 +64,7 @@ _KNOWN_NAMES = frozenset(dir(builtins)) | {"Any", "Self"}
 PROSE_TYPES = frozenset({"string", "comment", "string_literal", "raw_string_literal", "template_string",
                          "interpreted_string_literal", "line_comment", "block_comment"})
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
+_CLASS = re.compile(r"\s*class\s")
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -289,6 +291,7 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     prose_only = rewrite.word and prose_only_word(rewrite.removed, pattern, text, prose)
     needed = min(min_score(rewrite, text, starts, in_prose, prose_only), REPEATED_MIN_SCORE if repeated else 1.0)
     headers = repeated and _HEADER.match(before_line) is not None
+    classes = _CLASS.match(before_line) is not None  # a class's bases changed: its siblings' too
     edited_at = starts[rewrite.line] + len(rewrite.left)
     as_dotted = dotted(text, edited_at, edited_at + len(rewrite.inserted)) if rewrite.word and in_prose else None
     found: list[Site] = []
@@ -299,7 +302,7 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS:
             continue
         line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
-        if needed and not headers and _HEADER.match(line_text):
+        if needed and not headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)):
             continue
         if as_dotted is not None and dotted(text, match.start(1), match.end(1)) != as_dotted:
             continue

@@ -288,3 +288,21 @@ def second(f):
 '''
     after = before.replace("  # type: ignore[return-value]", "", 1)
     assert proposed(before, after, 7) == before.replace("  # type: ignore[return-value]", "")
+
+
+def test_a_class_header_changed_goes_to_the_class_headers_alike():
+    before = '''def test_one():
+    class C(object):
+        x = 1
+
+    assert C().x == 1
+
+
+def test_two():
+    class C(object):
+        y = 2
+
+    assert C().y == 2
+'''
+    after = before.replace("class C(object):", "class C:", 1)
+    assert proposed(before, after, 1) == before.replace("class C(object):", "class C:")
