@@ -140,10 +140,13 @@ def alike(a: str, b: str, prose: bool = False) -> float:
 
 
 def _context(left: list[str]) -> list[str]:
-    """The left context of a pattern: back to the call it stands in (a name before `(`) within
-    `CALL_TOKENS` tokens, else back to the nearest name within `CONTEXT_TOKENS`."""
+    """The left context of a pattern: back to the call it stands in (a name before a `(` not
+    closed since: `f(a, g(b)` stands in `f`, not `g`) within `CALL_TOKENS` tokens, else back to
+    the nearest name within `CONTEXT_TOKENS`."""
+    depth = 0
     for start in range(len(left) - 2, max(-1, len(left) - CALL_TOKENS - 1), -1):
-        if left[start + 1] == "(" and _NAME.fullmatch(left[start]):
+        depth += {")": 1, "(": -1}.get(left[start + 1], 0)
+        if depth < 0 and left[start + 1] == "(" and _NAME.fullmatch(left[start]):
             return left[start:]
     context: list[str] = []
     for token in reversed(left[-CONTEXT_TOKENS:]):

@@ -306,3 +306,16 @@ def test_two():
 '''
     after = before.replace("class C(object):", "class C:", 1)
     assert proposed(before, after, 1) == before.replace("class C(object):", "class C:")
+
+
+def test_a_keyword_added_to_a_call_is_not_carried_by_a_call_closed_inside_it():
+    before = '''def test_choices(runner):
+    @click.command()
+    @click.argument("arg", type=click.Choice(["arg1", "arg2"]))
+    @click.option("--opt1", type=click.Choice(["opt11", "opt12"]))
+    @click.option("--opt2", type=click.Choice(["opt21", "opt22"]))
+    def cli(arg, opt1, opt2):
+        pass
+'''
+    after = before.replace('"arg2"]))', '"arg2"]), required=True)')
+    assert analogy_sites(event(before, after)) == []  # the options' Choice(...) is no argument(...)
