@@ -20,8 +20,10 @@ their tokens, strings and numbers as their kind, that a diff keeps), and kept at
 more (a word that stands only in strings and comments, a typo, or a new name found nowhere
 else, at any score). Definition headers (`def`, `class`) are no sites but for those: a change to
 one function's parameters goes to its call sites (`completion.edit_regions`), and on real commits
-its sibling definitions mostly kept theirs (7 of 22 such sites changed in the tuning set); a
-change to a class header goes to other class headers (`class C(object):` -> `class C:`). The best
+its sibling definitions mostly kept theirs (7 of 22 such sites changed in the tuning set), but
+for a header the same as the edited one was, a clone (`def callback(ctx, value):` in each of
+several factories); a change to a class header goes to other class headers (`class C(object):`
+-> `class C:`). The best
 `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
 of the text (a half-typed name) has no sites. Each site becomes a `Replacement` of its UTF-8 bytes
 (`completion.edit_drafts`' shape), so drafts and regions follow the sites. Work is bounded: at
@@ -305,7 +307,8 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS:
             continue
         line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
-        if needed and not headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)):
+        if needed and not headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
+                and line_text.strip() != before_line.strip():
             continue
         if as_dotted is not None and dotted(text, match.start(1), match.end(1)) != as_dotted:
             continue

@@ -319,3 +319,28 @@ def test_a_keyword_added_to_a_call_is_not_carried_by_a_call_closed_inside_it():
 '''
     after = before.replace('"arg2"]))', '"arg2"]), required=True)')
     assert analogy_sites(event(before, after)) == []  # the options' Choice(...) is no argument(...)
+
+
+def test_a_definition_header_changed_goes_to_its_clones_only():
+    before = '''def version_option(version):
+    def callback(ctx, value):
+        return version
+
+    return callback
+
+
+def help_option(text):
+    def callback(ctx, value):
+        return text
+
+    return callback
+
+
+def other_option(text):
+    def callback(ctx, value, extra):
+        return text
+
+    return callback
+'''
+    after = before.replace("def callback(ctx, value):", "def callback(ctx, param, value):", 1)
+    assert proposed(before, after, 1) == before.replace("def callback(ctx, value):", "def callback(ctx, param, value):")
