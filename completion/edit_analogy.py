@@ -14,7 +14,9 @@ elsewhere in the text after the event, outside the event's lines:
   match any name (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at
   the end of its line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves
   `@fixture(` alone); an insertion or a deletion anchored by keywords alone (`else:` dropped,
-  `) -> None:` made `) -> bool | None:`) has no sites.
+  `) -> None:` made `) -> bool | None:`) has no sites;
+- a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
+  that end with it, at any score (`comment_dropped`).
 Each site is scored by how alike its line is to the event's line before the change (the share of
 their tokens, strings and numbers as their kind, that a diff keeps), and kept at `MIN_SCORE` or
 more (a word that stands only in strings and comments, a typo, or a new name found nowhere
@@ -178,6 +180,8 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     before-text must end its line."""
     if rewrite.word:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
+    if comment_dropped(rewrite):
+        return re.compile(rf"(?<=[^\s(\[{{,])([ \t]*{re.escape(rewrite.removed.lstrip())})(?=[ \t\r]*$)", re.MULTILINE)
     context = _context(_TOKEN.findall(rewrite.left))
     right = _TOKEN.findall(rewrite.right)[:1]
     replaced = bool(rewrite.removed and rewrite.inserted)
@@ -187,6 +191,14 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     around = r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context))
     after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"
     return re.compile(r"[ \t]*".join((around, f"({re.escape(rewrite.removed)})", after)), re.MULTILINE)
+
+
+def comment_dropped(rewrite: Rewrite) -> bool:
+    """True when the rewrite takes a comment off the end of a line of code (`# pragma: nocover`,
+    `# type: ignore`): its sites are the lines that end with the same comment, but for a line that
+    opens a bracket or ends with a comma (the comment stands for a statement over several lines)."""
+    return not rewrite.inserted and not rewrite.right.strip() and rewrite.left.strip() != "" \
+        and rewrite.removed.lstrip().startswith("#")
 
 
 def half_typed(rewrite: Rewrite, text: str) -> bool:
@@ -224,6 +236,8 @@ def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | N
     `names` in a docstring, when `name` is code too); in code, none for a new word found nowhere
     else (a rename), `MIN_WORD_SCORE` for a word already used (or a builtin, or a keyword); else
     (no word) `MIN_SCORE`."""
+    if comment_dropped(rewrite):
+        return 0.0
     if not rewrite.word:
         return MIN_SCORE
     if in_prose or prose_only:

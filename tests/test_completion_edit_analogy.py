@@ -344,3 +344,22 @@ def other_option(text):
 '''
     after = before.replace("def callback(ctx, value):", "def callback(ctx, param, value):", 1)
     assert proposed(before, after, 1) == before.replace("def callback(ctx, value):", "def callback(ctx, param, value):")
+
+
+def test_a_comment_taken_off_one_line_goes_off_the_lines_that_end_with_it():
+    before = '''try:
+    import json  # pragma: nocover
+except ImportError:  # pragma: nocover
+    json = None
+
+
+def dump(value):
+    if json is None:  # pragma: nocover
+        return repr(value)
+    return json.dumps(  # pragma: nocover
+        value
+    )
+'''
+    after = before.replace("except ImportError:  # pragma: nocover", "except ImportError:")
+    expected = after.replace("json  # pragma: nocover", "json").replace("None:  # pragma: nocover", "None:")
+    assert proposed(before, after, 2) == expected  # the comment of the call over three lines stays
