@@ -13,7 +13,8 @@ after `event` (its newest edit event), nearest the cursor first:
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
   places: the other places in the file that hold the same literal; but for the generic ones
   (`GENERIC_LITERALS`: `""`, `0`, `1`) and a one-mark string (`";"`, `" "`), which stand for no
-  one value and go by analogy only to lines alike.
+  one value, and a string whose quotes alone changed (`'a'` -> `"a"`, the same value): those go
+  by analogy only to lines alike.
 - *analogy*: the lines of the sites where the event's change applies by analogy, when the
   caller passes them (`completion.edit_analogy`: the same change at places that look alike);
 - *cursor*: the lines around the cursor, `CURSOR_LINES_ABOVE` above to `CURSOR_LINES_BELOW` below
@@ -128,6 +129,8 @@ def changed_literal(event: EditEvent) -> tuple[str, str] | None:
         return None
     was, now = pairs.pop()
     content = was.strip("\"'")
+    if content == now.strip("\"'"):
+        return None
     return None if content in GENERIC_LITERALS or (len(content) == 1 and not content.isalnum()) else (was, now)
 
 

@@ -228,7 +228,7 @@ def test_a_changed_literal_finds_its_other_places_in_the_file():
     assert edit_regions.changed_literal(both) is None  # a name changed too: not a literal's edit
 
 
-def test_a_generic_literal_has_no_literal_rule():
+def test_a_generic_literal_or_its_quotes_alone_have_no_literal_rule():
     source = 'def f(items):\n    head = items[1]\n    sep = ";"\n    key = "a"\n    return sep.join(items[1:]), key\n'
     for needle, line in (("head = items[1]", "    head = items[0]"), ('sep = ";"', '    sep = "; "')):
         event, document, at = edited(source, needle, line)
@@ -236,6 +236,8 @@ def test_a_generic_literal_has_no_literal_rule():
         assert edit_regions.literal_regions(event, document) == []
     key, _, _ = edited(source, 'key = "a"', '    key = "b"')
     assert edit_regions.changed_literal(key) == ('"a"', '"b"')  # a name in quotes: a key
+    quotes, _, _ = edited(source, 'key = "a"', "    key = 'a'")
+    assert edit_regions.changed_literal(quotes) is None  # the same value
     width, _, _ = edited(source.replace("items[1]", "items[2]"), "head = items[2]", "    head = items[20]")
     assert edit_regions.changed_literal(width) == ("2", "20")  # a number of its own
 
