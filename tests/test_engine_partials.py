@@ -44,7 +44,9 @@ async def test_a_worker_sends_partials_then_the_result(tiny_model_dir, short_tmp
     client = AsyncWorkerClient(worker.address)
     try:
         request = CompleteRequest("r1", "fim", "def add(a, b):\n", "\n", mode="multi_line",
-                                  max_tokens=48, deadline_ms=20000, decoder={"threshold": 0.99})
+                                  max_tokens=48, deadline_ms=20000,
+                                  decoder={"threshold": 0.99, "stop_loops": False})  # a random model's text
+    #   loops: with stop_loops it would end at its first copy, before anything settled to stream
         replies = [reply async for reply in client.stream(request)]
     finally:
         client.close()
