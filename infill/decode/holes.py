@@ -82,7 +82,9 @@ def close_loop(hole: torch.Tensor, masked: torch.Tensor, rules: HoleRules) -> bo
     if rules.drafted:
         return False
     open_at = torch.nonzero(masked)
-    settled = int(open_at[0]) if len(open_at) else 0
+    if not len(open_at):  # finished: nothing left to close
+        return False
+    settled = int(open_at[0])
     if settled < MIN_LOOP_TOKENS:
         return False
     end = loop_start(hole[:settled].tolist())
