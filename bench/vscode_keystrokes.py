@@ -101,7 +101,8 @@ def report(args: argparse.Namespace) -> dict:
     figures = summarize(rows, 0, record["files"])
     del figures["unjoined_answers"]  # matched by time alone: no answer is left unjoined
     figures.update(editor=record.get("editor", "VS Code"), busy=args.busy, load_before=record.get("load_before"),
-                   load_after=record.get("load_after"), seed=record.get("seed"), deadline_ms=record.get("deadline_ms"))
+                   load_after=record.get("load_after"), seed=record.get("seed"), deadline_ms=record.get("deadline_ms"),
+                   early_requests=record.get("early_requests", True))
     return figures
 
 

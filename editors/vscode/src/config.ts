@@ -84,6 +84,11 @@ export function isEnabled(config: SettingsReader): boolean {
   return config.get<boolean>("enabled") ?? true;
 }
 
+/** Whether a keystroke's completion request goes at once, before VS Code's own debounced one. */
+export function earlyRequests(config: SettingsReader): boolean {
+  return config.get<boolean>("earlyRequests") ?? true;
+}
+
 export function launchSettings(config: SettingsReader): LaunchSettings {
   return {
     serverPath: (config.get<string>("serverPath") ?? "").trim(),

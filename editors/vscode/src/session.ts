@@ -10,13 +10,15 @@ import * as fs from "fs";
 import * as os from "os";
 import * as vscode from "vscode";
 import {
-  CloseAction, DidChangeConfigurationNotification, ErrorAction, type ErrorHandler, ExecuteCommandRequest, LanguageClient,
-  type ServerOptions, State,
+  CloseAction, DidChangeConfigurationNotification, ErrorAction, type ErrorHandler, ExecuteCommandRequest,
+  InlineCompletionRequest, LanguageClient, type ServerOptions, State,
 } from "vscode-languageclient/node";
-import { isEnabled, LAUNCH_KEYS, launchSettings, type LaunchSettings, SECTION, serverSettings } from "./config";
+import {
+  earlyRequests, isEnabled, LAUNCH_KEYS, launchSettings, type LaunchSettings, SECTION, serverSettings,
+} from "./config";
 import { Feedback } from "./feedback";
 import { Arena, type ArenaHost, TAKE_BOTTOM_COMMAND, TAKE_TOP_COMMAND, VISIBLE_CONTEXT, VOTE_COMMAND } from "./arena";
-import { InlineRequests } from "./inline";
+import { type Answer, InlineRequests } from "./inline";
 import { WorkerReady } from "./protocol";
 import { resolveServerCommand, type Probe } from "./server";
 import type { ServerState, StatusBar } from "./status";
@@ -70,12 +72,14 @@ export class Session implements vscode.Disposable {
     newItem: ({ insertText, range, command }) => new vscode.InlineCompletionItem(
       insertText, new vscode.Range(range.start.line, range.start.character, range.end.line, range.end.character),
       command),
+    ask: (document, position, token) => this.askInline(document, position, token),
   });
 
   constructor(private readonly output: vscode.LogOutputChannel, private readonly status: StatusBar) {
     this.listeners.push(
       vscode.workspace.onDidChangeConfiguration((event) => this.configurationChanged(event)),
       vscode.workspace.onDidCloseTextDocument((document) => this.inline.closed(document.uri.toString())),
+      vscode.window.onDidChangeTextEditorSelection((event) => this.cursorMoved(event)),
       vscode.commands.registerCommand(TAKE_TOP_COMMAND, (uri: string) => this.arena.takeTop(uri)),
       vscode.commands.registerCommand(TAKE_BOTTOM_COMMAND, () => {
         const uri = vscode.window.activeTextEditor?.document.uri.toString();
@@ -105,6 +109,35 @@ export class Session implements vscode.Disposable {
     };
   }
 
+  /** A single cursor of the active editor moved: after a keystroke, the inline request goes at once. */
+  private cursorMoved(event: vscode.TextEditorSelectionChangeEvent): void {
+    const [only] = event.selections;
+    if (event.textEditor === vscode.window.activeTextEditor && event.selections.length === 1 && only.isEmpty
+        && earlyRequests(vscode.workspace.getConfiguration(SECTION))) {
+      this.inline.moved(event.textEditor.document, only.active);
+    }
+  }
+
+  /** The inline completion request VS Code's automatic trigger sends, through the running client. */
+  private async askInline(document: vscode.TextDocument, position: vscode.Position,
+                          token: vscode.CancellationToken): Promise<Answer> {
+    const client = this.running();
+    if (!client) {
+      return null;
+    }
+    const context = { triggerKind: vscode.InlineCompletionTriggerKind.Automatic, selectedCompletionInfo: undefined };
+    const params = client.code2ProtocolConverter.asInlineCompletionParams(document, position, context);
+    try {
+      const result = await client.sendRequest(InlineCompletionRequest.type, params, token);
+      if (token.isCancellationRequested) {
+        return null;
+      }
+      return await client.protocol2CodeConverter.asInlineCompletionResult(result, token);
+    } catch (error) {
+      return client.handleFailedRequest(InlineCompletionRequest.type, token, error, null);
+    }
+  }
+
   /** Start or connect to the server; a failure is shown to the user and left in the status bar and the log. */
   async start(quiet = false): Promise<void> {
     this.stopping = false;
@@ -125,6 +158,11 @@ export class Session implements vscode.Disposable {
         middleware: {
           provideInlineCompletionItems: this.inline.provideInlineCompletionItems,
           executeCommand: this.inline.executeCommand,
+          didChange: (event, next) => {
+            const sent = next(event);
+            this.inline.changed(event.document.uri.toString(), event.document.version, sent);
+            return sent;
+          },
         },
       });
       const client = this.client;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
-import { isEnabled, LAUNCH_KEYS, launchSettings, nextEditSettings, serverSettings } from "../src/config";
+import { earlyRequests, isEnabled, LAUNCH_KEYS, launchSettings, nextEditSettings, serverSettings } from "../src/config";
 import { PACKAGE, settings } from "./mocks";
 
 test("the defaults send no server settings, so the server's own defaults apply", () => {
@@ -51,12 +51,18 @@ test("where the server runs is for the user's machine settings only, not a works
 test("every setting read is declared in package.json, and every declared one is read", () => {
   const reader = settings();
   isEnabled(reader);
+  earlyRequests(reader);
   launchSettings(reader);
   serverSettings(reader);
   nextEditSettings(reader);
   const declared = Object.keys(PACKAGE.contributes.configuration.properties).map((key) => key.replace(/^infill\./, ""));
   assert.deepEqual([...reader.asked].sort(), declared.sort());
   assert.ok(LAUNCH_KEYS.every((key) => declared.includes(key)));
+});
+
+test("early requests are on by default and follow the setting", () => {
+  assert.equal(earlyRequests(settings()), true);
+  assert.equal(earlyRequests(settings({ earlyRequests: false })), false);
 });
 
 test("next edits are on by default, after a 100 ms pause; they are the client's, not sent to the server", () => {

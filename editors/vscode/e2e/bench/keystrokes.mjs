@@ -1,7 +1,7 @@
 /**
  * The VS Code twin of Neovim's keystroke benchmark (`python -m bench.editor_latency`):
  *
- *   npm run bench -- [--keys N] [--busy N] [--seed S] [--pause-rate R] [--pause-ms MS] [--deadline-ms MS]
+ *   npm run bench -- [--keys N] [--busy N] [--seed S] [--pause-rate R] [--pause-ms MS] [--deadline-ms MS] [--no-early]
  *
  * The real workbench (code-server with the built .vsix, in headless Chromium) types held-out
  * HumanEval bodies key by key against the language server on the bundled model, with the plan of
@@ -11,7 +11,8 @@
  * `python -m bench.vscode_keystrokes report` then gives every keystroke its outcome with the
  * server's log, and prints p50/p90/p99 from the key to the ghost text for the model's answers and
  * the typed-through ones apart, and the split of the model's time; its last line is one JSON
- * object. `--busy N` runs N `while True: pass` loops beside it. The record, the plan and the
+ * object. `--busy N` runs N `while True: pass` loops beside it; `--no-early` turns the extension's
+ * early requests off (`infill.earlyRequests`: only VS Code's debounced requests). The record, the plan and the
  * server's log stay in `artifacts/keystrokes-bench/`.
  */
 import { spawn, spawnSync } from "node:child_process";
@@ -38,7 +39,8 @@ function options() {
   const { values } = parseArgs({ options: {
     keys: { type: "string", default: "400" }, busy: { type: "string", default: "0" },
     seed: { type: "string", default: "0" }, "pause-rate": { type: "string", default: "0.15" },
-    "pause-ms": { type: "string", default: "4000" }, "deadline-ms": { type: "string" } } });
+    "pause-ms": { type: "string", default: "4000" }, "deadline-ms": { type: "string" },
+    "no-early": { type: "boolean", default: false } } });
   for (const name of ["keys", "busy", "seed", "pause-ms", "deadline-ms"]) {
     if (values[name] !== undefined && !/^\d+$/.test(values[name])) {
       throw new Error(`--${name} must be a whole number, got ${JSON.stringify(values[name])}`);
@@ -147,10 +149,11 @@ async function run(args) {
   const files = Object.fromEntries([["warm.py", WARM_TEXT],
                                     ...plan.files.map((file) => [file.path, file.prefill])]);
   const deadline = args["deadline-ms"] ? { "infill.deadlineMs": Number(args["deadline-ms"]) } : {};
-  const settings = { ...SETTINGS, ...deadline };
+  const settings = { ...SETTINGS, ...deadline, "infill.earlyRequests": !args["no-early"] };
   const loops = Array.from({ length: Number(args.busy) },
                            () => spawn(PYTHON, ["-c", "while True: pass"], { stdio: "ignore" }));
-  const record = { keys: [], files: [], seed: Number(args.seed), deadline_ms: deadline["infill.deadlineMs"] ?? null };
+  const record = { keys: [], files: [], seed: Number(args.seed), deadline_ms: deadline["infill.deadlineMs"] ?? null,
+                   early_requests: !args["no-early"] };
   const makeServer = async (folder) => new LanguageServer(folder, await freePort());
   try {
     await inWorkbench("bench", { files, settings, makeServer }, async (workbench, server) => {
