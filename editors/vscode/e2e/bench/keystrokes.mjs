@@ -7,7 +7,8 @@
  * HumanEval bodies key by key against the language server on the bundled model, with the plan of
  * `python -m bench.vscode_keystrokes plan` (Neovim's: 80 to 120 ms between keys, pauses where a
  * typist stops, each ended by the ghost text). The page records, for every key, its keydown and the
- * first frame after it that drew ghost text other than what was drawn at the keydown (epoch ms).
+ * first frame after it that drew ghost text other than what was drawn at the keydown, or any ghost
+ * text once the keydown's had gone (epoch ms).
  * `python -m bench.vscode_keystrokes report` then gives every keystroke its outcome with the
  * server's log, and prints p50/p90/p99 from the key to the ghost text for the model's answers and
  * the typed-through ones apart, and the split of the model's time; its last line is one JSON
@@ -77,7 +78,10 @@ async function startRecording(page) {
     new MutationObserver(() => {
       const key = record.keys[record.keys.length - 1];
       const text = key && key.shown_ms === null && !key.drawing ? ghost() : null;
-      if (text !== null && text !== key.before) {
+      if (key && text === null) {
+        key.cleared = true; // an answer may draw the very text that was shown at the keydown
+      }
+      if (text !== null && (text !== key.before || key.cleared)) {
         key.drawing = true;
         requestAnimationFrame(() => { key.shown_ms = now(); });
       }
