@@ -12,6 +12,11 @@ server). Sides:
 - **model**: every region masked whole (`Drafting.MODEL`);
 - **veto V**: the drafts with the model, its `veto` setting at V (0: drafts stand; the model only
   fills slots);
+- **margin M** (with `--site-margin`): the drafts at veto 0, each region whose draft the model
+  finds less likely than its current text by more than M (`infill.site_scores`: summed
+  log-probability of the changed tokens, new less current) left as it is; the scores are read once
+  per task, and what that costs is reported (ms p50, p95, over the tasks with a job and over those
+  with a site judged); the veto 0 side is the same drafts unjudged;
 - **rules, last edit alone** (with `--two-edits`: each task after its first follow-up, made as
   the user's second edit, `bench.next_edit_second`): the rules reading the last edit without the
   first, where the other sides read both as the document's history (`completion.edit_patterns`).
@@ -34,7 +39,7 @@ import json
 import logging
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
@@ -51,7 +56,9 @@ from completion.syntax import ParsedDocument, language_for
 from engine.wire.protocol import Item
 from engine.worker.runner import ModelRunner
 from engine.worker.work import job_of
+from infill.job import Job
 from infill.paths import bundled_model_dir
+from infill.site_scores import judged, site_scores
 
 logger = logging.getLogger("bench.next_edit_drafts")
 
@@ -79,13 +86,22 @@ class Task:
     sites_covered: int = 0  # the sites of edited -> expected inside the drafted plan's regions
     sites: int = 0
     plan_ms: float = 0.0  # the drafted plan, and the rules' finish: the server's own work
+    score_ms: float | None = None  # the model's site scores (`--site-margin`; None: no job to read them in)
+    judged: bool = False  # some hole of the job was judged (a whole draft that changes its region)
+    scores: dict[str, Score] = field(default_factory=dict)  # each side's, once: groups share tasks
 
     def score(self, side: str) -> Score:
-        return score(self.edited, self.expected, self.answers[side].predicted)
+        if side not in self.scores:
+            self.scores[side] = score(self.edited, self.expected, self.answers[side].predicted)
+        return self.scores[side]
 
 
 def veto_side(veto: float) -> str:
     return f"veto {veto:g}"
+
+
+def margin_side(margin: float) -> str:
+    return f"margin {margin:g}"
 
 
 def planned_for(task: dict, drafting: Drafting, history: bool = True) -> next_edit.EditPlan | None:
@@ -107,13 +123,15 @@ def planned_for(task: dict, drafting: Drafting, history: bool = True) -> next_ed
 
 
 def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
-           decoder: dict) -> Answer:
-    """The file after the plan's edits, with the job decoded by `runner` (with `decoder`)."""
+           decoder: dict, judge: Callable[[Job], Job] | None = None) -> Answer:
+    """The file after the plan's edits, with the job (passed through `judge` when given) decoded
+    by `runner` (with `decoder`)."""
     if planned is None:
         return Answer(edited)
     items, decoded = [], None
     if planned.request is not None:
         job = dataclasses.replace(job_of(planned.request), decoder=decoder)
+        job = job if judge is None else judge(job)
         started = time.perf_counter()
         completions = runner.complete(job, None)
         decoded = (time.perf_counter() - started) * 1e3
@@ -123,7 +141,8 @@ def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
     return Answer(next_edit.applied(edited, edits), decoded, max((i.forward_passes for i in items), default=0), tokens)
 
 
-def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_side: bool = True) -> Task:
+def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_side: bool = True,
+             margins: Sequence[float] = ()) -> Task:
     found = Task(task.get("kind", ""), task["edited"], task["expected"])
     found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES), task["edited"], {})
     if "earlier" in task:
@@ -139,7 +158,24 @@ def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_sid
                                                      [] if drafted is None else drafted.regions)
     for veto in vetoes:
         found.answers[veto_side(veto)] = answer(runner, drafted, task["edited"], {"veto": veto})
+    if margins:
+        add_margin_sides(runner, found, drafted, margins)
     return found
+
+
+def add_margin_sides(runner: ModelRunner, found: Task, drafted: next_edit.EditPlan | None,
+                     margins: Sequence[float]) -> None:
+    """The task's answer at veto 0 with the drafted job judged at each of `margins`, its site
+    scores read once (and timed)."""
+    scores = None
+    if drafted is not None and drafted.request is not None:
+        started = time.perf_counter()
+        scores = site_scores(runner.model, runner.tok, job_of(drafted.request))
+        found.score_ms = (time.perf_counter() - started) * 1e3
+        found.judged = any(score is not None for score in scores)
+    for margin in margins:
+        judge = None if scores is None else (lambda job, m=margin: judged(job, scores, m))
+        found.answers[margin_side(margin)] = answer(runner, drafted, found.edited, {"veto": 0.0}, judge)
 
 
 def rate(count: int, total: int) -> float | None:
@@ -172,7 +208,7 @@ def side_figures(tasks: Sequence[Task], side: str) -> dict:
                         "decode_p95_ms": round(percentile(times, 95), 1),
                         "passes_per_job": round(passes / len(answers), 2),
                         "tokens_per_pass": round(sum(a.tokens for a in answers) / passes, 1) if passes else None})
-    if side not in (RULES, MODEL, LAST_EDIT):
+    if side not in (RULES, MODEL, LAST_EDIT) and "margin" not in side:
         changed, right = map(sum, zip((0, 0), *(model_part(task, side) for task in tasks)))
         figures["model_part"] = {"lines_changed": changed, "right": right}
     return figures
@@ -181,8 +217,14 @@ def side_figures(tasks: Sequence[Task], side: str) -> dict:
 def plan_figures(tasks: Sequence[Task]) -> dict:
     """Region recall (the expected sites inside the drafted plan's regions) and the plan's time."""
     times = [task.plan_ms for task in tasks]
+    scored = [task.score_ms for task in tasks if task.score_ms is not None]
+    judged = [task.score_ms for task in tasks if task.judged]
     return {"region_recall": rate(sum(t.sites_covered for t in tasks), sum(t.sites for t in tasks)),
-            "plan_p50_ms": round(percentile(times, 50), 1), "plan_p95_ms": round(percentile(times, 95), 1)}
+            "plan_p50_ms": round(percentile(times, 50), 1), "plan_p95_ms": round(percentile(times, 95), 1),
+            **({"scored_tasks": len(scored), "score_p50_ms": round(percentile(scored, 50), 1),
+                "score_p95_ms": round(percentile(scored, 95), 1)} if scored else {}),
+            **({"judged_tasks": len(judged), "judged_score_p50_ms": round(percentile(judged, 50), 1),
+                "judged_score_p95_ms": round(percentile(judged, 95), 1)} if judged else {})}
 
 
 def summarize(tasks: Sequence[Task], sides: Sequence[str]) -> dict:
@@ -206,6 +248,10 @@ def format_table(summary: dict, sides: Sequence[str], meta: dict) -> str:
         lines.append(" | ".join((name, str(figures["tasks"]), str(figures["region_recall"]), *cells)))
     overall = summary["overall"]
     lines.append(f"plan (drafted, no decode) p50 {overall['plan_p50_ms']} ms p95 {overall['plan_p95_ms']} ms")
+    if "score_p50_ms" in overall:
+        lines.append(f"site scores ({overall['scored_tasks']} tasks with a job) p50 {overall['score_p50_ms']} ms "
+                     f"p95 {overall['score_p95_ms']} ms; of the {overall.get('judged_tasks', 0)} with a site judged "
+                     f"p50 {overall.get('judged_score_p50_ms')} ms p95 {overall.get('judged_score_p95_ms')} ms")
     for side in sides:
         f = overall[side]
         lines.append(f"{side}: false edits on negatives {f['false_edits_negatives']}, decode p50 "
@@ -222,6 +268,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="model folder (default: the bundled model)")
     parser.add_argument("--veto", type=float, nargs="+", default=list(DEFAULT_VETOES),
                         help=f"veto thresholds to compare (default {' '.join(map(str, DEFAULT_VETOES))})")
+    parser.add_argument("--site-margin", type=float, nargs="+", default=[],
+                        help="margins of the model's site scores to compare, each a side at veto 0: a site "
+                             "whose draft scores below -M is left as it is (infill.site_scores; default none)")
     parser.add_argument("--limit", type=int, default=None, help="the first N tasks (default all)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--model-side", action=argparse.BooleanOptionalAction, default=True,
@@ -241,6 +290,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(f"--tasks {args.tasks} is not a file")
     if any(not 0.0 <= veto <= 1.0 for veto in args.veto):
         parser.error("--veto thresholds lie in [0, 1]")
+    if any(margin < 0 for margin in args.site_margin):
+        parser.error("--site-margin values are at least 0")
     try:
         tasks = load_edit_tasks(args.tasks)[:args.limit]
     except (ValueError, OSError) as exc:
@@ -251,12 +302,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     runner = ModelRunner(args.model)
     results = []
     for number, task in enumerate(tasks):
-        results.append(run_task(runner, task, args.veto, args.model_side))
+        results.append(run_task(runner, task, args.veto, args.model_side, args.site_margin))
         logger.info("task %d of %d (%s) done", number + 1, len(tasks), results[-1].kind)
     sides = [RULES, *([LAST_EDIT] if args.two_edits else []), *([MODEL] if args.model_side else []),
-             *map(veto_side, args.veto)]
+             *map(veto_side, args.veto), *map(margin_side, args.site_margin)]
     summary = summarize(results, sides)
-    meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": args.model.name, "vetoes": args.veto}
+    meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": args.model.name, "vetoes": args.veto,
+            "site_margins": args.site_margin}
     print(format_table(summary, sides, meta))
     if args.json:
         print(json.dumps({**meta, **summary}))
