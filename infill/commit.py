@@ -67,6 +67,20 @@ class DecoderConfig:
     end_threshold: float = 0.0  # with `end_in_run`: how sure an end token that ends a run must be (0: `threshold`)
     context: int = 0  # tokens of canvas a one-hole completion is laid out in, at most the model's (0: the model's);
     #   a shorter canvas makes every pass cheaper (attention and the first pass grow with it)
+    lookup: int = 0  # after each pass, up to this many tokens that followed the tokens before the leftmost mask
+    #   elsewhere in the canvas are written into the masks as a draft (0: never; `infill.decode.lookup`); only
+    #   with rule `left_run`, no `window` and no `remask` (`looks_up`), else it is left unused
+    lookup_key: int = 3  # `lookup`: the shortest key looked up (keys of up to 8 tokens are tried first)
+    lookup_first: float = 0.0  # `lookup`: a draft is cut before its first token to which the pass before it (which
+    #   saw masks there) gives less than this probability
+    lookup_keep: float = 0.5  # `lookup`: a drafted token stands where the next pass gives it at least this
+    #   probability; from the first that falls short on, the draft is masked again
+
+    @property
+    def looks_up(self) -> bool:
+        """It writes `lookup` drafts: `left_run` commits the leftmost mask first; without a window or
+        `remask` each pass scores the whole hole and masks nothing again but a refused draft."""
+        return bool(self.lookup) and self.rule == "left_run" and not self.window and not self.remask
 
     def __post_init__(self):
         for setting in fields(self):
@@ -102,6 +116,10 @@ _RANGES = {
     "remask": (lambda value: 0.0 <= value < 1.0, "in [0, 1)"),
     "veto": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
     "context": (lambda value: value == 0 or value >= MIN_CONTEXT, f"0 (the model's) or at least {MIN_CONTEXT}"),
+    "lookup": (lambda value: 0 <= value <= 32, "in 0..32"),
+    "lookup_key": (lambda value: 1 <= value <= 8, "in 1..8"),
+    "lookup_keep": (lambda value: 0.0 < value <= 1.0, "in (0, 1]"),
+    "lookup_first": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
 }
 
 

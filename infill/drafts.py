@@ -1,10 +1,12 @@
-"""Guesses for the hole positions after the leftmost mask, for the `verify` rule (pure functions).
+"""Guesses for the hole positions after the leftmost mask (pure functions).
 
-The last pass's top-1 tokens are the default guesses (Jacobi iteration). Code repeats itself, so
-where the tokens just before the leftmost mask also occur in the canvas outside the hole, the
-tokens that followed them there are guessed instead (prompt-lookup decoding). A guess costs a
-window of the next pass, and the pass confirms or refutes it exactly, so a bad guess costs time,
-never quality.
+The `verify` rule's guesses: the last pass's top-1 tokens by default (Jacobi iteration). Code
+repeats itself, so where the tokens just before the leftmost mask also occur in the canvas outside
+the hole, the tokens that followed them there are guessed instead (prompt-lookup decoding). A guess
+costs a window of the next pass, and the pass confirms or refutes it exactly, so a bad guess costs
+time, never quality. The `lookup` setting writes such a continuation (`lookup_draft`) into the
+masks themselves instead: no extra window, and the next pass keeps what it finds likely
+(`infill.decode.lookup`).
 """
 from __future__ import annotations
 
@@ -25,13 +27,15 @@ def follower_of(side: torch.Tensor, key: torch.Tensor, last: bool) -> int | None
     return int(found[-1 if last else 0]) + n
 
 
-def context_drafts(ids: torch.Tensor, span: slice, first: int, count: int) -> torch.Tensor:
+def context_drafts(ids: torch.Tensor, span: slice, first: int, count: int,
+                   ngrams: tuple[int, ...] = NGRAMS) -> torch.Tensor:
     """Up to `count` tokens that followed, outside the hole, the tokens before hole position
-    `first` of the canvas `ids` (N,): the nearest occurrence before the hole, else the nearest
-    after it; a continuation stops at the hole's edge. Empty (0,) when nothing matches."""
+    `first` of the canvas `ids` (N,) (the longest key of `ngrams` that occurs): the nearest
+    occurrence before the hole, else the nearest after it; a continuation stops at the hole's
+    edge. Empty (0,) when nothing matches."""
     before, after = ids[:span.start], ids[span.stop:]
     end = span.start + first  # the key ends just before the leftmost mask
-    for n in NGRAMS:
+    for n in ngrams:
         if end < n or count <= 0:
             break
         key = ids[end - n:end]
@@ -52,3 +56,15 @@ def guesses(last_best: torch.Tensor, ids: torch.Tensor, span: slice, first: int,
     tokens[:len(looked)] = looked
     stop = torch.nonzero(torch.isin(tokens, end_ids)).flatten()
     return tokens[:int(stop[0])] if len(stop) else tokens
+
+
+def lookup_draft(ids: torch.Tensor, span: slice, first: int, count: int, key: int,
+                 banned: torch.Tensor, end_ids: torch.Tensor) -> torch.Tensor:
+    """The `lookup` setting's draft for hole positions first, first + 1, ...: `context_drafts`
+    with keys of 8 tokens down to `key`, cut before the first `banned` token (a special token of
+    the canvas's layout) and after the first of `end_ids` (the hole's end: its middle, its line)."""
+    tokens = context_drafts(ids, span, first, count, tuple(range(max(8, key), key - 1, -1)))
+    stop = torch.nonzero(torch.isin(tokens, banned)).flatten()
+    tokens = tokens[:int(stop[0])] if len(stop) else tokens
+    end = torch.nonzero(torch.isin(tokens, end_ids)).flatten()
+    return tokens[:int(end[0]) + 1] if len(end) else tokens

@@ -24,6 +24,8 @@ The modules, one job each:
   (`slide`), drafted tokens (`veto`) and the `verify` rule's guesses (`plan_drafts`,
   `confirm_drafts`).
 - `stepping.py`: one step over a batch of states (`step`, `advance`), `remask`, `grow`, `fill_rest`.
+- `lookup.py`: the `lookup` setting's drafts, written into the masks between passes and checked by
+  the next pass (`write_lookup`, `check_lookup`).
 - `answer.py`: reading a state back (`hole_tokens`, `best`, `committed_run`) and each hole's
   answer (`results`: the one answer record, `infill.answer.HoleAnswer`).
 
@@ -46,6 +48,13 @@ first two, ... (one window each, in the same forward). The window that saw the f
 predicts position v after the leftmost exactly as left-to-right decoding would once those v were
 committed, so while the guesses hold each such window commits one more position
 (`confirm_drafts`). The answer is the left-to-right one; the pass count falls.
+
+With `lookup` set (rule `left_run`, no window), a one-hole state's masks after each pass start
+with the tokens that followed its committed tokens elsewhere in the canvas (prompt lookup;
+`infill.decode.lookup`), as far as the pass gives each at least `lookup_first`: the next pass
+reads them as text, predicts the positions after them from it, and keeps them from the left while
+it gives each at least `lookup_keep`. A draft that holds commits many tokens in one pass, with no
+extra window.
 
 A sliding window (`window` > 0, one hole, rules that commit from the left) runs fewer positions:
 each cached pass runs the positions committed in the pass before (still encoded as masks) and

@@ -18,8 +18,11 @@ def hole_tokens(state: DecodeState) -> list[list[int]]:
 
 
 def committed_run(state: DecodeState) -> list[int]:
-    """A one-hole state's committed tokens from the hole's start up to its first mask."""
+    """A one-hole state's committed tokens from the hole's start up to its first mask or
+    looked-up token no pass has checked yet."""
     hole, masked = state.ids[0, state.span], state.masked
+    if state.looked is not None:
+        masked = masked | state.looked
     run = int(torch.nonzero(masked)[0]) if masked.any() else len(masked)
     return hole[:run].tolist()
 

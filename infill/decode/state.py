@@ -66,6 +66,7 @@ class DecodeState:
     windows: list[tuple[int, slice, slice]] | None = None  # a multi-hole window as `shrink` laid it
     #   out last: (hole, positions run, positions scored), hole-relative; None: every hole whole
     unchecked: torch.Tensor | None = None  # (L,) bool: drafted tokens no pass has scored yet (`veto`; None without one)
+    looked: torch.Tensor | None = None  # (L,) bool: tokens of a `lookup` draft the next pass checks (None: none yet)
 
     @property
     def span(self) -> slice:
@@ -81,8 +82,9 @@ class DecodeState:
 
     @property
     def done(self) -> bool:
-        """Nothing masked, and every drafted token seen by a pass."""
-        return not bool(self.masked.any()) and (self.unchecked is None or not bool(self.unchecked.any()))
+        """Nothing masked, and every drafted or looked-up token seen by a pass."""
+        return not bool(self.masked.any()) and not any(
+            flags is not None and bool(flags.any()) for flags in (self.unchecked, self.looked))
 
     @property
     def needs_full_pass(self) -> bool:

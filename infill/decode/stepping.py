@@ -1,9 +1,10 @@
 """One decoding step over a batch of states: the passes, then each state's commits.
 
 `step` runs one pass for every state given (full passes one by one, all cached windows in one
-forward) and `advance`s each: restrict and score its logits, check drafted tokens (`veto`), mask
-doubtful commits again (`remask`), let the commit rule (`infill.commit.select`) freeze positions,
-and lay out its next pass (`shrink`, `slide`, `plan_drafts`). A one-hole state that filled up with
+forward) and `advance`s each: restrict and score its logits, check drafted tokens (`veto`) and
+looked-up ones (`check_lookup`), mask doubtful commits again (`remask`), let the commit rule
+(`infill.commit.select`) freeze positions, and lay out its next pass (`shrink`, `slide`,
+`plan_drafts`, `write_lookup`). A one-hole state that filled up with
 no pad grows (`grow`). At the deadline `fill_rest` gives the anytime answer.
 """
 from __future__ import annotations
@@ -15,6 +16,7 @@ import torch
 
 from infill.commit import select
 from infill.decode.holes import close_loop, eligible, restrict
+from infill.decode.lookup import check_lookup, commit_refused, write_lookup
 from infill.decode.passes import Encoded, Reuse, forward_count, score, window_hidden
 from infill.decode.regions import confirm_drafts, leftmost_masks, logit_parts, plan_drafts, shrink, slide, veto
 from infill.decode.state import DecodeState, Hole, commit_positions, layout
@@ -95,6 +97,8 @@ def fill_rest(state: DecodeState) -> None:
     """The anytime answer: fill every position still masked greedily from the last pass."""
     assert state.passes > 0, "fill_rest needs at least one pass; a request that never ran has no answer"
     commit_positions(state, state.masked.clone())
+    if state.looked is not None:  # a lookup draft no pass checked stands as drafted
+        state.looked[:] = False
     state.stop_reason = "deadline"
 
 
@@ -129,10 +133,17 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     conf[scored] = scores.confidence
     steps_done, state.passes = state.passes, state.passes + 1
     vetoed = state.unchecked is not None and veto(state, scored)
+    missed = check_lookup(state, logits, scores.lse)
     if expired:
         fill_rest(state)
         return
     if vetoed and state.cfg.veto_rule == "cut":  # this pass saw the draft's wrong tail: the next one fills
+        return
+    if missed is not None:  # what this pass predicted after the refused token leaned on it
+        commit = commit_refused(state, missed)
+        if commit.any():  # a new key, so a draft unlike the one refused
+            commit_positions(state, commit)
+            write_lookup(state, logits, scores.lse)
         return
     if not state.masked.any():  # a draft that stood: nothing left to fill
         return
@@ -154,6 +165,7 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if state.slides and not state.done:
         slide(state, first)
     plan_drafts(state)
+    write_lookup(state, logits, scores.lse)
 
 
 @torch.no_grad()

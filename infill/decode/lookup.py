@@ -1,0 +1,92 @@
+"""The `lookup` setting: drafts written into a hole's masks between passes, and their check.
+
+After each pass of a one-hole state, the tokens that followed the committed tokens before the
+leftmost mask elsewhere in the canvas (`infill.drafts.lookup_draft`) are written into the next
+masks (`write_lookup`), as far as that pass, which saw masks there, gives each at least
+`lookup_first`. The next pass reads them as committed text, so it predicts the positions after
+them as if they stood, and checks them first (`check_lookup`): each keeps its place where the
+model gives it at least `lookup_keep`; from the first that falls short on, the draft is masked
+again. The positions after a refused token were predicted from it: only the refused position
+commits in that pass, and only to another token as sure as `threshold` (`commit_refused`).
+Prompt-lookup decoding without the `verify` rule's extra windows. The model sees a draft's own
+tokens as it checks them, so that check alone is loose (it keeps about half of random tokens as
+its top-1); the earlier pass's bound is the one they cannot sway.
+"""
+from __future__ import annotations
+
+import torch
+
+from infill.decode.holes import close_tail
+from infill.decode.state import DecodeState
+from infill.drafts import lookup_draft
+
+
+def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> None:
+    """Write a one-hole state's lookup draft into its masks from the leftmost on (none at the
+    hole's first position, whose rules a draft would skip), up to its first token to which this
+    pass's restricted logits (L, V) (log-sum-exp `lse` (L,)) give less than `lookup_first`."""
+    if not state.cfg.looks_up or len(state.holes) != 1 or not state.masked.any():
+        return
+    masked, rules = state.masked, state.rules
+    first = int(torch.nonzero(masked)[0])
+    if first == 0:
+        return
+    gap = torch.nonzero(~masked[first:]).flatten()
+    run = int(gap[0]) if len(gap) else len(masked) - first  # masks from `first` on, without a gap
+    device = state.ids.device
+    tokens = lookup_draft(state.ids[0], state.span, first, min(state.cfg.lookup, run), state.cfg.lookup_key,
+                          torch.tensor(rules.banned_ids, device=device), rules.end_ids.to(device))
+    at = slice(first, first + len(tokens))
+    tokens = likely_start(tokens, logits[at], lse[at], state.cfg.lookup_first)
+    if not len(tokens):
+        return
+    if state.looked is None:
+        state.looked = torch.zeros_like(masked)
+    at = slice(first, first + len(tokens))
+    state.ids[0, state.span.start + at.start:state.span.start + at.stop] = tokens
+    masked[at] = False
+    state.looked[at] = True
+
+
+def likely_start(tokens: torch.Tensor, logits: torch.Tensor, lse: torch.Tensor, bound: float) -> torch.Tensor:
+    """The draft `tokens` (D,) up to the first to which the pass before it, logits (D, V) of its
+    positions (log-sum-exp `lse` (D,)), gives less than `bound`: a check the draft's own tokens do not
+    sway (the pass saw masks there)."""
+    prob = (logits.gather(1, tokens[:, None])[:, 0] - lse).exp()
+    low = torch.nonzero(prob < bound).flatten()
+    return tokens[:int(low[0])] if len(low) else tokens
+
+
+def check_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> tuple[int, int] | None:
+    """Check the looked-up tokens against this pass's restricted logits (L, V) (log-sum-exp `lse`
+    (L,)): they stand from the left while each has probability `lookup_keep` or more; the rest are
+    masked again. An end token that stands closes the hole after it. The first position masked
+    again and the token it held; None if all stood."""
+    looked = state.looked
+    if looked is None or not looked.any():
+        return None
+    hole = state.ids[0, state.span]
+    prob = (logits.gather(1, hole[:, None])[:, 0] - lse).exp()  # (L,) of each position's token
+    short = torch.nonzero(looked & (prob < state.cfg.lookup_keep)).flatten()
+    cut, refused = torch.zeros_like(looked), None
+    if len(short):
+        at = int(short[0])
+        cut[at:] = looked[at:]
+        refused = at, int(hole[at])
+    state.committed_prob[looked & ~cut] = prob[looked & ~cut]
+    hole[cut] = state.mask_id
+    state.masked |= cut
+    state.committed_prob[cut] = 0.0
+    looked[:] = False
+    close_tail(hole, state.masked, state.rules)
+    return refused
+
+
+def commit_refused(state: DecodeState, refused: tuple[int, int]) -> torch.Tensor:
+    """After a check masked a draft again from hole position `at` (which held `token`): that
+    position alone (L,) if this pass's top-1 there is another token as sure as `threshold`."""
+    at, token = refused
+    commit = torch.zeros_like(state.masked)
+    if int(state.last_best[at]) != token and float(state.last_prob[at]) >= state.cfg.threshold:
+        commit[at] = True
+    return commit
