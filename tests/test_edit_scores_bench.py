@@ -1,5 +1,5 @@
 """bench.next_edit_drafts' margin sides (`--site-margin`): the drafted job judged by the bundled
-model at each margin, its scores read once and timed."""
+model at each margin, its scores read once (their cost is recorded; the bench reports it)."""
 import pytest
 
 from bench.next_edit_drafts import build_parser, margin_side, run_task, summarize, veto_side
@@ -17,9 +17,9 @@ def runner():
     return ModelRunner(bundled_model_dir())
 
 
-def test_a_margin_side_keeps_a_typo_fixed_again_and_times_the_scores(runner):
+def test_a_margin_side_keeps_a_typo_fixed_again_and_records_the_scores_cost(runner):
     task = run_task(runner, dict(TYPO), [0.0], model_side=False, margins=[9.0])
-    assert task.judged and task.score_ms is not None and task.score_ms > 0
+    assert task.judged and task.score_ms is not None  # recorded, not judged: speed is the bench's
     assert task.answers[margin_side(9.0)].predicted == TYPO["expected"]
     assert task.answers[veto_side(0.0)].predicted == TYPO["expected"]
     summary = summarize([task], [veto_side(0.0), margin_side(9.0)])
