@@ -38,11 +38,27 @@ def key_mask(context_lens: list[int], window_lens: list[int], device: torch.devi
     return torch.cat([context, window], dim=1)[:, None, None]  # (B, 1, 1, S + W)
 
 
+def row_masks(base: torch.Tensor, masks: list[torch.Tensor | None], context_lens: list[int],
+              window_lens: list[int]) -> torch.Tensor:
+    """The key mask (B, 1, W, S + W) with request b's own mask (W_b, S_b + W_b), where given, laid
+    over its rows: its context's columns first, then its window's after the padded context."""
+    full = base.clone()
+    S = base.shape[3] - base.shape[2]
+    for b, mask in enumerate(masks):
+        if mask is not None:
+            s, w = context_lens[b], window_lens[b]
+            full[b, 0, :w, :s] = mask[:, :s]
+            full[b, 0, :w, S:S + w] = mask[:, s:]
+    return full
+
+
 def batch_window_pass(model: Transformer, windows: list[torch.Tensor], positions: list[torch.Tensor],
-                      contexts: list[list[KV]]) -> tuple[list[torch.Tensor], list[KV]]:
+                      contexts: list[list[KV]], masks: list[torch.Tensor | None] | None = None,
+                      ) -> tuple[list[torch.Tensor], list[KV]]:
     """Hidden states (W_i, d) of each request's window (W_i,) at its positions (W_i,), in one
     forward; and the windows' keys/values per layer (B, nkv, W, hd), request b's in row b, its
-    first W_i positions."""
+    first W_i positions. `masks`: per request None (each row sees its context and window) or which
+    of them each of its rows sees (W_i, S_i + W_i)."""
     window_lens = [len(w) for w in windows]
     context_lens = [ctx[0][0].shape[2] for ctx in contexts]
     W, S = max(window_lens), max(context_lens)
@@ -50,6 +66,11 @@ def batch_window_pass(model: Transformer, windows: list[torch.Tensor], positions
     pos = pad_right(positions, W)  # (B, W); padded rows are masked out as keys and dropped as queries
     cache = pad_contexts(contexts, S)
     ragged = len(set(window_lens)) > 1 or len(set(context_lens)) > 1
-    mask = key_mask(context_lens, window_lens, ids.device).expand(-1, 1, W, -1) if ragged else None  # (B, 1, W, S + W)
+    own = masks is not None and any(mask is not None for mask in masks)
+    mask = None
+    if ragged or own:
+        mask = key_mask(context_lens, window_lens, ids.device).expand(-1, 1, W, -1)  # (B, 1, W, S + W)
+    if own:
+        mask = row_masks(mask, masks, context_lens, window_lens)
     h, kv = model.hidden(ids, positions=pos, cache=cache, mask=mask)  # (B, W, d); per layer (B, nkv, W, hd)
     return [h[b, :n] for b, n in enumerate(window_lens)], kv

@@ -75,6 +75,10 @@ class DecoderConfig:
     #   saw masks there) gives less than this probability
     lookup_keep: float = 0.5  # `lookup`: a drafted token stands where the next pass gives it at least this
     #   probability; from the first that falls short on, the draft is masked again
+    lookup_hide: bool = False  # `lookup`: the pass that checks a draft hides each drafted token from the rows that
+    #   check it and the ones before it (they see the last pass's masks there), and a token stands where it is
+    #   that pass's top-1 (left to right's) or as likely as `lookup_keep`: a check the draft cannot sway (a
+    #   model with shifted logits only, `infill.decode.lookup`)
 
     @property
     def looks_up(self) -> bool:

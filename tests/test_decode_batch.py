@@ -20,7 +20,8 @@ CONFIGS = [{}, {"rule": "left_to_right"}, {"threshold": 0.3, "refresh_every": 3}
            {"rule": "factor", "confidence": "margin", "block": 4, "refresh_every": 1},
            {"rule": "verify", "drafts": 3, "refresh_every": 5},
            {"rule": "left_run", "threshold": 0.5, "window": 4, "refresh_every": 1 << 16},
-           {"rule": "verify", "drafts": 2, "window": 3, "refresh_every": 4}]
+           {"rule": "verify", "drafts": 2, "window": 3, "refresh_every": 4},
+           {"rule": "left_run", "lookup": 8, "lookup_key": 1, "lookup_hide": True, "refresh_every": 1 << 16}]
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,16 @@ commits in that pass, and only to another token as sure as `threshold` (`commit_
 Prompt-lookup decoding without the `verify` rule's extra windows. The model sees a draft's own
 tokens as it checks them, so that check alone is loose (it keeps about half of random tokens as
 its top-1); the earlier pass's bound is the one they cannot sway.
+
+With `lookup_hide` (a model with shifted logits: the row before a position predicts it) the pass
+that checks a draft runs its rows up to the last drafted token causally (`hiding_mask`): each sees
+the window's tokens up to its own and, after it, the keys/values the pass before gave those positions,
+when they were masks. The row before a drafted token then predicts it from the text before it alone,
+as left to right would once that text stood, and the token stands where it is that row's top-1 or
+gets at least `lookup_keep`. At the first that does not, the row's top-1 commits instead (left to
+right's token); the positions
+after it were predicted from the refused draft and are masked again, and no new draft is written in
+that pass (the keys/values it kept saw the refused tokens).
 """
 from __future__ import annotations
 
@@ -27,6 +37,8 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     pass's restricted logits (L, V) (log-sum-exp `lse` (L,)) give less than `lookup_first`."""
     if not state.cfg.looks_up or len(state.holes) != 1 or not state.masked.any():
         return
+    if state.hides_lookups and state.passes % state.cfg.refresh_every == 0:
+        return  # the next pass is a full one, which cannot hide a draft
     masked, rules = state.masked, state.rules
     first = int(torch.nonzero(masked)[0])
     if first == 0:
@@ -67,7 +79,10 @@ def check_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
         return None
     hole = state.ids[0, state.span]
     prob = (logits.gather(1, hole[:, None])[:, 0] - lse).exp()  # (L,) of each position's token
-    short = torch.nonzero(looked & (prob < state.cfg.lookup_keep)).flatten()
+    wrong = prob < state.cfg.lookup_keep
+    if state.hides_lookups:  # left to right's token stands too
+        wrong &= hole != state.last_best
+    short = torch.nonzero(looked & wrong).flatten()
     cut, refused = torch.zeros_like(looked), None
     if len(short):
         at = int(short[0])
@@ -84,9 +99,24 @@ def check_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
 
 def commit_refused(state: DecodeState, refused: tuple[int, int]) -> torch.Tensor:
     """After a check masked a draft again from hole position `at` (which held `token`): that
-    position alone (L,) if this pass's top-1 there is another token as sure as `threshold`."""
+    position alone (L,) if this pass's top-1 there is another token as sure as `threshold`, or any
+    other token when the draft was hidden from it (`lookup_hide`: left to right's token)."""
     at, token = refused
     commit = torch.zeros_like(state.masked)
-    if int(state.last_best[at]) != token and float(state.last_prob[at]) >= state.cfg.threshold:
+    sure = state.hides_lookups or float(state.last_prob[at]) >= state.cfg.threshold
+    if int(state.last_best[at]) != token and sure:
         commit[at] = True
     return commit
+
+
+def hiding_mask(state: DecodeState, context: int) -> torch.Tensor:
+    """Which keys each row of a pass that checks a hidden lookup draft attends to (W, C + 2W), the
+    keys laid out as the `context` (C) cached ones, the window's W from the pass before, then this
+    pass's W: a row at or before the last drafted token sees this pass's rows up to its own position
+    and the earlier pass's after it; every later row sees this pass's window alone (and all cached)."""
+    positions = state.positions  # (W,) canvas positions, ascending
+    last = state.span.start + int(torch.nonzero(state.looked)[-1])
+    causal = (positions <= last)[:, None]  # (W, 1)
+    later = positions[None, :] > positions[:, None]  # (W, W): the key's position is after the row's
+    cached = torch.ones(len(positions), context, dtype=torch.bool, device=positions.device)
+    return torch.cat([cached, causal & later, ~(causal & later)], dim=1)

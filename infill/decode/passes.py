@@ -14,6 +14,7 @@ from typing import NamedTuple
 import torch
 
 from infill.batch import batch_window_pass
+from infill.decode.lookup import hiding_mask
 from infill.decode.state import DecodeState
 from infill.kernels import row_stats
 from infill.model import KV, Transformer
@@ -153,25 +154,53 @@ def window_hidden(model: Transformer, states: list[DecodeState], reuse: list[Reu
         if state.needs_full_pass and state.passes == 0:
             h, encoded[i] = first_full_pass(model, state, reuse[i])
             hidden[i] = [h]
+            keep_window_kv(state, encoded[i][1], whole=True)
         elif state.needs_full_pass:
             h, state.context, whole = encode(model, state.ids, state.positions)
             hidden[i] = [h]
             state.kv = whole if state.keeps_kv else None
+            keep_window_kv(state, whole, whole=True)
         else:
             own = pass_windows(state)
             owners += [i] * len(own)
             windows += own
     if windows:
         positions = [states[i].positions for i in owners]
-        batched, window_kv = batch_window_pass(model, windows, positions, [states[i].context for i in owners])
+        contexts, masks = zip(*(window_context(states[i]) for i in owners))
+        batched, window_kv = batch_window_pass(model, windows, positions, list(contexts), list(masks))
         for row, (i, h) in enumerate(zip(owners, batched)):
             state = states[i]
-            if i not in hidden and state.keeps_kv:  # its own window (not a guess): keep its keys/values
-                n = len(state.positions)
-                for (k, v), (wk, wv) in zip(state.kv, window_kv):
-                    k[:, :, state.positions], v[:, :, state.positions] = wk[row:row + 1, :, :n], wv[row:row + 1, :, :n]
+            if i not in hidden:  # its own window (not a guess): keep its keys/values
+                keep_window_kv(state, [(wk[row:row + 1], wv[row:row + 1]) for wk, wv in window_kv])
             hidden.setdefault(i, []).append(h)
     return [hidden[i] for i in range(len(states))], encoded
+
+
+def window_context(state: DecodeState) -> tuple[list[KV], torch.Tensor | None]:
+    """The keys/values a state's cached window attends to besides its own, and which of them each
+    row may see (None: all): for a hidden lookup check, the cached context, then the window as the
+    pass before encoded it (`hiding_mask`)."""
+    if not state.checks_hidden:
+        return state.context, None
+    assert state.window_kv is not None, "a hidden check needs the pass before's keys/values of the window"
+    context = state.context[0][0].shape[2]
+    return joined(state.context, state.window_kv), hiding_mask(state, context)
+
+
+def keep_window_kv(state: DecodeState, window_kv: list[KV], whole: bool = False) -> None:
+    """Keep what a state's own cached window encoded, per layer (1, nkv, >= W, hd), its first W
+    positions: into the whole canvas's keys/values (`keeps_kv`), or for a hidden lookup check. With
+    `whole`, what a full pass encoded (1, nkv, N, hd), kept for a hidden lookup check only."""
+    n = len(state.positions)
+    if whole:
+        if state.hides_lookups:
+            state.window_kv = [(k[:, :, state.positions], v[:, :, state.positions]) for k, v in window_kv]
+        return
+    if state.keeps_kv:
+        for (k, v), (wk, wv) in zip(state.kv, window_kv):
+            k[:, :, state.positions], v[:, :, state.positions] = wk[:, :, :n], wv[:, :, :n]
+    if state.hides_lookups:
+        state.window_kv = [(wk[:, :, :n], wv[:, :, :n]) for wk, wv in window_kv]
 
 
 def forward_count(states: list[DecodeState]) -> int:

@@ -67,6 +67,8 @@ class DecodeState:
     #   out last: (hole, positions run, positions scored), hole-relative; None: every hole whole
     unchecked: torch.Tensor | None = None  # (L,) bool: drafted tokens no pass has scored yet (`veto`; None without one)
     looked: torch.Tensor | None = None  # (L,) bool: tokens of a `lookup` draft the next pass checks (None: none yet)
+    window_kv: list[KV] | None = None  # `lookup_hide`: its last pass's keys/values of the window, per layer
+    #   (1, nkv, W, hd): what the rows checking a draft see of the positions after them
 
     @property
     def span(self) -> slice:
@@ -114,6 +116,17 @@ class DecodeState:
     def keeps_kv(self) -> bool:
         """It keeps the whole canvas's keys/values, updated by each pass's window."""
         return self.slides or self.shrinks
+
+    @property
+    def hides_lookups(self) -> bool:
+        """Its lookup drafts are checked hidden (`lookup_hide`; shifted logits: the row before a drafted
+        token checks it, and sees no drafted token from that one on)."""
+        return self.cfg.looks_up and self.cfg.lookup_hide and self.shifted and len(self.holes) == 1
+
+    @property
+    def checks_hidden(self) -> bool:
+        """Its next pass checks a lookup draft with the draft hidden (`hides_lookups`)."""
+        return self.hides_lookups and self.looked is not None and bool(self.looked.any())
 
     @property
     def guess_windows(self) -> int:

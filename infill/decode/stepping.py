@@ -143,7 +143,8 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
         commit = commit_refused(state, missed)
         if commit.any():  # a new key, so a draft unlike the one refused
             commit_positions(state, commit)
-            write_lookup(state, logits, scores.lse)
+            if not state.hides_lookups:  # hidden: the keys/values this pass kept saw the refused draft
+                write_lookup(state, logits, scores.lse)
         return
     if not state.masked.any():  # a draft that stood: nothing left to fill
         return
