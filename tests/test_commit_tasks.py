@@ -96,6 +96,8 @@ def test_kinds_follow_their_rules():
     assert kind_of(keyword, [change("g(2)\n", "g(2, strict=True)\n")]) == REPEATED
     assert kind_of(keyword, [change("h = 2\n", "h = 3\n")]) == OTHER
     assert kind_of(change("x = 1\n", "x = 2\n"), []) == NEGATIVE
+    escaped = change('s = "a"\n', 's = "\\x00"\n')  # a new literal holding a backslash is text, not an escape
+    assert kind_of(escaped, [change('t = "a"\n', 't = "\\x00"\n')]) == LITERAL
 
 
 def test_one_for_one_replacements_count_a_change_per_line():

@@ -148,9 +148,10 @@ def token_change(change: Change, tokens: re.Pattern = _WORD_TOKEN) -> tuple[tupl
 
 
 def _replaces_word(change: Change, old: str, new: str) -> bool:
-    """True when the change's new lines are its old lines with every whole `old` made `new`."""
+    """True when the change's new lines are its old lines with every whole `old` made `new` (as
+    it is: a backslash in `new` is no escape)."""
     before = "".join(change.old)
-    return old in before and re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", new, before) == "".join(change.new)
+    return old in before and re.sub(rf"(?<!\w){re.escape(old)}(?!\w)", lambda _: new, before) == "".join(change.new)
 
 
 def kind_of(first: Change, follow_ups: Sequence[Change]) -> str:
