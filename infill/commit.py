@@ -79,6 +79,8 @@ class DecoderConfig:
     #   check it and the ones before it (they see the last pass's masks there), and a token stands where it is
     #   that pass's top-1 (left to right's) or as likely as `lookup_keep`: a check the draft cannot sway (a
     #   model with shifted logits only, `infill.decode.lookup`)
+    lookup_guess: bool = False  # `lookup_hide`: where nothing is looked up, the draft is the pass's own top-1
+    #   guesses for the masks (checked hidden as any draft)
 
     @property
     def looks_up(self) -> bool:

@@ -104,3 +104,23 @@ def test_left_to_right_with_hidden_drafts_is_left_to_right_in_fewer_passes():
                           {"threshold": 1.0, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0})
     assert hidden.text == plain.text
     assert hidden.forward_passes < plain.forward_passes
+
+
+def test_a_refused_draft_s_positions_take_back_the_keys_the_check_saw():
+    from infill.decode.lookup import forget_refused
+
+    now, saw = torch.ones(1, 1, 5, 2), torch.zeros(1, 1, 5, 2)  # (1, nkv, W, hd): canvas positions 5..9
+    state = SimpleNamespace(positions=torch.arange(5, 10), span=slice(6, 10), window_kv=[(now, now + 1)],
+                            masks_kv=[(saw, saw + 1)])
+    forget_refused(state, 2)  # refused at hole position 2: canvas 8, the window's row 3
+    [(keys, values)] = state.window_kv
+    assert keys[0, 0, :, 0].tolist() == [1, 1, 1, 0, 0] and values[0, 0, :, 0].tolist() == [2, 2, 2, 1, 1]
+    assert state.masks_kv is None
+
+
+def test_a_guess_draft_runs_to_the_first_end_of_the_hole_and_takes_it():
+    from infill.decode.lookup import guess_draft
+
+    ends = torch.tensor([1, 9])  # pad and the line's end
+    assert guess_draft(torch.tensor([40, 41, 9, 42, 1]), ends).tolist() == [40, 41, 9]
+    assert guess_draft(torch.tensor([40, 41, 42]), ends).tolist() == [40, 41, 42]

@@ -18,9 +18,12 @@ the window's tokens up to its own and, after it, the keys/values the pass before
 when they were masks. The row before a drafted token then predicts it from the text before it alone,
 as left to right would once that text stood, and the token stands where it is that row's top-1 or
 gets at least `lookup_keep`. At the first that does not, the row's top-1 commits instead (left to
-right's token); the positions
-after it were predicted from the refused draft and are masked again, and no new draft is written in
-that pass (the keys/values it kept saw the refused tokens).
+right's token); the positions after it were predicted from the refused draft and are masked again,
+and from the refused position on the keys/values kept for the next check are the ones this check
+saw there (`forget_refused`). With `lookup_guess`, where the canvas has no continuation to look up,
+the draft is the pass's own top-1 guesses for the masks from the leftmost on (`guess_draft`): the
+hidden check keeps those left to right would write, so a pass commits every guess that holds and one
+token more, in one window (the `verify` rule's answer in its fewer passes, without its extra windows).
 """
 from __future__ import annotations
 
@@ -46,8 +49,11 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     gap = torch.nonzero(~masked[first:]).flatten()
     run = int(gap[0]) if len(gap) else len(masked) - first  # masks from `first` on, without a gap
     device = state.ids.device
-    tokens = lookup_draft(state.ids[0], state.span, first, min(state.cfg.lookup, run), state.cfg.lookup_key,
-                          torch.tensor(rules.banned_ids, device=device), rules.end_ids.to(device))
+    count, ends = min(state.cfg.lookup, run), rules.end_ids.to(device)
+    tokens = lookup_draft(state.ids[0], state.span, first, count, state.cfg.lookup_key,
+                          torch.tensor(rules.banned_ids, device=device), ends)
+    if not len(tokens) and state.cfg.lookup_guess and state.hides_lookups:
+        tokens = guess_draft(state.last_best[first:first + count], ends)
     at = slice(first, first + len(tokens))
     tokens = likely_start(tokens, logits[at], lse[at], state.cfg.lookup_first)
     if not len(tokens):
@@ -58,6 +64,13 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     state.ids[0, state.span.start + at.start:state.span.start + at.stop] = tokens
     masked[at] = False
     state.looked[at] = True
+
+
+def guess_draft(guesses: torch.Tensor, end_ids: torch.Tensor) -> torch.Tensor:
+    """A pass's top-1 guesses (D,) for the masks from the leftmost on, as a draft: up to and with
+    the first that ends the hole (its middle, its line)."""
+    end = torch.nonzero(torch.isin(guesses, end_ids)).flatten()
+    return guesses[:int(end[0]) + 1] if len(end) else guesses
 
 
 def likely_start(tokens: torch.Tensor, logits: torch.Tensor, lse: torch.Tensor, bound: float) -> torch.Tensor:
@@ -120,3 +133,16 @@ def hiding_mask(state: DecodeState, context: int) -> torch.Tensor:
     later = positions[None, :] > positions[:, None]  # (W, W): the key's position is after the row's
     cached = torch.ones(len(positions), context, dtype=torch.bool, device=positions.device)
     return torch.cat([cached, causal & later, ~(causal & later)], dim=1)
+
+
+def forget_refused(state: DecodeState, at: int) -> None:
+    """After a hidden check refused the draft from hole position `at`: the window's keys/values
+    kept for the next check (`window_kv`) take back, from that position on, those the check saw
+    there (masks, as the pass before encoded them), for this pass encoded the refused tokens."""
+    if state.masks_kv is None:
+        return
+    row = int(torch.searchsorted(state.positions, torch.tensor(state.span.start + at, device=state.positions.device)))
+    state.window_kv = [(torch.cat([k[:, :, :row], old_k[:, :, row:]], dim=2),
+                        torch.cat([v[:, :, :row], old_v[:, :, row:]], dim=2))
+                       for (k, v), (old_k, old_v) in zip(state.window_kv, state.masks_kv)]
+    state.masks_kv = None

@@ -200,6 +200,7 @@ def keep_window_kv(state: DecodeState, window_kv: list[KV], whole: bool = False)
         for (k, v), (wk, wv) in zip(state.kv, window_kv):
             k[:, :, state.positions], v[:, :, state.positions] = wk[:, :, :n], wv[:, :, :n]
     if state.hides_lookups:
+        state.masks_kv = state.window_kv if state.checks_hidden else None
         state.window_kv = [(wk[:, :, :n], wv[:, :, :n]) for wk, wv in window_kv]
 
 

@@ -69,6 +69,8 @@ class DecodeState:
     looked: torch.Tensor | None = None  # (L,) bool: tokens of a `lookup` draft the next pass checks (None: none yet)
     window_kv: list[KV] | None = None  # `lookup_hide`: its last pass's keys/values of the window, per layer
     #   (1, nkv, W, hd): what the rows checking a draft see of the positions after them
+    masks_kv: list[KV] | None = None  # `lookup_hide`: those its last pass's hidden check saw (the pass before's),
+    #   until the check is read: the positions of a refused draft take them back
 
     @property
     def span(self) -> slice:

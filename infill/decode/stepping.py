@@ -16,7 +16,7 @@ import torch
 
 from infill.commit import select
 from infill.decode.holes import close_loop, eligible, restrict
-from infill.decode.lookup import check_lookup, commit_refused, write_lookup
+from infill.decode.lookup import check_lookup, commit_refused, forget_refused, write_lookup
 from infill.decode.passes import Encoded, Reuse, forward_count, score, window_hidden
 from infill.decode.regions import confirm_drafts, leftmost_masks, logit_parts, plan_drafts, shrink, slide, veto
 from infill.decode.state import DecodeState, Hole, commit_positions, layout
@@ -102,6 +102,13 @@ def fill_rest(state: DecodeState) -> None:
     state.stop_reason = "deadline"
 
 
+def stop_loops(state: DecodeState) -> None:
+    """Close each hole whose committed start already loops (`stop_loops`, with `cut_loops`)."""
+    if state.cfg.cut_loops and state.cfg.stop_loops:
+        for hole in state.holes:
+            close_loop(state.ids[0, hole.span], state.masked[hole.part], hole.rules)
+
+
 def restrict_scored(state: DecodeState, logits: torch.Tensor) -> None:
     """Apply each scored hole's rules in place to a pass's logits (S, V) of the positions it
     scored (`state.scored`)."""
@@ -143,8 +150,9 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
         commit = commit_refused(state, missed)
         if commit.any():  # a new key, so a draft unlike the one refused
             commit_positions(state, commit)
-            if not state.hides_lookups:  # hidden: the keys/values this pass kept saw the refused draft
-                write_lookup(state, logits, scores.lse)
+            stop_loops(state)
+            forget_refused(state, missed[0])
+            write_lookup(state, logits, scores.lse)
         return
     if not state.masked.any():  # a draft that stood: nothing left to fill
         return
@@ -156,9 +164,7 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
                             for hole in state.holes])  # (L,)
     parts = [hole.part for hole in state.holes]
     commit_positions(state, select(state.cfg, conf, may_commit, steps_done, parts, closers(state)))
-    if state.cfg.cut_loops and state.cfg.stop_loops:
-        for hole in state.holes:
-            close_loop(state.ids[0, hole.span], state.masked[hole.part], hole.rules)
+    stop_loops(state)
     if state.shrinks and not state.done:
         shrink(state, firsts)
     if guessed:
