@@ -79,8 +79,8 @@ class DecoderConfig:
     #   check it and the ones before it (they see the last pass's masks there), and a token stands where it is
     #   that pass's top-1 (left to right's) or as likely as `lookup_keep`: a check the draft cannot sway (a
     #   model with shifted logits only, `infill.decode.lookup`)
-    lookup_guess: bool = False  # `lookup_hide`: where nothing is looked up, the draft is the pass's own top-1
-    #   guesses for the masks (checked hidden as any draft)
+    lookup_guess: float = 0.0  # `lookup_hide`: where nothing is looked up, the draft is the pass's own top-1
+    #   guesses for the masks from the leftmost on, while each is at least this likely (0: never; checked hidden)
 
     @property
     def looks_up(self) -> bool:
@@ -126,6 +126,7 @@ _RANGES = {
     "lookup_key": (lambda value: 1 <= value <= 8, "in 1..8"),
     "lookup_keep": (lambda value: 0.0 < value <= 1.0, "in (0, 1]"),
     "lookup_first": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
+    "lookup_guess": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
 }
 
 

@@ -118,9 +118,11 @@ def test_a_refused_draft_s_positions_take_back_the_keys_the_check_saw():
     assert state.masks_kv is None
 
 
-def test_a_guess_draft_runs_to_the_first_end_of_the_hole_and_takes_it():
+def test_a_guess_draft_runs_while_its_guesses_are_likely_to_the_first_end_and_takes_it():
     from infill.decode.lookup import guess_draft
 
-    ends = torch.tensor([1, 9])  # pad and the line's end
-    assert guess_draft(torch.tensor([40, 41, 9, 42, 1]), ends).tolist() == [40, 41, 9]
-    assert guess_draft(torch.tensor([40, 41, 42]), ends).tolist() == [40, 41, 42]
+    ends, sure = torch.tensor([1, 9]), torch.full((5,), 0.5)  # pad and the line's end
+    assert guess_draft(torch.tensor([40, 41, 9, 42, 1]), sure, ends, 0.3).tolist() == [40, 41, 9]
+    assert guess_draft(torch.tensor([40, 41, 42]), sure[:3], ends, 0.3).tolist() == [40, 41, 42]
+    unsure = torch.tensor([0.5, 0.2, 0.9])
+    assert guess_draft(torch.tensor([40, 41, 42]), unsure, ends, 0.3).tolist() == [40]  # up to the first below

@@ -21,7 +21,8 @@ gets at least `lookup_keep`. At the first that does not, the row's top-1 commits
 right's token); the positions after it were predicted from the refused draft and are masked again,
 and from the refused position on the keys/values kept for the next check are the ones this check
 saw there (`forget_refused`). With `lookup_guess`, where the canvas has no continuation to look up,
-the draft is the pass's own top-1 guesses for the masks from the leftmost on (`guess_draft`): the
+the draft is the pass's own top-1 guesses for the masks from the leftmost on, as far as each is
+as likely as `lookup_guess` (`guess_draft`): the
 hidden check keeps those left to right would write, so a pass commits every guess that holds and one
 token more, in one window (the `verify` rule's answer in its fewer passes, without its extra windows).
 """
@@ -53,7 +54,8 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     tokens = lookup_draft(state.ids[0], state.span, first, count, state.cfg.lookup_key,
                           torch.tensor(rules.banned_ids, device=device), ends)
     if not len(tokens) and state.cfg.lookup_guess and state.hides_lookups:
-        tokens = guess_draft(state.last_best[first:first + count], ends)
+        at = slice(first, first + count)
+        tokens = guess_draft(state.last_best[at], state.last_prob[at], ends, state.cfg.lookup_guess)
     at = slice(first, first + len(tokens))
     tokens = likely_start(tokens, logits[at], lse[at], state.cfg.lookup_first)
     if not len(tokens):
@@ -66,9 +68,12 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     state.looked[at] = True
 
 
-def guess_draft(guesses: torch.Tensor, end_ids: torch.Tensor) -> torch.Tensor:
-    """A pass's top-1 guesses (D,) for the masks from the leftmost on, as a draft: up to and with
-    the first that ends the hole (its middle, its line)."""
+def guess_draft(guesses: torch.Tensor, prob: torch.Tensor, end_ids: torch.Tensor, bound: float) -> torch.Tensor:
+    """A pass's top-1 guesses (D,) for the masks from the leftmost on, with their probabilities
+    (D,), as a draft: up to the first less likely than `bound`, and up to and with the first that
+    ends the hole (its middle, its line)."""
+    low = torch.nonzero(prob < bound).flatten()
+    guesses = guesses[:int(low[0])] if len(low) else guesses
     end = torch.nonzero(torch.isin(guesses, end_ids)).flatten()
     return guesses[:int(end[0]) + 1] if len(end) else guesses
 
