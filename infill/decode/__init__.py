@@ -25,7 +25,8 @@ The modules, one job each:
   `confirm_drafts`).
 - `stepping.py`: one step over a batch of states (`step`, `advance`), `remask`, `grow`, `fill_rest`.
 - `lookup.py`: the `lookup` setting's drafts, written into the masks between passes and checked by
-  the next pass (`write_lookup`, `check_lookup`).
+  the next pass (`write_lookup`, `check_lookup`), hidden from the rows that check them
+  (`hiding_mask`, `forget_refused`).
 - `answer.py`: reading a state back (`hole_tokens`, `best`, `committed_run`) and each hole's
   answer (`results`: the one answer record, `infill.answer.HoleAnswer`).
 
@@ -54,7 +55,10 @@ with the tokens that followed its committed tokens elsewhere in the canvas (prom
 `infill.decode.lookup`), as far as the pass gives each at least `lookup_first`: the next pass
 reads them as text, predicts the positions after them from it, and keeps them from the left while
 it gives each at least `lookup_keep`. A draft that holds commits many tokens in one pass, with no
-extra window.
+extra window. With `lookup_hide` (shifted logits) that pass runs the rows up to the draft's end
+causally, each seeing the earlier pass's keys/values after it, so a drafted token is checked from
+the text before it alone, not swayed by itself or the tokens after it (`hiding_mask`); with
+`lookup_guess` the pass's own likely guesses are the draft where nothing is looked up.
 
 A sliding window (`window` > 0, one hole, rules that commit from the left) runs fewer positions:
 each cached pass runs the positions committed in the pass before (still encoded as masks) and
