@@ -154,12 +154,12 @@ def window_hidden(model: Transformer, states: list[DecodeState], reuse: list[Reu
         if state.needs_full_pass and state.passes == 0:
             h, encoded[i] = first_full_pass(model, state, reuse[i])
             hidden[i] = [h]
-            keep_window_kv(state, encoded[i][1], whole=True)
+            keep_encoded(state, encoded[i][1])
         elif state.needs_full_pass:
             h, state.context, whole = encode(model, state.ids, state.positions)
             hidden[i] = [h]
             state.kv = whole if state.keeps_kv else None
-            keep_window_kv(state, whole, whole=True)
+            keep_encoded(state, whole)
         else:
             own = pass_windows(state)
             owners += [i] * len(own)
@@ -187,15 +187,17 @@ def window_context(state: DecodeState) -> tuple[list[KV], torch.Tensor | None]:
     return joined(state.context, state.window_kv), hiding_mask(state, context)
 
 
-def keep_window_kv(state: DecodeState, window_kv: list[KV], whole: bool = False) -> None:
+def keep_encoded(state: DecodeState, kv: list[KV]) -> None:
+    """After a full pass, keep its window's part of what it encoded, per layer (1, nkv, N, hd), for
+    a hidden lookup check (`hides_lookups`)."""
+    if state.hides_lookups:
+        state.window_kv = [(k[:, :, state.positions], v[:, :, state.positions]) for k, v in kv]
+
+
+def keep_window_kv(state: DecodeState, window_kv: list[KV]) -> None:
     """Keep what a state's own cached window encoded, per layer (1, nkv, >= W, hd), its first W
-    positions: into the whole canvas's keys/values (`keeps_kv`), or for a hidden lookup check. With
-    `whole`, what a full pass encoded (1, nkv, N, hd), kept for a hidden lookup check only."""
+    positions: into the whole canvas's keys/values (`keeps_kv`), or for a hidden lookup check."""
     n = len(state.positions)
-    if whole:
-        if state.hides_lookups:
-            state.window_kv = [(k[:, :, state.positions], v[:, :, state.positions]) for k, v in window_kv]
-        return
     if state.keeps_kv:
         for (k, v), (wk, wv) in zip(state.kv, window_kv):
             k[:, :, state.positions], v[:, :, state.positions] = wk[:, :, :n], wv[:, :, :n]
