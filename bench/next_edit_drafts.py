@@ -1,7 +1,8 @@
 """Drafted next edits in process: the rules alone, the model alone, and the drafts checked by the
 model at each veto threshold, on the same tasks and the same model, in one run.
 
-    python -m bench.next_edit_drafts --tasks PATH [--model DIR] [--veto 0 0.9 ...] [--limit N] [--json]
+    python -m bench.next_edit_drafts --tasks PATH [--model DIR] [--veto 0 0.9 ...] [--site-judge [PATH]]
+                                     [--limit N] [--json]
 
 Each next-edit task (FORMATS.md) is planned as the language server plans it
 (`completion.next_edit.plan` on the edited text, its event as one `didChange` makes it) and
@@ -17,6 +18,8 @@ server). Sides:
   log-probability of the changed tokens, new less current) left as it is; the scores are read once
   per task, and what that costs is reported (ms p50, p95, over the tasks with a job and over those
   with a site judged); the veto 0 side is the same drafts unjudged;
+- with `--site-judge`, every side's analogy sites are those the learned judge keeps
+  (`completion.site_judge`) rather than the fixed cut's;
 - **rules, last edit alone** (with `--two-edits`: each task after its first follow-up, made as
   the user's second edit, `bench.next_edit_second`): the rules reading the last edit without the
   first, where the other sides read both as the document's history (`completion.edit_patterns`).
@@ -52,6 +55,7 @@ from bench.lsp_latency import position_of
 from bench.quality import percentile, set_name
 from completion import next_edit
 from completion.next_edit import Drafting
+from completion.site_judge import JUDGE_PATH, SiteJudge, load
 from completion.syntax import ParsedDocument, language_for
 from engine.wire.protocol import Item
 from engine.worker.runner import ModelRunner
@@ -104,10 +108,12 @@ def margin_side(margin: float) -> str:
     return f"margin {margin:g}"
 
 
-def planned_for(task: dict, drafting: Drafting, history: bool = True) -> next_edit.EditPlan | None:
+def planned_for(task: dict, drafting: Drafting, history: bool = True,
+                judge: SiteJudge | None = None) -> next_edit.EditPlan | None:
     """The task's plan as the language server makes it after the user's one `didChange` (None
     where the gate refuses), with the task's earlier edits as the document's history when
-    `history` (`bench.next_edit_second`)."""
+    `history` (`bench.next_edit_second`), its analogy sites chosen by `judge` when given
+    (`completion.site_judge`)."""
     language = language_for(task["path"])
     if language is None:
         return None
@@ -118,7 +124,7 @@ def planned_for(task: dict, drafting: Drafting, history: bool = True) -> next_ed
     planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(language, edited), event, cursor.line, "bench",
                                                60_000, PurePosixPath(task["path"]).name,
                                                events=[*(earlier_events(task) if history else ()), event],
-                                               drafting=drafting))
+                                               drafting=drafting, judge=judge))
     return None if isinstance(planned, next_edit.Refused) else planned
 
 
@@ -142,15 +148,15 @@ def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
 
 
 def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_side: bool = True,
-             margins: Sequence[float] = ()) -> Task:
+             margins: Sequence[float] = (), judge: SiteJudge | None = None) -> Task:
     found = Task(task.get("kind", ""), task["edited"], task["expected"])
-    found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES), task["edited"], {})
+    found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES, judge=judge), task["edited"], {})
     if "earlier" in task:
-        found.answers[LAST_EDIT] = answer(runner, planned_for(task, Drafting.RULES, history=False), task["edited"], {})
+        found.answers[LAST_EDIT] = answer(runner, planned_for(task, Drafting.RULES, False, judge), task["edited"], {})
     if model_side:
-        found.answers[MODEL] = answer(runner, planned_for(task, Drafting.MODEL), task["edited"], {})
+        found.answers[MODEL] = answer(runner, planned_for(task, Drafting.MODEL, judge=judge), task["edited"], {})
     started = time.perf_counter()
-    drafted = planned_for(task, Drafting.DRAFTED)
+    drafted = planned_for(task, Drafting.DRAFTED, judge=judge)
     if drafted is not None:
         next_edit.finish(drafted, [])
     found.plan_ms = (time.perf_counter() - started) * 1e3
@@ -271,6 +277,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--site-margin", type=float, nargs="+", default=[],
                         help="margins of the model's site scores to compare, each a side at veto 0: a site "
                              "whose draft scores below -M is left as it is (infill.site_scores; default none)")
+    parser.add_argument("--site-judge", type=Path, nargs="?", const=JUDGE_PATH, default=None,
+                        help="choose every side's analogy sites by the learned judge stored at this path "
+                             "(no path: the shipped completion/site_judge.json; default: the fixed cut)")
     parser.add_argument("--limit", type=int, default=None, help="the first N tasks (default all)")
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--model-side", action=argparse.BooleanOptionalAction, default=True,
@@ -298,17 +307,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(str(exc))
     if args.two_edits:
         tasks = [later for later in map(second_edit, tasks) if later is not None]
+    try:
+        judge = None if args.site_judge is None else load(args.site_judge)
+    except (ValueError, OSError, KeyError) as exc:
+        parser.error(f"--site-judge {args.site_judge}: {exc}")
     torch.set_num_threads(args.threads)
     runner = ModelRunner(args.model)
     results = []
     for number, task in enumerate(tasks):
-        results.append(run_task(runner, task, args.veto, args.model_side, args.site_margin))
+        results.append(run_task(runner, task, args.veto, args.model_side, args.site_margin, judge))
         logger.info("task %d of %d (%s) done", number + 1, len(tasks), results[-1].kind)
     sides = [RULES, *([LAST_EDIT] if args.two_edits else []), *([MODEL] if args.model_side else []),
              *map(veto_side, args.veto), *map(margin_side, args.site_margin)]
     summary = summarize(results, sides)
     meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": args.model.name, "vetoes": args.veto,
-            "site_margins": args.site_margin}
+            "site_margins": args.site_margin, "site_judge": None if args.site_judge is None else str(args.site_judge)}
     print(format_table(summary, sides, meta))
     if args.json:
         print(json.dumps({**meta, **summary}))

@@ -94,13 +94,15 @@ class Rewrite:
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """Characters `start .. end - 1` of the text become `new`; `score` says how alike its line is."""
+    """Characters `start .. end - 1` of the text become `new`; `score` says how alike its line is,
+    `needed` the score the fixed cut asked of it (`min_score`)."""
 
     start: int
     end: int
     new: str
     line: int
     score: float
+    needed: float = 0.0
 
 
 def _is_word(char: str) -> bool:
@@ -292,14 +294,17 @@ def dotted(text: str, start: int, end: int) -> bool:
 
 
 def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
-          prose: Callable[[int], bool] | None = None, repeated: bool = False) -> list[Site]:
+          prose: Callable[[int], bool] | None = None, repeated: bool = False,
+          floor: float | None = None) -> list[Site]:
     """The places of `text` (the text after `event`) where the rewrite applies, best first; none
     when its before-text stands on the event's line more than once (the user changed one of them),
     nor for a word whose scope the rename rule knows (`scoped`: a local or a parameter, renamed in
     its function; in other functions the same name is another variable), unless the user made the
     same rewrite before (`repeated`, `completion.edit_patterns`): then a site needs a score of
     `REPEATED_MIN_SCORE` at most, and a change to a definition's header goes to the others. A word
-    changed in prose goes only to places dotted as the edited one is or is not (`dotted`)."""
+    changed in prose goes only to places dotted as the edited one is or is not (`dotted`). With a
+    `floor`, a site scoring below the fixed cut but at least `floor` is kept too (each site says
+    the cut it had, `needed`): a judge of sites decides (`completion.site_judge`)."""
     pattern = site_pattern(rewrite)
     if pattern is None or (scoped and rewrite.word and not repeated) or half_typed(rewrite, text) \
             or len(pattern.findall(rewrite.line_before)) != 1:
@@ -327,24 +332,28 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if as_dotted is not None and dotted(text, match.start(1), match.end(1)) != as_dotted:
             continue
         score = alike(line_text, before_line, bool(in_prose))
-        if score >= needed and (in_prose is None or prose(match.start(1)) == in_prose):
-            found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score))
+        if score >= (needed if floor is None else min(needed, floor)) \
+                and (in_prose is None or prose(match.start(1)) == in_prose):
+            found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, needed))
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
 
 def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
-                  document: ParsedDocument | None = None, repeated: bool = False) -> list[Site]:
+                  document: ParsedDocument | None = None, repeated: bool = False,
+                  floor: float | None = None) -> list[Site]:
     """The sites of the event's rewrite in its text after (none when it is no one-line rewrite);
     `scoped` when the rename rule found the renamed name's uses in its scope; `literal` when the
     literal rule owns the event (a whole string or number changed): then only a word has sites.
     With the parsed `document` (the text after), a change in prose (strings, comments) goes to
-    prose only, one in code to code. `repeated`: the user made the same rewrite before."""
+    prose only, one in code to code. `repeated`: the user made the same rewrite before; `floor`:
+    sites below the fixed cut down to it are kept too (`sites`)."""
     rewrite = rewrite_of(event)
     if rewrite is None or (literal and not rewrite.word) \
             or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
         return []
-    return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document), repeated)
+    return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document), repeated,
+                 floor)
 
 
 def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:

@@ -68,10 +68,11 @@ def memory_of(event: EditEvent, events: Sequence[EditEvent]) -> Memory:
 
 
 def pattern_sites(event: EditEvent, events: Sequence[EditEvent], scoped: bool = False, literal: bool = False,
-                  document: ParsedDocument | None = None) -> list[Site]:
-    """The analogy sites of `event` (`completion.edit_analogy.analogy_sites`) read with the
-    document's `events`: none for a refused pattern, more for one the user made before."""
+                  document: ParsedDocument | None = None, floor: float | None = None) -> list[Site]:
+    """The analogy sites of `event` (`completion.edit_analogy.analogy_sites`, down to `floor` when
+    given) read with the document's `events`: none for a refused pattern, more for one the user
+    made before."""
     memory = memory_of(event, events)
     if memory.refused:
         return []
-    return analogy_sites(event, scoped, literal, document, memory.repeats > 0)
+    return analogy_sites(event, scoped, literal, document, memory.repeats > 0, floor)

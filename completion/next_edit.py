@@ -18,7 +18,8 @@ typed (the event ends in a word found nowhere else in the text, and renamed noth
 
 Each region (whole lines, `completion.edit_regions`, among them the sites where the same change
 applies by analogy, `completion.edit_analogy`, read with the user's recent events as patterns,
-`completion.edit_patterns`) gets a draft of its new text from the user's edit
+`completion.edit_patterns`; with an `EditAsk.judge`, those a learned judge keeps,
+`completion.site_judge`) gets a draft of its new text from the user's edit
 (`completion.edit_drafts`: a rename, a literal, a signature's call sites, the change carried by
 analogy; else its current text). How the drafts are used is the plan's `Drafting`: `drafted` (the default) sends
 each region as a hole holding its draft, whose known tokens the model checks and whose masked
@@ -53,11 +54,13 @@ from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_analogy import byte_replacements
+from completion.edit_analogy import Site
 from completion.edit_patterns import pattern_sites
 from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
                                      renamed, signature_change)
 from completion.fim import Backend
 from completion.positions import LINE_BREAK, line_starts
+from completion.site_judge import SiteJudge, candidates
 from completion.syntax import ParsedDocument, error_count
 from engine.wire.deadline import Deadline
 from engine.wire.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
@@ -274,8 +277,9 @@ def draft_budget(regions: Sequence[Region], drafts: dict[Region, Draft]) -> list
 class EditAsk:
     """What one next edit is planned from: the document after the user's `event`, the cursor's
     line, the ids and due time its job carries (`run` gives it what is left of the deadline), the
-    user's recent `events` (oldest first) and how it uses drafts. A new input is a field with a
-    default, so that every caller keeps working."""
+    user's recent `events` (oldest first), how it uses drafts, and the judge of analogy sites
+    (`completion.site_judge`; None: the fixed cut of `completion.edit_analogy` alone). A new input
+    is a field with a default, so that every caller keeps working."""
 
     document: ParsedDocument | None
     event: EditEvent | None
@@ -286,6 +290,7 @@ class EditAsk:
     session: str = ""
     events: Sequence[EditEvent] = ()
     drafting: Drafting = Drafting.DRAFTED
+    judge: SiteJudge | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -301,9 +306,7 @@ def plan(ask: EditAsk) -> EditPlan | Refused:
     refusal = gate(document, event)
     if refusal is not None:
         return Refused(refusal)
-    literal = changed_literal(event) is not None
-    found = [] if literal and literal_regions(event, document) else \
-        pattern_sites(event, ask.events, bool(rename_uses(event, document)), literal, document)
+    found = analogy_found(event, document, ask.events, ask.judge)
     sites = [Region(site.line, site.line + 1, ANALOGY) for site in found]
     regions = regions_after(event, document, ask.cursor_line, sites)
     analogies = byte_replacements(document.text, found)
@@ -317,6 +320,27 @@ def plan(ask: EditAsk) -> EditPlan | Refused:
     request = edit_request(ask.request_id, document.text, sent, ask.deadline_ms, ask.uri, ask.session,
                            ask.events, drafts) if sent else None
     return EditPlan(document, event, ask.cursor_line, regions, drafts, sent, request, drafting, removable)
+
+
+def site_inputs(event: EditEvent, document: ParsedDocument) -> tuple[bool, bool] | None:
+    """(the renamed word is scoped, the literal rule owns the event) for the analogy sites of the
+    event, or None when it has none: the literal rule found the changed literal's places."""
+    literal = changed_literal(event) is not None
+    if literal and literal_regions(event, document):
+        return None
+    return bool(rename_uses(event, document)), literal
+
+
+def analogy_found(event: EditEvent, document: ParsedDocument, events: Sequence[EditEvent],
+                  judge: SiteJudge | None = None) -> list[Site]:
+    """The sites the event is carried to by analogy, read with the document's `events`: those the
+    fixed cut keeps, or with a `judge` those it keeps of the candidates down to its floor."""
+    inputs = site_inputs(event, document)
+    if inputs is None:
+        return []
+    if judge is None:
+        return pattern_sites(event, events, *inputs, document)
+    return judge.kept(candidates(event, events, *inputs, document, judge.floor))
 
 
 def within(planned: EditPlan, budget_ms: int) -> EditPlan:
