@@ -8,7 +8,7 @@ line's twin, how many candidates there are, how far, how long the change is, in 
 and indentation, ...) says how likely the site is one of the user's real follow-ups; sites below
 the judge's `threshold` are left out. The judge sees candidates down to its `floor` (below the
 fixed cut too), so it may admit a site the cut refuses. Its weights were learned from real
-commits replayed as next-edit tasks (`python -m training.site_judge`, which writes
+commits replayed as next-edit tasks (`python -m bench.site_judge_fit`, which writes
 `site_judge.json` beside this module) and are loaded by `load`. Everything but `load` is pure;
 a request's features cost a pass over its candidates' lines.
 """
@@ -82,7 +82,7 @@ class SiteJudge:
         """The judge of a `to_json` object; ValueError when its features are not this module's."""
         if tuple(data.get("features", ())) != FEATURES:
             raise ValueError("the site judge's features differ from completion.site_judge.FEATURES: "
-                             "rebuild it with python -m training.site_judge")
+                             "rebuild it with python -m bench.site_judge_fit")
         return cls(tuple(data["mean"]), tuple(data["scale"]), tuple(data["weights"]), float(data["bias"]),
                    float(data["threshold"]), None if data.get("floor") is None else float(data["floor"]))
 

@@ -11,7 +11,7 @@ from completion.edit_analogy import rewrite_of
 from completion.edit_events import EditEvent, diff_span
 from completion.site_judge import FEATURES, Candidate, SiteJudge, candidates, load
 from completion.syntax import ParsedDocument
-from training import site_judge as training
+from bench import site_judge_fit
 
 TYPO = '''import datetime
 
@@ -121,7 +121,7 @@ def test_a_plan_proposes_the_sites_its_judge_keeps_and_no_other():
 def test_a_judge_with_other_features_is_refused():
     data = load().to_json()
     data["features"] = data["features"][:-1]
-    with pytest.raises(ValueError, match="training.site_judge"):
+    with pytest.raises(ValueError, match="bench.site_judge_fit"):
         SiteJudge.from_json(data)
 
 
@@ -144,7 +144,7 @@ def test_the_training_script_learns_a_judge_from_a_tiny_task_set(tmp_path, capsy
     write_tasks(tmp_path / "alpha-t.jsonl", tasks)
     write_tasks(tmp_path / "beta-t.jsonl", tasks)
     out = tmp_path / "judge.json"
-    assert training.main(["--tasks", str(tmp_path / "alpha-t.jsonl"), str(tmp_path / "beta-t.jsonl"),
+    assert site_judge_fit.main(["--tasks", str(tmp_path / "alpha-t.jsonl"), str(tmp_path / "beta-t.jsonl"),
                           "--out", str(out), "--grid", "0.3", "0.6", "--json"]) == 0
     printed = capsys.readouterr().out.splitlines()
     figures = json.loads(printed[-1])

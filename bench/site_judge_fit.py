@@ -1,6 +1,6 @@
 """Learn the judge of analogy sites (`completion.site_judge`) from real commits replayed as next-edit tasks.
 
-    python -m training.site_judge --tasks A.jsonl B.jsonl ... --out completion/site_judge.json [--floor F]
+    python -m bench.site_judge_fit --tasks A.jsonl B.jsonl ... --out completion/site_judge.json [--floor F]
 
 Each task (`training.commit_tasks`; the repository is the file's name up to its first `-`) is
 planned as the language server plans it (`bench.next_edit_drafts.planned_for`: the user's one
@@ -19,6 +19,9 @@ exact); `objective` the one with the most carrying tasks exact less tasks with a
 table of every threshold, and the fixed cut's row, goes to stdout; the judge fitted on every
 repository with that threshold is written to `--out`. With `--json` the last line is one JSON
 object of the figures.
+
+It lives beside the next-edit benches because it is fitted to their own scoring of a task
+(`bench.next_edit_scores.score`) and plans tasks as they do.
 """
 from __future__ import annotations
 
@@ -44,7 +47,7 @@ from completion.positions import line_starts
 from completion.site_judge import FEATURES, Candidate, SiteJudge, candidates
 from completion.syntax import ParsedDocument, language_for
 
-logger = logging.getLogger("training.site_judge")
+logger = logging.getLogger("bench.site_judge_fit")
 
 DEFAULT_GRID = (0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7)
 FIXED_CUT = "fixed cut"
@@ -212,7 +215,7 @@ def load_examples(paths: Sequence[Path], floor: float | None) -> list[Example]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m training.site_judge", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.site_judge_fit", description=__doc__.splitlines()[0])
     parser.add_argument("--tasks", type=Path, nargs="+", required=True,
                         help="next-edit task files of real commits, one or more per repository (NAME-....jsonl)")
     parser.add_argument("--out", type=Path, required=True, help="the judge's JSON to write")
