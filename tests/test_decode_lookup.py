@@ -133,8 +133,9 @@ def test_repeated_code_is_copied_in_fewer_passes():
     torch.set_num_threads(1)
     runner = ModelRunner(bundled_model_dir())
     plain = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup": 0})
-    looked = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup": 16, "lookup_first": 0.02})
+    unhidden = {"lookup": 16, "lookup_hide": False, "lookup_keep": 0.5}  # not the bundled model's single lines
+    looked = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {**unhidden, "lookup_first": 0.02})
     assert looked.text == "2 * (shape.width + shape.height)\n"  # the line before, taken whole
     assert looked.forward_passes <= plain.forward_passes // 2
-    refused = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup": 16, "lookup_keep": 1.0})
+    refused = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {**unhidden, "lookup_keep": 1.0})
     assert refused.text == plain.text  # a draft the check refuses leaves the answer as it was
