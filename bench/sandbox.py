@@ -7,7 +7,9 @@ launcher, then the program with `runpy` as `__main__`, so the program's own line
 `from __future__` imports are untouched. The launcher:
 
 - caps the address space (`RLIMIT_AS`, soft and hard, so the program cannot raise it back), the
-  size of any file it writes (`RLIMIT_FSIZE`) and core dumps (`RLIMIT_CORE`);
+  size of any file it writes (`RLIMIT_FSIZE`), core dumps (`RLIMIT_CORE`) and its CPU time
+  (`RLIMIT_CPU`, twice the time limit and a second: a program whose caller was killed before its
+  timeout, which would have killed it, stops by itself instead of spinning on forever);
 - disables networking: `socket.socket` (and `_socket.socket`, which it wraps) is replaced by a
   subclass whose constructor raises `OSError("network disabled in sandbox")`, so `connect`,
   `create_connection`, `urllib` and the like all fail.
@@ -22,6 +24,7 @@ the program ever runs in the caller's process.
 """
 from __future__ import annotations
 
+import math
 import os
 import signal
 import subprocess
@@ -43,6 +46,7 @@ import resource, runpy, socket, _socket, sys
 resource.setrlimit(resource.RLIMIT_AS, ({memory}, {memory}))
 resource.setrlimit(resource.RLIMIT_FSIZE, ({file_bytes}, {file_bytes}))
 resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+resource.setrlimit(resource.RLIMIT_CPU, ({cpu_s}, {cpu_s}))
 class _NoNetwork(socket.socket):
     def __init__(self, *args, **kwargs):
         raise OSError({message!r})
@@ -85,11 +89,16 @@ def _tail(path: Path, chars: int) -> str:
         return stream.read().decode(errors="replace")[-chars:]
 
 
+def cpu_seconds(time_limit_s: float) -> int:
+    """The CPU time a program may use: more than its wall-clock limit allows one thread."""
+    return 2 * math.ceil(time_limit_s) + 1
+
+
 def run_program(source: str, time_limit_s: float = DEFAULT_TIME_LIMIT_S,
                 memory_bytes: int = DEFAULT_MEMORY_BYTES,
                 output_chars: int = DEFAULT_OUTPUT_CHARS) -> SandboxResult:
     """Run `source` as a Python program in the sandbox; passing means exit code 0 within the time limit."""
-    launcher = _LAUNCHER.format(memory=int(memory_bytes), file_bytes=MAX_FILE_BYTES,
+    launcher = _LAUNCHER.format(memory=int(memory_bytes), file_bytes=MAX_FILE_BYTES, cpu_s=cpu_seconds(time_limit_s),
                                 message=NETWORK_DISABLED, program=PROGRAM_NAME)
     with tempfile.TemporaryDirectory(prefix="infill-sandbox-") as folder:
         root = Path(folder)

@@ -74,6 +74,12 @@ def test_sandbox_stops_a_program_at_its_time_limit():
     assert 1.0 <= outcome.elapsed_s < CHILD_GONE_WAIT_S
 
 
+def test_sandbox_bounds_a_program_s_cpu_time_by_itself():
+    """An orphaned program (its caller killed before the timeout) still stops: its CPU time is capped."""
+    outcome = run_program("import resource\nprint(resource.getrlimit(resource.RLIMIT_CPU))\n", time_limit_s=3.0)
+    assert outcome.passed and outcome.stdout.strip() == "(7, 7)"
+
+
 def test_sandbox_kills_the_children_a_program_leaves():
     """The child a program leaves sleeping is killed with its process group when the program ends
     (as when it is cut at its time limit)."""
