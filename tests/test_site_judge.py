@@ -8,34 +8,10 @@ import pytest
 from completion import next_edit
 from completion.edit_checks import applied
 from completion.edit_analogy import rewrite_of
-from completion.edit_events import EditEvent, diff_span
 from completion.site_judge import FEATURES, Candidate, SiteJudge, candidates, load
 from completion.syntax import ParsedDocument
 from bench import site_judge_fit
-
-TYPO = '''import datetime
-
-
-def parse(text):
-    """Read a datetime from text."""
-    return datetime.datetime.fromisoformat(text)
-
-
-def show(value):
-    """Write a dateime as text."""
-    return value.isoformat()
-'''
-
-CALLS = '''def build(app, strict):
-    app.route("/a", handler_a, strict=strict)
-    app.route("/b", handler_b)
-    app.route("/c", handler_c)
-    app.cache = {}
-'''
-
-
-def event(before, after):
-    return EditEvent("file:///t.py", before, after, diff_span(before, after), 0.0)
+from edit_samples import CALLS, TYPO, event
 
 
 def candidates_of(before, after, floor=None):
