@@ -229,6 +229,19 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def replaceable(path: Path) -> bool:
+    """`--out` may be written: a new file, or a site judge's JSON (one this script wrote), not a link."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return False
+    if not path.exists():
+        return True
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+        return False
+    return isinstance(data, dict) and "features" in data and "weights" in data
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -236,6 +249,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [str(path) for path in args.tasks if not path.is_file()]
     if missing:
         parser.error(f"--tasks: no such file: {', '.join(missing)}")
+    if not replaceable(args.out):
+        parser.error(f"--out {args.out} exists and is not a site judge's JSON: refusing to overwrite it")
     examples = load_examples(args.tasks, args.floor)
     positives = sum(sum(e.labels) for e in examples)
     if positives == 0 or positives == sum(len(e.labels) for e in examples):

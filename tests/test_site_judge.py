@@ -121,7 +121,7 @@ def test_the_training_script_learns_a_judge_from_a_tiny_task_set(tmp_path, capsy
     write_tasks(tmp_path / "beta-t.jsonl", tasks)
     out = tmp_path / "judge.json"
     assert site_judge_fit.main(["--tasks", str(tmp_path / "alpha-t.jsonl"), str(tmp_path / "beta-t.jsonl"),
-                          "--out", str(out), "--grid", "0.3", "0.6", "--json"]) == 0
+                                "--out", str(out), "--grid", "0.3", "0.6", "--json"]) == 0
     printed = capsys.readouterr().out.splitlines()
     figures = json.loads(printed[-1])
     assert figures["candidates"] == 6 and figures["positives"] == 2
@@ -131,3 +131,19 @@ def test_the_training_script_learns_a_judge_from_a_tiny_task_set(tmp_path, capsy
     typo_site = candidates_of(typo_before, typo_edited)[0]
     call_site = candidates_of(calls_before, CALLS)[0]
     assert judge.probability(typo_site.features) > judge.probability(call_site.features)
+
+
+def test_the_training_script_overwrites_only_a_judge(tmp_path, capsys):
+    """`--out` naming a file that is not a site judge's JSON is refused before any work, unchanged."""
+    tasks = tmp_path / "alpha-t.jsonl"
+    write_tasks(tasks, [task("t1", CALLS.replace(", strict=strict)", ")"), CALLS, CALLS, "negative")])
+    for name, text in (("source.py", "print('mine')\n"), ("other.json", '{"name": "not a judge"}\n')):
+        precious = tmp_path / name
+        precious.write_text(text)
+        with pytest.raises(SystemExit) as refused:
+            site_judge_fit.main(["--tasks", str(tasks), "--out", str(precious)])
+        assert refused.value.code == 2 and precious.read_text() == text
+    assert "refusing to overwrite" in capsys.readouterr().err
+    judge = tmp_path / "judge.json"
+    judge.write_text(json.dumps(load().to_json()))
+    assert site_judge_fit.replaceable(judge) and site_judge_fit.replaceable(tmp_path / "new.json")
