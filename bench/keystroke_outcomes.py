@@ -20,12 +20,13 @@ from pathlib import Path
 
 SHOWN = "shown"  # ghost text appeared, from the model's answer
 TYPED_THROUGH = "typed_through"  # ghost text appeared, from the typing-through cache
-SUPERSEDED = "superseded"  # the next key came first (the request waited out the debounce, or was cancelled)
+KEPT = "kept"  # the ghost text on screen at the key stayed through it, and its answer left it as it was
+SUPERSEDED = "superseded"  # the next key came first (the request waited out the debounce, was cancelled, came late)
 NO_COMPLETION = "no_completion"  # the server's decision: no completion wanted here
 EMPTY = "empty"  # the model answered in time with nothing worth showing
 DEADLINE = "deadline_missed"  # the worker gave no answer within the deadline
 ERROR = "error"  # an error response, an answer not shown, or one the server's log does not explain
-OUTCOMES = (SHOWN, TYPED_THROUGH, SUPERSEDED, NO_COMPLETION, EMPTY, DEADLINE, ERROR)
+OUTCOMES = (SHOWN, TYPED_THROUGH, KEPT, SUPERSEDED, NO_COMPLETION, EMPTY, DEADLINE, ERROR)
 SPLIT_PARTS = ("editor", "transport", "plan_and_worker_transport", "queue", "layout", "first_pass",
                "further_passes", "worker_other", "post_processing")
 

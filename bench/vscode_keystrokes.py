@@ -9,13 +9,17 @@ prompt, the text it ends with, and its keys with their gaps and pauses.
 
 `report` gives every keystroke of the workbench's record one outcome of
 `bench.keystroke_outcomes.OUTCOMES` and prints the figures of `bench.editor_latency`. The page
-saw each key's keydown and the first frame after it that showed ghost text (epoch ms); the
-extension's requests are not visible there, so each key is matched to the last inline completion
-the server's log (`server_requests`) began between that key and the next: ghost text shown after
-the key is the model's answer (`shown`) unless the server answered from its typing-through cache
-or no request was made for the key (VS Code kept the ghost text as the user typed through it);
-without ghost text, a key with no request, or whose answer came after the next key, is
-`superseded`, else the server's log says why (no completion, empty, deadline, error). A shown
+saw each key's keydown, the ghost text on screen then, and the first frame after it that showed
+other ghost text (epoch ms); the extension's requests are not visible there, so each key is
+matched to the last inline completion the server's log (`server_requests`) began between that key
+and the next: ghost text shown after the key is the model's answer (`shown`) unless the server
+answered from its typing-through cache or no request was made for the key (VS Code kept the ghost
+text as the user typed through it). Without new ghost text, a key with no request, or whose answer
+was logged too late to be drawn before the next key (later than the record's fastest drawing of
+an answer, `fastest_draw_ms`), is `superseded`; an answer in time that left the key's ghost text
+as it was (VS Code keeps a suggestion that a typed space does not contradict, and the answer
+proposed it again: the same text at this keydown and the next) is `kept`; else the server's log
+says why (no completion, empty, deadline, error). A shown
 answer's split has the worker's parts from the log; its `editor` part is the rest of the key's
 latency outside the server (key handling, the extension, VS Code's drawing and the LSP transport,
 which the page cannot tell apart: `transport` is 0 here).
@@ -50,12 +54,14 @@ def request_for(key: dict, next_fed_ms: float, answered: Sequence[ko.ServerReque
     return began[-1] if began else None
 
 
-def unshown(server: ko.ServerRequest | None, next_fed_ms: float) -> str:
-    """Why a key whose request is `server` drew no ghost text before the next key."""
-    if server is None or server.superseded or server.answered_at * 1000.0 >= next_fed_ms:
+def unshown(server: ko.ServerRequest | None, next_fed_ms: float, draw_ms: float, kept: bool) -> str:
+    """Why a key whose request is `server` drew no ghost text before the next key: an answer logged
+    less than `draw_ms` before it could not be drawn in time; one that came in time left the ghost
+    text as it was when VS Code had `kept` the key's (the same text at this key and the next)."""
+    if server is None or server.superseded or server.answered_at * 1000.0 + draw_ms >= next_fed_ms:
         return ko.SUPERSEDED
     if server.texts > 0:
-        return ko.ERROR  # an answer VS Code did not draw
+        return ko.KEPT if kept else ko.ERROR  # else an answer VS Code did not draw
     if server.no_completion or server.mode in ("none", "no mode"):
         return ko.NO_COMPLETION
     if server.worker_failure:
@@ -63,6 +69,15 @@ def unshown(server: ko.ServerRequest | None, next_fed_ms: float) -> str:
     if server.stop_reason == "deadline" or not server.worker:
         return ko.DEADLINE
     return ko.EMPTY
+
+
+def fastest_draw_ms(keys: Sequence[dict], servers: Sequence[ko.ServerRequest | None]) -> float:
+    """The shortest time (ms) from a model answer's log line to its ghost text drawn, over the
+    record's shown keys (0 when none): VS Code's part after the server's, which no answer skips. A
+    key drawn before its answer was logged (VS Code drew a suggestion it kept) says nothing of it."""
+    drawn = [key["shown_ms"] - server.answered_at * 1000.0 for key, server in zip(keys, servers)
+             if key.get("shown_ms") is not None and server is not None and not server.cache_hit]
+    return min((ms for ms in drawn if ms > 0), default=0.0)
 
 
 def split_of(key: dict, server: ko.ServerRequest) -> dict[str, float]:
@@ -78,14 +93,18 @@ def split_of(key: dict, server: ko.ServerRequest) -> dict[str, float]:
 
 
 def outcomes(keys: Sequence[dict], answered: Sequence[ko.ServerRequest]) -> list[dict]:
-    """One row per key of the record (`file`, `key`, `fed_ms`, `shown_ms` or None), as `ko.outcomes`'s."""
+    """One row per key of the record (`file`, `key`, `fed_ms`, `shown_ms` or None, `before`: the
+    ghost text on screen at its keydown or None), as `ko.outcomes`'s."""
+    next_fed = [key["fed_ms"] for key in keys[1:]] + [float("inf")]
+    servers = [request_for(key, fed, answered) for key, fed in zip(keys, next_fed)]
+    draw_ms = fastest_draw_ms(keys, servers)
     rows = []
-    for index, key in enumerate(keys):
-        next_fed = keys[index + 1]["fed_ms"] if index + 1 < len(keys) else float("inf")
-        server = request_for(key, next_fed, answered)
+    for index, (key, server) in enumerate(zip(keys, servers)):
         row = {"file": key["file"], "key": key["key"], "requested": server is not None}
         if key.get("shown_ms") is None:
-            row["outcome"] = unshown(server, next_fed)
+            after = keys[index + 1] if index + 1 < len(keys) else {}
+            kept = key.get("before") is not None and after.get("before") == key["before"]
+            row["outcome"] = unshown(server, next_fed[index], draw_ms, kept)
         else:
             row["outcome"] = ko.TYPED_THROUGH if server is None or server.cache_hit else ko.SHOWN
             row["latency_ms"] = round(key["shown_ms"] - key["fed_ms"], 1)

@@ -6,9 +6,9 @@
  * The real workbench (code-server with the built .vsix, in headless Chromium) types held-out
  * HumanEval bodies key by key against the language server on the bundled model, with the plan of
  * `python -m bench.vscode_keystrokes plan` (Neovim's: 80 to 120 ms between keys, pauses where a
- * typist stops, each ended by the ghost text). The page records, for every key, its keydown and the
- * first frame after it that drew ghost text other than what was drawn at the keydown, or any ghost
- * text once the keydown's had gone (epoch ms).
+ * typist stops, each ended by the ghost text). The page records, for every key, its keydown, the
+ * ghost text on screen then (`before`), and the first frame after it that drew ghost text other than
+ * that, or any ghost text once the keydown's had gone (epoch ms).
  * `python -m bench.vscode_keystrokes report` then gives every keystroke its outcome with the
  * server's log, and prints p50/p90/p99 from the key to the ghost text for the model's answers and
  * the typed-through ones apart, and the split of the model's time; its last line is one JSON
@@ -171,7 +171,7 @@ async function run(args) {
       }
       record.load_after = Number(os.loadavg()[0].toFixed(2));
       record.keys = (await workbench.page.evaluate(() => window.infillRecord.keys))
-        .map(({ file, key, fed_ms, shown_ms }) => ({ file, key, fed_ms, shown_ms }));
+        .map(({ file, key, fed_ms, shown_ms, before }) => ({ file, key, fed_ms, shown_ms, before }));
       fs.copyFileSync(server.log, path.join(OUT, "lsp.log"));
     });
   } finally {
