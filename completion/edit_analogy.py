@@ -1,9 +1,10 @@
 """Edits by analogy: the user's last change, carried to the places in the document that look like it.
 
-`rewrite_of(event)` reads the event's one changed line as a token-level rewrite: the text removed
-and inserted (widened to whole words when the change starts or ends inside one) and the text
-around it on its line. `sites(rewrite, text, event)` finds where the same before-text stands
-elsewhere in the text after the event, outside the event's lines:
+`rewrite_of(event)` reads the event's one changed line as a token-level rewrite (else `block_of`
+reads its changed lines as a block): the text removed and inserted (widened to whole words when
+the change starts or ends inside one) and the text around it on its line. `sites(rewrite, text,
+event)` finds where the same before-text stands elsewhere in the text after the event, outside the
+event's lines:
 - a *word* rewrite (one word removed: an identifier, a word of a comment, a docstring or a
   string) at every whole-word occurrence of the word, in any scope;
 - a *pattern* rewrite (anything else: an argument added, an operator changed) where the tokens
@@ -16,7 +17,11 @@ elsewhere in the text after the event, outside the event's lines:
   `@fixture(` alone); an insertion or a deletion anchored by keywords alone (`else:` dropped,
   `) -> None:` made `) -> bool | None:`) has no sites;
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
-  that end with it, at any score (`comment_dropped`).
+  that end with it, at any score (`comment_dropped`);
+- a *block*: two or more lines changed together (a comment and the statement under it rewritten,
+  a call joined on one line; not lines deleted) at the exact copies of the removed lines under any
+  indent, each made the inserted lines under its indent (`block_of`, `block_sites`; a site spans
+  its lines).
 Each site is scored by how alike its line is to the event's line before the change (the share of
 their tokens, strings and numbers as their kind, that a diff keeps), and kept at `MIN_SCORE` or
 more (a word that stands only in strings and comments, a typo, or a new name found nowhere
@@ -59,6 +64,8 @@ INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that mak
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
 MAX_LINE_CHARS = 400
+MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
+MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
 _PROSE_TOKEN = re.compile(r"\w+|\S")
@@ -103,6 +110,7 @@ class Site:
     line: int
     score: float
     needed: float = 0.0
+    lines: int = 1  # lines of the text it spans from `line` on (a block's, `block_sites`)
 
 
 def _is_word(char: str) -> bool:
@@ -348,12 +356,82 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     prose only, one in code to code. `repeated`: the user made the same rewrite before; `floor`:
     sites below the fixed cut down to it are kept too (`sites`)."""
     rewrite = rewrite_of(event)
-    if rewrite is None or (literal and not rewrite.word) \
+    if rewrite is None:
+        block = None if scoped or literal else block_of(event)
+        return [] if block is None else block_sites(block, event.after, event)
+    if (literal and not rewrite.word) \
             or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
         return []
     return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document), repeated,
                  floor)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """The user's change of whole lines: `removed` became `inserted`, both without the indent
+    `indent` the removed lines share (a blank line as ""), at line `line` of the text after."""
+
+    line: int
+    indent: str
+    removed: tuple[str, ...]
+    inserted: tuple[str, ...]
+
+
+def _dedented(lines: list[str], indent: str) -> tuple[str, ...] | None:
+    """The lines without `indent` (a blank one as ""), or None when a line with text lacks it."""
+    if any(line.strip() and not line.startswith(indent) for line in lines):
+        return None
+    return tuple(line[len(indent):] if line.strip() else "" for line in lines)
+
+
+def block_of(event: EditEvent) -> Block | None:
+    """The event's change as a block: its changed lines less those both sides share at their
+    ends; None unless two or more lines with text were removed (one line's copy says too little:
+    on real commits one line made several, `try:` around a call, went to lines left as they were)
+    and some text was inserted (lines deleted were deleted elsewhere at 2 of 6 sites on the tuning
+    commits), other than the same lines in another order (parameters reordered: their copies are
+    other functions', the call sites the signature rule's), up to `MAX_BLOCK_LINES`, with
+    `MIN_BLOCK_CHARS` of text or more."""
+    old, new = split_lines(event.removed), split_lines(event.inserted)
+    head = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
+    tail = next((i for i, (a, b) in enumerate(zip(reversed(old[head:]), reversed(new[head:]))) if a != b),
+                min(len(old), len(new)) - head)
+    old, new = old[head:len(old) - tail], new[head:len(new) - tail]
+    if sum(bool(line.strip()) for line in old) < 2 or not any(line.strip() for line in new) \
+            or sorted(old) == sorted(new) or len(old) > MAX_BLOCK_LINES \
+            or sum(len(line.strip()) for line in old) < MIN_BLOCK_CHARS \
+            or max(map(len, old + new)) > MAX_LINE_CHARS:
+        return None
+    indent = min((line[:len(line) - len(line.lstrip())] for line in old if line.strip()), key=len)
+    removed, inserted = _dedented(old, indent), _dedented(new, indent)
+    if removed is None or inserted is None:
+        return None
+    return Block(event.start_line + head, indent, removed, inserted)
+
+
+def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
+    """The places of `text` (the text after `event`) outside the event's lines where the block's
+    removed lines stand as they did, under any indent: each becomes the inserted lines under that
+    indent. Exact copies only, so every site scores 1."""
+    lines, starts = split_lines(text), line_starts(text)
+    first = next(i for i, line in enumerate(block.removed) if line)  # its first line with text
+    count, key, found, looked = len(block.removed), block.removed[first], [], 0
+    for top in range(len(lines) - count + 1):
+        line = lines[top + first]
+        indent = line[:len(line) - len(key)]
+        if not line.endswith(key) or indent.strip() or (top < event.after_end and top + count > event.start_line):
+            continue
+        looked += 1
+        if looked > MAX_MATCHES or len(found) == MAX_SITES:
+            break
+        if _dedented(lines[top:top + count], indent) != block.removed:
+            continue
+        last = top + count - 1
+        brk = text[starts[top] + len(lines[top]):starts[top + 1]] or "\n"
+        new = brk.join(indent + inserted if inserted else "" for inserted in block.inserted)
+        found.append(Site(starts[top], starts[last] + len(lines[last]), new, top, 1.0, lines=count))
+    return found
 
 
 def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:

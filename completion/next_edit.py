@@ -307,7 +307,7 @@ def plan(ask: EditAsk) -> EditPlan | Refused:
     if refusal is not None:
         return Refused(refusal)
     found = analogy_found(event, document, ask.events, ask.judge)
-    sites = [Region(site.line, site.line + 1, ANALOGY) for site in found]
+    sites = [Region(site.line, site.line + site.lines, ANALOGY) for site in found]
     regions = regions_after(event, document, ask.cursor_line, sites)
     analogies = byte_replacements(document.text, found)
     every_draft = dict(zip(regions, draft_regions(event, document, regions, analogies)))

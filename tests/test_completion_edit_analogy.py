@@ -1,8 +1,10 @@
 """Edits by analogy on real-looking snippets: a docstring typo fixed once and proposed in the next
 docstring, a keyword added to one call and proposed at its sibling calls, a name renamed out of its
-scope; and the bad inputs: a half-typed word, one character edited among 5,000 repeats, an edit
-inside a string that stands on every line, a 400 KB file, sites past the region caps, a rewrite
-that would break the parse, an edit that is later undone."""
+scope, two lines rewritten together and proposed at their copies; and the bad inputs: a half-typed
+word, one character edited among 5,000 repeats, an edit inside a string that stands on every line,
+a 400 KB file, sites past the region caps, a rewrite that would break the parse, an edit that is
+later undone, a block too short to carry, lines inserted, deleted or reordered, one line split in
+several, a block repeated 5,000 times."""
 from completion import next_edit
 from completion.edit_analogy import MAX_SITES, analogy_sites, rewrite_of
 from completion.edit_checks import applied
@@ -339,3 +341,64 @@ def dump(value):
     after = before.replace("except ImportError:  # pragma: nocover", "except ImportError:")
     expected = after.replace("json  # pragma: nocover", "json").replace("None:  # pragma: nocover", "None:")
     assert proposed(before, after, 2) == expected  # the comment of the call over three lines stays
+
+
+BLOCKS = '''def open_pager(cmd_filepath):
+    # Resolves symlinks and produces a normalized absolute path string.
+    cmd_path = Path(cmd_filepath).resolve()
+    return run(cmd_path)
+
+
+class Editor:
+    def edit(self, cmd_filepath):
+        # Resolves symlinks and produces a normalized absolute path string.
+        cmd_path = Path(cmd_filepath).resolve()
+        return run(cmd_path)
+
+    def view(self, cmd_filepath):
+        # Resolves symlinks and produces a normalized absolute path string.
+        cmd_path = Path(cmd_filepath).resolve(strict=True)
+        return run(cmd_path)
+'''
+
+
+def test_lines_rewritten_together_go_to_their_exact_copies_under_any_indent():
+    old = '''    # Resolves symlinks and produces a normalized absolute path string.
+    cmd_path = Path(cmd_filepath).resolve()
+    return'''
+    new = '''    # Produces a normalized absolute path string: resolve() breaks multi-call binaries
+    # (less -> busybox).
+    cmd_path = Path(cmd_filepath).absolute()
+    return'''
+    after = BLOCKS.replace(old, new, 1)
+    [site] = analogy_sites(event(BLOCKS, after))
+    assert (site.line, site.lines) == (9, 2)
+    moved = "\n".join("    " + line for line in new.split("\n")[:3])
+    expected = after.replace("\n".join("    " + line for line in old.split("\n")[:2]), moved, 1)
+    assert proposed(BLOCKS, after, 2) == expected  # `view`'s lines differ (strict=True): left as they are
+
+
+def test_short_blocks_insertions_deletions_reorders_and_split_lines_are_not_carried_5000_copies_bounded():
+    short = "a = 1\nb = 2\n" * 3
+    assert analogy_sites(event(short, short.replace("a = 1\nb = 2", "a = 3\nb = 4", 1))) == []
+    inserted = BLOCKS.replace("    return run(cmd_path)\n", "    log(cmd_path)\n    return run(cmd_path)\n", 1)
+    assert analogy_sites(event(BLOCKS, inserted)) == []
+    split = BLOCKS.replace("    cmd_path = Path(cmd_filepath).resolve()\n",
+                           "    try:\n        cmd_path = Path(cmd_filepath).resolve()\n    except OSError:\n"
+                           "        cmd_path = Path(cmd_filepath)\n", 1)  # one line's copy: too little to carry it
+    assert analogy_sites(event(BLOCKS, split)) == []
+    deleted = BLOCKS.replace("        # Resolves symlinks and produces a normalized absolute path string.\n"
+                             "        cmd_path = Path(cmd_filepath).resolve()\n", "", 1)  # lines deleted: not carried
+    assert analogy_sites(event(BLOCKS, deleted)) == []
+    swapped = BLOCKS.replace("        # Resolves symlinks and produces a normalized absolute path string.\n"
+                             "        cmd_path = Path(cmd_filepath).resolve()\n",
+                             "        cmd_path = Path(cmd_filepath).resolve()\n"
+                             "        # Resolves symlinks and produces a normalized absolute path string.\n", 1)
+    assert analogy_sites(event(BLOCKS, swapped)) == []  # lines reordered (a signature's): not carried
+    many = "def f():\n" + "    value = compute(first_argument)\n    store(value)\n" * 5000
+    edited = many.replace("compute(first_argument)\n    store(value)",
+                          "compute(first_argument, value)\n    store(value, value)", 1)
+    assert 0 < len(analogy_sites(event(many, edited))) <= MAX_SITES
+    planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse("python", edited), event(many, edited), 1,
+                                               "t", 1000, drafting=next_edit.Drafting.RULES))
+    assert len(planned.regions) <= MAX_REGIONS
