@@ -55,10 +55,11 @@ def request_for(key: dict, next_fed_ms: float, answered: Sequence[ko.ServerReque
 
 
 def unshown(server: ko.ServerRequest | None, next_fed_ms: float, draw_ms: float, kept: bool) -> str:
-    """Why a key whose request is `server` drew no ghost text before the next key: an answer logged
-    less than `draw_ms` before it could not be drawn in time; one that came in time left the ghost
-    text as it was when VS Code had `kept` the key's (the same text at this key and the next)."""
-    if server is None or server.superseded or server.answered_at * 1000.0 + draw_ms >= next_fed_ms:
+    """Why a key whose request is `server` drew no ghost text before the next key: an answer with
+    text logged less than `draw_ms` before it could not be drawn in time; one that came in time left
+    the ghost text as it was when VS Code had `kept` the key's (the same text at this key and the next)."""
+    drawing = draw_ms if server is not None and server.texts > 0 else 0.0
+    if server is None or server.superseded or server.answered_at * 1000.0 + drawing >= next_fed_ms:
         return ko.SUPERSEDED
     if server.texts > 0:
         return ko.KEPT if kept else ko.ERROR  # else an answer VS Code did not draw

@@ -50,17 +50,19 @@ def test_each_vscode_keystroke_gets_its_outcome_from_the_page_and_the_server_log
 def test_a_vscode_answer_too_late_to_draw_is_superseded_and_one_that_left_kept_ghost_text_is_kept(tmp_path):
     log = tmp_path / "lsp.log"
     log.write_text("".join(f"2026-01-01 10:00:0{second},100 INFO lsp_server.completer [r{second}] single_line: "
-                           "1 texts in 90.0 ms\n" for second in range(4)))
+                           "1 texts in 90.0 ms\n" for second in range(4))
+                   + "2026-01-01 10:00:04,100 INFO lsp_server.completer [r4] none: 0 texts in 90.0 ms\n")
     base = ko._log_time("2026-01-01 10:00:00,000") * 1000.0
     # (fed, shown, ghost text at the keydown): the first answer takes 20 ms from its log line to the screen, the
-    # second is logged 10 ms before the next key (too late), the third leaves the ghost text kept through its key
+    # second is logged 10 ms before the next key (too late), the third leaves the ghost text kept through its key;
+    # the last answer, logged 5 ms before the next key, has nothing to draw
     keys_at = [(0, 120, None), (1000, None, None), (1110, None, "x = 1"), (2000, None, "x = 1"),
-               (3000, None, "x = 1"), (4000, None, None)]
+               (3000, None, "x = 1"), (4000, None, None), (4105, None, None)]
     keys = [{"file": "a.py", "key": "x", "fed_ms": base + fed, "shown_ms": None if shown is None else base + shown,
              "before": before} for fed, shown, before in keys_at]
     rows = vscode_keystrokes.outcomes(keys, ko.server_requests(log))
     assert [row["outcome"] for row in rows] == [ko.SHOWN, ko.SUPERSEDED, ko.SUPERSEDED, ko.KEPT, ko.ERROR,
-                                                ko.SUPERSEDED]
+                                                ko.NO_COMPLETION, ko.SUPERSEDED]
 
 
 def test_the_vscode_report_ends_with_the_editor_latency_figures(tmp_path, capsys):
