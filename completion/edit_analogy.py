@@ -369,11 +369,9 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
 
 @dataclass(frozen=True, slots=True)
 class Block:
-    """The user's change of whole lines: `removed` became `inserted`, both without the indent
-    `indent` the removed lines share (a blank line as ""), at line `line` of the text after."""
+    """The user's change of whole lines: `removed` became `inserted`, both without the indent the
+    removed lines share (a blank line as "")."""
 
-    line: int
-    indent: str
     removed: tuple[str, ...]
     inserted: tuple[str, ...]
 
@@ -407,7 +405,7 @@ def block_of(event: EditEvent) -> Block | None:
     removed, inserted = _dedented(old, indent), _dedented(new, indent)
     if removed is None or inserted is None:
         return None
-    return Block(event.start_line + head, indent, removed, inserted)
+    return Block(removed, inserted)
 
 
 def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
