@@ -20,7 +20,7 @@ from pathlib import Path
 
 SHOWN = "shown"  # ghost text appeared, from the model's answer
 TYPED_THROUGH = "typed_through"  # ghost text appeared, from the typing-through cache
-KEPT = "kept"  # the ghost text on screen at the key stayed through it, and its answer left it as it was
+KEPT = "kept"  # VS Code only: the ghost text at the key stayed through it, and its answer left it so
 SUPERSEDED = "superseded"  # the next key came first (the request waited out the debounce, was cancelled, came late)
 NO_COMPLETION = "no_completion"  # the server's decision: no completion wanted here
 EMPTY = "empty"  # the model answered in time with nothing worth showing

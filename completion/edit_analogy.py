@@ -48,9 +48,10 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from completion.edit_events import EditEvent, common_ends
+from completion.edit_events import EditEvent, common_ends, diff_span
 from completion.edit_regions import rebound
 from completion.positions import line_starts, split_lines
+from completion.postprocess import indent_of
 from completion.syntax import ParsedDocument, encode
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
@@ -391,17 +392,15 @@ def block_of(event: EditEvent) -> Block | None:
     commits), other than the same lines in another order (parameters reordered: their copies are
     other functions', the call sites the signature rule's), up to `MAX_BLOCK_LINES`, with
     `MIN_BLOCK_CHARS` of text or more."""
-    old, new = split_lines(event.removed), split_lines(event.inserted)
-    head = next((i for i, (a, b) in enumerate(zip(old, new)) if a != b), min(len(old), len(new)))
-    tail = next((i for i, (a, b) in enumerate(zip(reversed(old[head:]), reversed(new[head:]))) if a != b),
-                min(len(old), len(new)) - head)
-    old, new = old[head:len(old) - tail], new[head:len(new) - tail]
-    if sum(bool(line.strip()) for line in old) < 2 or not any(line.strip() for line in new) \
-            or sorted(old) == sorted(new) or len(old) > MAX_BLOCK_LINES \
+    changed = diff_span(event.removed, event.inserted)  # the event's lines less those both sides share
+    old = split_lines(event.removed)[changed.start_line:changed.before_end]
+    new = split_lines(event.inserted)[changed.start_line:changed.after_end]
+    if len(old) > MAX_BLOCK_LINES or sum(bool(line.strip()) for line in old) < 2 \
+            or not any(line.strip() for line in new) or sorted(old) == sorted(new) \
             or sum(len(line.strip()) for line in old) < MIN_BLOCK_CHARS \
             or max(map(len, old + new)) > MAX_LINE_CHARS:
         return None
-    indent = min((line[:len(line) - len(line.lstrip())] for line in old if line.strip()), key=len)
+    indent = min((indent_of(line) for line in old if line.strip()), key=len)
     removed, inserted = _dedented(old, indent), _dedented(new, indent)
     if removed is None or inserted is None:
         return None
