@@ -17,7 +17,8 @@ event's lines:
   `@fixture(` alone); an insertion or a deletion anchored by keywords alone (`else:` dropped,
   `) -> None:` made `) -> bool | None:`) has no sites;
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
-  that end with it, at any score (`comment_dropped`);
+  that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
+  code shares a name with the edited one's (it excused that name's type);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
   a call joined on one line; not lines deleted) at the exact copies of the removed lines under any
   indent, each made the inserted lines under its indent (`block_of`, `block_sites`; a site spans
@@ -30,7 +31,8 @@ one function's parameters goes to its call sites (`completion.edit_regions`), an
 its sibling definitions mostly kept theirs (7 of 22 such sites changed in the tuning set), but
 for a header the same as the edited one was, a clone (`def callback(ctx, value):` in each of
 several factories); a change to a class header goes to other class headers (`class C(object):`
--> `class C:`). The best
+-> `class C:`), whatever their names when the change is to the bases (`sibling_classes`). A word
+changed in prose goes only where it keeps its sense (`in_sense`, `completion.prose_sense`). The best
 `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
 of the text (a half-typed name) has no sites. Each site becomes a `Replacement` of its UTF-8 bytes
 (`completion.edit_drafts`' shape), so drafts and regions follow the sites. Work is bounded: at
@@ -52,7 +54,8 @@ from completion.edit_events import EditEvent, common_ends, diff_span
 from completion.edit_regions import rebound
 from completion.positions import line_starts, split_lines
 from completion.postprocess import indent_of
-from completion.syntax import ParsedDocument, encode
+from completion.prose_sense import capitalized, names, owner_at, sentence_start
+from completion.syntax import ParsedDocument, byte_offsets
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
@@ -77,6 +80,8 @@ PROSE_TYPES = frozenset({"string", "comment", "string_literal", "raw_string_lite
                          "interpreted_string_literal", "line_comment", "block_comment"})
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
+_CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
+_TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -200,8 +205,21 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
                for token in context + right + _TOKEN.findall(rewrite.removed)):
         return None
     around = r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context))
+    if sibling_classes(rewrite):  # the class's own name is any class's name
+        around = r"\bclass[ \t]+" + r"\s*".join(_token_pattern(token, True) for token in context)
     after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"
     return re.compile(r"[ \t]*".join((around, f"({re.escape(rewrite.removed)})", after)), re.MULTILINE)
+
+
+def sibling_classes(rewrite: Rewrite) -> bool:
+    """True when the rewrite changes the bases a class has (its context reaches back to the class's
+    name in its header: `class TestLoaders():` -> `class TestLoaders(object):`, `class C(object):` ->
+    `class C:`): its sites are the headers of the other classes, whatever their names, compared
+    without them. A base given to a class that had none (`class Bar:` -> `class Bar(Generic[V]):`)
+    is that class's own."""
+    header = _CLASS_NAME.match(rewrite.left)
+    return header is not None and _context(_TOKEN.findall(rewrite.left))[:1] == [header.group(2)] \
+        and ("(" in rewrite.left or rewrite.removed.lstrip().startswith("("))
 
 
 def comment_dropped(rewrite: Rewrite) -> bool:
@@ -212,12 +230,23 @@ def comment_dropped(rewrite: Rewrite) -> bool:
         and rewrite.removed.lstrip().startswith("#")
 
 
+def code_names(line: str) -> set[str]:
+    """The names a line's code uses (not in its strings or its comment), but for keywords, builtins
+    and `self` and `cls`."""
+    return {name for name in (found.group(1) for found in _CODE_WORD.finditer(line))
+            if name and name not in _KNOWN_NAMES and name not in ("self", "cls") and not keyword.iskeyword(name)}
+
+
 def half_typed(rewrite: Rewrite, text: str) -> bool:
     """True when the inserted text ends a word that is only the head of a longer word of `text`
-    (a deletion types no word: `class C(object):` -> `class C:` leaves `C` as it was)."""
+    (a deletion types no word: `class C(object):` -> `class C:` leaves `C` as it was, nor does a
+    change whose last word was its last before it)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])):
         return False
+    last = re.search(r"\w+(?=\W*$)", rewrite.left + rewrite.removed)
+    if last is not None and last.group() == ending.group():
+        return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
     return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
 
 
@@ -275,16 +304,10 @@ def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
     tree (None without one); asked in text order, each answer costs the text since the last one."""
     if document.tree is None:
         return None
-    text, root, ascii_text = document.text, document.tree.root_node, document.text.isascii()
-    last = [0, 0]  # the offset asked before and its byte: offsets come in text order, so each is a step on
+    root, byte_at = document.tree.root_node, byte_offsets(document.text)
 
     def prose(offset: int) -> bool:
-        if ascii_text:
-            byte = offset
-        else:
-            since = last if offset >= last[0] else [0, 0]
-            byte = since[1] + len(encode(text[since[0]:offset]))
-            last[:] = offset, byte
+        byte = byte_at(offset)
         node = root.descendant_for_byte_range(byte, byte + 1)
         while node is not None:
             if node.type in PROSE_TYPES:
@@ -292,6 +315,13 @@ def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
             node = node.parent
         return False
     return prose
+
+
+def within(prose: Callable[[int], bool], at: int) -> bool:
+    """True when a change at offset `at` stands in prose: both the character before it and the one
+    at it lie in a string or a comment (a string deleted or put in, `Control("")` -> `Control()`,
+    or a comment taken off after a string, stands in code)."""
+    return prose(max(0, at - 1)) and prose(at)
 
 
 def dotted(text: str, start: int, end: int) -> bool:
@@ -302,9 +332,68 @@ def dotted(text: str, start: int, end: int) -> bool:
         or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " "))
 
 
+def in_sense(rewrite: Rewrite, text: str, edited_at: int,
+             owner: Callable[[int], str] | None) -> Callable[[int, int], bool]:
+    """For a word changed in prose at `edited_at`: whether a site (its offset, its line's start)
+    keeps the change's sense (`completion.prose_sense`): a capital put at a sentence's start on a
+    word that is no name in the code goes to sentence starts only; a word put for another (no
+    typo, no case) goes nowhere the old word names the site's function or class, nor out of the
+    edited one when the new word names it."""
+    sentence = capitalized(rewrite.removed, rewrite.inserted) and sentence_start(rewrite.left) \
+        and only_in_prose(rewrite.removed, text)  # `colorama` -> `Colorama`: a name, capitalized everywhere
+    swap = owner is not None and rewrite.removed.lower() != rewrite.inserted.lower() \
+        and not typo(rewrite.removed, rewrite.inserted)
+    own = owner(edited_at) if swap else ""
+    named = swap and names(rewrite.inserted, own)
+
+    def keeps(at: int, line_start: int) -> bool:
+        if sentence and not sentence_start(text[line_start:at]):
+            return False
+        if not swap:
+            return True
+        site_owner = owner(at)
+        return not names(rewrite.removed, site_owner) and not (named and site_owner != own)
+    return keeps
+
+
+def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, in_prose: bool | None,
+                owner: Callable[[int], str] | None) -> Callable[[int, int, str], bool]:
+    """Whether a match of the rewrite's pattern (its start and end in `text`, its line's text) may
+    be a site, before its score: no definition header when `no_headers` (but the class headers of a
+    class header's change, and the clones of the edited header); in prose, a word dotted as the
+    edited one (at `edited_at`) is or is not (`dotted`) and kept in its sense (`in_sense`); a bare
+    type excuse only on a line that shares a name with the edited one."""
+    before_line = rewrite.line_before
+    classes = _CLASS.match(before_line) is not None  # a class's bases changed: its siblings' too
+    prose_word = rewrite.word and bool(in_prose)
+    as_dotted = dotted(text, edited_at, edited_at + len(rewrite.inserted)) if prose_word else None
+    keeps = in_sense(rewrite, text, edited_at, owner) if prose_word else None
+    excused = code_names(before_line) if comment_dropped(rewrite) and _TYPE_EXCUSE.match(rewrite.removed) else None
+
+    def may_be(start: int, end: int, line_text: str) -> bool:
+        if no_headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
+                and line_text.strip() != before_line.strip():
+            return False
+        if as_dotted is not None and dotted(text, start, end) != as_dotted:
+            return False
+        if keeps is not None and not keeps(start, text.rfind("\n", 0, start) + 1):
+            return False
+        return excused is None or bool(excused & code_names(line_text))
+    return may_be
+
+
+def line_score(rewrite: Rewrite, line_text: str, prose: bool) -> float:
+    """How alike a site's line is to the edited line before the change (`alike`); for a change to
+    a class's bases, the two headers without their classes' names (`sibling_classes`)."""
+    before_line = rewrite.line_before
+    if sibling_classes(rewrite):
+        line_text, before_line = (_CLASS_NAME.sub(r"\1_", line, 1) for line in (line_text, before_line))
+    return alike(line_text, before_line, prose)
+
+
 def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
           prose: Callable[[int], bool] | None = None, repeated: bool = False,
-          floor: float | None = None) -> list[Site]:
+          floor: float | None = None, owner: Callable[[int], str] | None = None) -> list[Site]:
     """The places of `text` (the text after `event`) where the rewrite applies, best first; none
     when its before-text stands on the event's line more than once (the user changed one of them),
     nor for a word whose scope the rename rule knows (`scoped`: a local or a parameter, renamed in
@@ -313,20 +402,20 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     `REPEATED_MIN_SCORE` at most, and a change to a definition's header goes to the others. A word
     changed in prose goes only to places dotted as the edited one is or is not (`dotted`). With a
     `floor`, a site scoring below the fixed cut but at least `floor` is kept too (each site says
-    the cut it had, `needed`): a judge of sites decides (`completion.site_judge`)."""
+    the cut it had, `needed`): a judge of sites decides (`completion.site_judge`). With `owner`
+    (the name of the function or class around an offset), a word changed in prose goes only
+    where it keeps its sense (`in_sense`)."""
     pattern = site_pattern(rewrite)
     if pattern is None or (scoped and rewrite.word and not repeated) or half_typed(rewrite, text) \
             or len(pattern.findall(rewrite.line_before)) != 1:
         return []
     starts = line_starts(text)
-    before_line = rewrite.line_before
-    in_prose = None if prose is None else prose(starts[rewrite.line] + len(rewrite.left))
+    in_prose = None if prose is None else within(prose, starts[rewrite.line] + len(rewrite.left))
     prose_only = rewrite.word and prose_only_word(rewrite.removed, pattern, text, prose)
     needed = min(min_score(rewrite, text, starts, in_prose, prose_only), REPEATED_MIN_SCORE if repeated else 1.0)
-    headers = repeated and _HEADER.match(before_line) is not None
-    classes = _CLASS.match(before_line) is not None  # a class's bases changed: its siblings' too
-    edited_at = starts[rewrite.line] + len(rewrite.left)
-    as_dotted = dotted(text, edited_at, edited_at + len(rewrite.inserted)) if rewrite.word and in_prose else None
+    headers = repeated and _HEADER.match(rewrite.line_before) is not None  # a header's change made twice
+    may_be = site_checks(rewrite, text, starts[rewrite.line] + len(rewrite.left), bool(needed) and not headers,
+                         in_prose, owner)
     found: list[Site] = []
     for count, match in enumerate(pattern.finditer(text)):
         if count == MAX_MATCHES:
@@ -335,14 +424,11 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS:
             continue
         line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
-        if needed and not headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
-                and line_text.strip() != before_line.strip():
+        if not may_be(match.start(1), match.end(1), line_text):
             continue
-        if as_dotted is not None and dotted(text, match.start(1), match.end(1)) != as_dotted:
-            continue
-        score = alike(line_text, before_line, bool(in_prose))
+        score = line_score(rewrite, line_text, bool(in_prose))
         if score >= (needed if floor is None else min(needed, floor)) \
-                and (in_prose is None or prose(match.start(1)) == in_prose):
+                and (in_prose is None or within(prose, match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, needed))
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
@@ -353,8 +439,9 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     """The sites of the event's rewrite in its text after (none when it is no one-line rewrite);
     `scoped` when the rename rule found the renamed name's uses in its scope; `literal` when the
     literal rule owns the event (a whole string or number changed): then only a word has sites.
-    With the parsed `document` (the text after), a change in prose (strings, comments) goes to
-    prose only, one in code to code. `repeated`: the user made the same rewrite before; `floor`:
+    With the parsed `document` (the text after), a change in prose (strings, comments; `within`)
+    goes to prose only, one in code to code, and a word changed in prose only where it keeps its
+    sense (`in_sense`). `repeated`: the user made the same rewrite before; `floor`:
     sites below the fixed cut down to it are kept too (`sites`)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
@@ -364,8 +451,9 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
             or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
         return []
-    return sites(rewrite, event.after, event, scoped, None if document is None else prose_at(document), repeated,
-                 floor)
+    if document is None:
+        return sites(rewrite, event.after, event, scoped, None, repeated, floor)
+    return sites(rewrite, event.after, event, scoped, prose_at(document), repeated, floor, owner_at(document))
 
 
 @dataclass(frozen=True, slots=True)

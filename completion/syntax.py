@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import urlparse
@@ -93,6 +94,20 @@ def point_at(text: str, offset: int) -> Point:
 
 def byte_offset(text: str, offset: int) -> int:
     return len(encode(text[:offset]))
+
+
+def byte_offsets(text: str) -> Callable[[int], int]:
+    """`byte_offset` of `text` for offsets asked in ascending order: each answer costs the text
+    since the last one (an offset before the last starts again from the text's start)."""
+    if text.isascii():
+        return lambda offset: offset
+    last = [0, 0]  # the offset asked before and its byte
+
+    def byte(offset: int) -> int:
+        since = last if offset >= last[0] else [0, 0]
+        last[:] = offset, since[1] + len(encode(text[since[0]:offset]))
+        return last[1]
+    return byte
 
 
 def _edit(tree: Tree, old_text: str, start: int, end: int, new_text: str) -> None:

@@ -92,6 +92,8 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
         return node, True
     ancestor = node.parent
     while ancestor is not None:
+        if ancestor.type == "except_clause" and _caught_as(ancestor) in names:
+            return ancestor, False  # `except E as e:` binds `e` for its handler alone (Python deletes it after)
         defines = ancestor.child_by_field_name("name") == node  # a definition's name lives outside
         if ancestor.type in FUNCTION_TYPES and not defines \
                 and (language != "python" or _binds(ancestor, names)):
@@ -103,6 +105,15 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
     while root.parent is not None:
         root = root.parent
     return root, False
+
+
+def _caught_as(clause: Node) -> str | None:
+    """The name a Python `except ... as name:` clause binds, or None."""
+    for child in clause.named_children:
+        if child.type == "as_pattern":
+            target = child.child_by_field_name("alias")
+            return None if target is None else node_text(target)
+    return None
 
 
 def _binds(function: Node, names: set[str]) -> bool:

@@ -158,6 +158,46 @@ def other():
     assert proposed(typos, fixed_once, 1) == before  # a typo fixed goes to the other docstring
 
 
+def test_a_capital_put_at_a_sentence_start_stays_off_the_same_word_mid_sentence():
+    before = '''def check_hash(value):
+    """check a value against its hash."""
+    return value
+
+
+def make_hash(value):
+    """Make the hash, so that one can check it later."""
+    return value
+
+
+def check_size(value):
+    """check the size of a value."""
+    return value
+'''
+    after = before.replace('"""check a value', '"""Check a value')
+    assert proposed(before, after, 1) == after.replace('"""check the size', '"""Check the size')
+    named = before.replace("check", "colorama").replace("return value", "return colorama")
+    capital = named.replace('"""colorama a value', '"""Colorama a value')
+    assert proposed(named, capital, 1) == named.replace("colorama ", "Colorama ")  # a name: capitalized everywhere
+
+
+def test_a_docstring_made_to_name_its_own_function_is_that_function_s():
+    before = '''# Filters: a café's menu, ordered.
+def do_max(items):
+    """Return the item with the max value of this attribute."""
+    return max(items)
+
+
+def do_min(items):
+    """Return the item with the max value of this attribute."""
+    return min(items)
+'''
+    after = before.replace("max value", "min value", 2).replace("min value", "max value", 1)
+    assert after.count("min value") == 1 and "def do_min(items):\n    \"\"\"Return the item with the min" in after
+    assert proposed(before, after, 7) == after  # do_max's docstring still names do_max
+    widest = before.replace("the max value", "the widest value")
+    assert proposed(widest, widest.replace("widest", "largest", 1), 1) == widest.replace("widest", "largest")
+
+
 def test_a_word_of_code_changed_in_a_docstring_is_no_typo_to_carry():
     before = '''def pick(name):
     """Take the name given."""
@@ -284,6 +324,67 @@ def test_two():
 '''
     after = before.replace("class C(object):", "class C:", 1)
     assert proposed(before, after, 1) == before.replace("class C(object):", "class C:")
+
+
+def test_a_base_given_to_one_class_goes_to_its_sibling_classes_whatever_their_names():
+    before = '''class TestLoaders():
+    def test_one(self):
+        pass
+
+
+class TestModuleLoader():
+    def test_two(self):
+        pass
+
+
+class TestOther(Base):
+    marker = object()
+'''
+    after = before.replace("class TestLoaders():", "class TestLoaders(object):")
+    assert proposed(before, after, 0) == after.replace("class TestModuleLoader():", "class TestModuleLoader(object):")
+    bare = before.replace("()", "")
+    generic = bare.replace("class TestLoaders:", "class TestLoaders(Generic[V]):")
+    assert proposed(bare, generic, 0) == generic  # a base given to a class that had none is its own
+
+
+def test_a_type_excuse_taken_off_goes_off_the_lines_of_the_same_names_only():
+    before = '''def render(template, context):
+    template.root_render_func = make(context)  # type: ignore
+    for event in template.root_render_func(context):  # type: ignore
+        yield event
+    raise NotFound(names)  # type: ignore
+'''
+    after = before.replace("make(context)  # type: ignore", "make(context)")
+    assert proposed(before, after, 1) == after.replace("(context):  # type: ignore", "(context):")
+
+
+def test_a_string_deleted_from_a_call_goes_from_its_sibling_calls():
+    before = '''def stop(self):
+    if self.ipy_widget is None:
+        self.console.print(Control(""))
+    self.console.show_cursor(True)
+
+
+def restart(self):
+    if self.ipy_widget is None:
+        self.console.print(Control(""))
+'''
+    after = before.replace('Control("")', "Control()", 1)
+    assert proposed(before, after, 2) == before.replace('Control("")', "Control()")
+
+
+def test_a_deletion_inside_brackets_is_no_half_typed_word():
+    before = '''class Ratio:
+    size: Optional[Optional[int]] = None
+    ratio: int = 1
+
+
+class Table:
+    width: Optional[Optional[int]] = None
+    into: int = 2
+'''
+    after = before.replace("Optional[Optional[int]]", "Optional[int]", 1)
+    assert proposed(before, after, 1) == before.replace("Optional[Optional[int]]", "Optional[int]")
 
 
 def test_a_keyword_added_to_a_call_is_not_carried_by_a_call_closed_inside_it():

@@ -106,6 +106,24 @@ def test_a_renamed_parameter_finds_its_uses_in_the_body():
     assert not any(region.reason == CALL for region in regions)  # a rename, not a new signature
 
 
+def test_a_renamed_exception_name_finds_its_uses_in_its_handler_only():
+    before = '''def on_failed(self, e):
+    try:
+        return self.load(e)
+    except BadRequest as e:
+        if self.debug:
+            raise
+        raise BadRequest() from e
+    finally:
+        self.log(e)
+'''
+    event, document, at = edited(before, "    except BadRequest as e:", "    except BadRequest as ebr:")
+    regions = regions_after(event, document, at)
+    assert line_of(before, "from e") in rename_lines(regions)
+    after = next_edit.plan(next_edit.EditAsk(document, event, at, "t", 1000, drafting=next_edit.Drafting.RULES))
+    assert applied(document.text, next_edit.finish(after, [])) == document.text.replace("from e", "from ebr")
+
+
 def test_a_renamed_attribute_finds_its_uses_across_the_class_and_the_file():
     event, document, at = edited(MODULE, "self.items = items", "        self.goods = items")
     assert renamed(event) == ("items", "goods")

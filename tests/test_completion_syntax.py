@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from completion.syntax import (GRAMMARS, ParsedDocument, error_count, in_empty_block, language_for,
-                               literal_at, new_parser, point_at)
+from completion.syntax import (GRAMMARS, ParsedDocument, byte_offset, byte_offsets, error_count, in_empty_block,
+                               language_for, literal_at, new_parser, point_at)
 
 SAMPLES = {
     "python": "def f(x):\n    return x\n",
@@ -91,3 +91,11 @@ def test_errors_added_by_an_insertion_leave_the_document_as_it_was():
     assert document.errors_added(offset, "x + 1") == 0
     assert document.errors_added(offset, "x + (1") > 0
     assert document.text == "def f(x):\n    return \n" and document.tree.root_node.text == document.text.encode()
+
+
+def test_byte_offsets_asked_in_order_or_not_match_the_bytes_before():
+    text = "a = 'é'\nb = '日本'  # ✓\nc = 1\n"
+    byte_at = byte_offsets(text)
+    offsets = [0, 5, 9, 14, 3, 21, len(text)]  # ascending, then one back, then on again
+    assert [byte_at(offset) for offset in offsets] == [byte_offset(text, offset) for offset in offsets]
+    assert byte_offsets("plain")(4) == 4
