@@ -55,7 +55,7 @@ from completion.edit_regions import rebound
 from completion.positions import line_starts, split_lines
 from completion.postprocess import indent_of
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
-from completion.syntax import ParsedDocument, byte_offsets
+from completion.syntax import ParsedDocument, enclosing_at
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
@@ -302,19 +302,8 @@ def prose_only_word(word: str, pattern: re.Pattern, text: str, prose: Callable[[
 def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
     """Whether a character offset of the document's text lies in a string or a comment, from its
     tree (None without one); asked in text order, each answer costs the text since the last one."""
-    if document.tree is None:
-        return None
-    root, byte_at = document.tree.root_node, byte_offsets(document.text)
-
-    def prose(offset: int) -> bool:
-        byte = byte_at(offset)
-        node = root.descendant_for_byte_range(byte, byte + 1)
-        while node is not None:
-            if node.type in PROSE_TYPES:
-                return True
-            node = node.parent
-        return False
-    return prose
+    enclosing = enclosing_at(document, PROSE_TYPES)
+    return None if enclosing is None else (lambda offset: enclosing(offset) is not None)
 
 
 def within(prose: Callable[[int], bool], at: int) -> bool:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from completion.syntax import ParsedDocument, byte_offsets
+from completion.syntax import ParsedDocument, enclosing_at
 
 OWNER_TYPES = frozenset({"function_definition", "class_definition", "function_declaration", "class_declaration",
                          "method_definition", "method_declaration", "function_item"})
@@ -45,15 +45,12 @@ def owner_at(document: ParsedDocument) -> Callable[[int], str] | None:
     """The name of the innermost function or class around a character offset of the document's
     text ('' outside any), from its tree (None without one); asked in text order, each answer
     costs the text since the last one."""
-    if document.tree is None:
+    enclosing = enclosing_at(document, OWNER_TYPES)
+    if enclosing is None:
         return None
-    root, byte_at = document.tree.root_node, byte_offsets(document.text)
 
     def owner(offset: int) -> str:
-        byte = byte_at(offset)
-        node = root.descendant_for_byte_range(byte, byte + 1)
-        while node is not None and node.type not in OWNER_TYPES:
-            node = node.parent
+        node = enclosing(offset)
         named = None if node is None else node.child_by_field_name("name")
         return "" if named is None or named.text is None else named.text.decode("utf-8", "replace")
     return owner

@@ -183,6 +183,21 @@ def _ancestors(node: Node | None):
         node = node.parent
 
 
+def enclosing_at(document: ParsedDocument, types: frozenset[str]) -> Callable[[int], Node | None] | None:
+    """The innermost node of `types` around a character offset of the document's text (None outside
+    any), from its tree (None without one); asked in text order, each answer costs the text since
+    the last one (`byte_offsets`)."""
+    if document.tree is None:
+        return None
+    root, byte_at = document.tree.root_node, byte_offsets(document.text)
+
+    def enclosing(offset: int) -> Node | None:
+        byte = byte_at(offset)
+        return next((node for node in _ancestors(root.descendant_for_byte_range(byte, byte + 1))
+                     if node.type in types), None)
+    return enclosing
+
+
 def literal_at(tree: Tree, offset: int) -> str | None:
     """"string" or "comment" when the cursor at byte `offset` lies inside one, else None.
 
