@@ -1,10 +1,10 @@
 """Names and nodes in a syntax tree: the node kinds and lookups the next-edit rules share.
 
 `nodes_named` finds the nodes of some kinds whose text is a name (one tree-sitter query), `scope_of`
-says where a renamed name lives (its function, a class's members, the file), `overlapping` walks
-the nodes on some lines, `call_nodes` finds the calls of a function by its callee's name, and
-`parameter_names` reads a parameter list. Used by `completion.edit_regions` (the rename, call and
-literal rules) and `completion.edit_drafts`; everything here is pure.
+says where a renamed name lives (its function, an exception's handler, a class's members, the file),
+`overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
+callee's name, and `parameter_names` reads a parameter list. Used by `completion.edit_regions` (the
+rename, call and literal rules) and `completion.edit_drafts`; everything here is pure.
 """
 from __future__ import annotations
 
