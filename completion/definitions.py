@@ -52,7 +52,7 @@ class Definition:
     line: int  # 0-based line of the definition's first character
 
 
-def _name(node: Node) -> str | None:
+def definition_name(node: Node) -> str | None:
     """A definition's name: its `name` field, or the innermost `declarator` (C, C++)."""
     named = node.child_by_field_name("name")
     if named is None:
@@ -109,7 +109,7 @@ def definitions(tree: Tree, text: str, uri: str) -> list[Definition]:
             continue
         if node.type.endswith("_specifier") and node.child_by_field_name("body") is None:
             continue  # `struct P x;` uses a struct, it does not define one
-        name = _name(node)
+        name = definition_name(node)
         if name:
             found.append(Definition(name, _snippet(node, data), uri, start_line(text, node)))
     return found

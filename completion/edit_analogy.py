@@ -306,6 +306,12 @@ def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
     return None if enclosing is None else (lambda offset: enclosing(offset) is not None)
 
 
+def edit_in_prose(rewrite: Rewrite, starts: list[int], prose: Callable[[int], bool] | None) -> bool | None:
+    """Whether the rewrite's change stands in prose in the text after it, whose lines start at
+    `starts` (`within`; None without a tree)."""
+    return None if prose is None else within(prose, starts[rewrite.line] + len(rewrite.left))
+
+
 def within(prose: Callable[[int], bool], at: int) -> bool:
     """True when a change at offset `at` stands in prose: both the character before it and the one
     at it lie in a string or a comment (a string deleted or put in, `Control("")` -> `Control()`,
@@ -321,15 +327,15 @@ def dotted(text: str, start: int, end: int) -> bool:
         or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " "))
 
 
-def in_sense(rewrite: Rewrite, text: str, edited_at: int,
+def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,
              owner: Callable[[int], str] | None) -> Callable[[int, int], bool]:
     """For a word changed in prose at `edited_at`: whether a site (its offset, its line's start)
     keeps the change's sense (`completion.prose_sense`): a capital put at a sentence's start on a
-    word that is no name in the code goes to sentence starts only; a word put for another (no
-    typo, no case) goes nowhere the old word names the site's function or class, nor out of the
-    edited one when the new word names it."""
+    word that is no name in the code (`prose_only`) goes to sentence starts only; a word put for
+    another (no typo, no case) goes nowhere the old word names the site's function or class, nor
+    out of the edited one when the new word names it."""
     sentence = capitalized(rewrite.removed, rewrite.inserted) and sentence_start(rewrite.left) \
-        and only_in_prose(rewrite.removed, text)  # `colorama` -> `Colorama`: a name, capitalized everywhere
+        and prose_only  # `colorama` -> `Colorama`: a name, capitalized everywhere
     swap = owner is not None and rewrite.removed.lower() != rewrite.inserted.lower() \
         and not typo(rewrite.removed, rewrite.inserted)
     own = owner(edited_at) if swap else ""
@@ -346,38 +352,38 @@ def in_sense(rewrite: Rewrite, text: str, edited_at: int,
 
 
 def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, in_prose: bool | None,
-                owner: Callable[[int], str] | None) -> Callable[[int, int, str], bool]:
-    """Whether a match of the rewrite's pattern (its start and end in `text`, its line's text) may
-    be a site, before its score: no definition header when `no_headers` (but the class headers of a
-    class header's change, and the clones of the edited header); in prose, a word dotted as the
-    edited one (at `edited_at`) is or is not (`dotted`) and kept in its sense (`in_sense`); a bare
-    type excuse only on a line that shares a name with the edited one."""
+                prose_only: bool, owner: Callable[[int], str] | None) -> Callable[[int, int, int, str], bool]:
+    """Whether a match of the rewrite's pattern (its start and end in `text`, its line's start and
+    text) may be a site, before its score: no definition header when `no_headers` (but the class
+    headers of a class header's change, and the clones of the edited header); in prose, a word
+    dotted as the edited one (at `edited_at`) is or is not (`dotted`) and kept in its sense
+    (`in_sense`); a bare type excuse only on a line that shares a name with the edited one."""
     before_line = rewrite.line_before
     classes = _CLASS.match(before_line) is not None  # a class's bases changed: its siblings' too
     prose_word = rewrite.word and bool(in_prose)
     as_dotted = dotted(text, edited_at, edited_at + len(rewrite.inserted)) if prose_word else None
-    keeps = in_sense(rewrite, text, edited_at, owner) if prose_word else None
+    keeps = in_sense(rewrite, text, edited_at, prose_only, owner) if prose_word else None
     excused = code_names(before_line) if comment_dropped(rewrite) and _TYPE_EXCUSE.match(rewrite.removed) else None
 
-    def may_be(start: int, end: int, line_text: str) -> bool:
+    def may_be(start: int, end: int, line_start: int, line_text: str) -> bool:
         if no_headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
                 and line_text.strip() != before_line.strip():
             return False
         if as_dotted is not None and dotted(text, start, end) != as_dotted:
             return False
-        if keeps is not None and not keeps(start, text.rfind("\n", 0, start) + 1):
+        if keeps is not None and not keeps(start, line_start):
             return False
         return excused is None or bool(excused & code_names(line_text))
     return may_be
 
 
-def line_score(rewrite: Rewrite, line_text: str, prose: bool) -> float:
+def line_scorer(rewrite: Rewrite, prose: bool) -> Callable[[str], float]:
     """How alike a site's line is to the edited line before the change (`alike`); for a change to
     a class's bases, the two headers without their classes' names (`sibling_classes`)."""
-    before_line = rewrite.line_before
-    if sibling_classes(rewrite):
-        line_text, before_line = (_CLASS_NAME.sub(r"\1_", line, 1) for line in (line_text, before_line))
-    return alike(line_text, before_line, prose)
+    if not sibling_classes(rewrite):
+        return lambda line_text: alike(line_text, rewrite.line_before, prose)
+    unnamed = _CLASS_NAME.sub(r"\1_", rewrite.line_before, 1)
+    return lambda line_text: alike(_CLASS_NAME.sub(r"\1_", line_text, 1), unnamed, prose)
 
 
 def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
@@ -399,12 +405,13 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
             or len(pattern.findall(rewrite.line_before)) != 1:
         return []
     starts = line_starts(text)
-    in_prose = None if prose is None else within(prose, starts[rewrite.line] + len(rewrite.left))
+    in_prose = edit_in_prose(rewrite, starts, prose)
     prose_only = rewrite.word and prose_only_word(rewrite.removed, pattern, text, prose)
     needed = min(min_score(rewrite, text, starts, in_prose, prose_only), REPEATED_MIN_SCORE if repeated else 1.0)
     headers = repeated and _HEADER.match(rewrite.line_before) is not None  # a header's change made twice
     may_be = site_checks(rewrite, text, starts[rewrite.line] + len(rewrite.left), bool(needed) and not headers,
-                         in_prose, owner)
+                         in_prose, prose_only, owner)
+    score_of = line_scorer(rewrite, bool(in_prose))
     found: list[Site] = []
     for count, match in enumerate(pattern.finditer(text)):
         if count == MAX_MATCHES:
@@ -413,9 +420,9 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS:
             continue
         line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
-        if not may_be(match.start(1), match.end(1), line_text):
+        if not may_be(match.start(1), match.end(1), starts[line], line_text):
             continue
-        score = line_score(rewrite, line_text, bool(in_prose))
+        score = score_of(line_text)
         if score >= (needed if floor is None else min(needed, floor)) \
                 and (in_prose is None or within(prose, match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, needed))

@@ -13,10 +13,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from completion.definitions import DEFINITION_TYPES, definition_name
 from completion.syntax import ParsedDocument, enclosing_at
 
-OWNER_TYPES = frozenset({"function_definition", "class_definition", "function_declaration", "class_declaration",
-                         "method_definition", "method_declaration", "function_item"})
 _SENTENCE_START = re.compile(r"""(?:^[ \t]*(?:[rRbBuUfF]?(?:\"\"\"|'''|"|')|#+:?)?|[.!?][ \t]+)[ \t]*$""")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 
@@ -42,15 +41,14 @@ def names(word: str, owner: str) -> bool:
 
 
 def owner_at(document: ParsedDocument) -> Callable[[int], str] | None:
-    """The name of the innermost function or class around a character offset of the document's
-    text ('' outside any), from its tree (None without one); asked in text order, each answer
-    costs the text since the last one."""
-    enclosing = enclosing_at(document, OWNER_TYPES)
+    """The name of the innermost definition (`completion.definitions`: a function, a class) around a
+    character offset of the document's text ('' outside any), from its tree (None without one);
+    asked in text order, each answer costs the text since the last one."""
+    enclosing = enclosing_at(document, DEFINITION_TYPES)
     if enclosing is None:
         return None
 
     def owner(offset: int) -> str:
         node = enclosing(offset)
-        named = None if node is None else node.child_by_field_name("name")
-        return "" if named is None or named.text is None else named.text.decode("utf-8", "replace")
+        return "" if node is None else definition_name(node) or ""
     return owner

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from completion.edit_analogy import (Rewrite, Site, analogy_sites, comment_dropped, prose_at, rewrite_of, shape,
-                                     typo)
+from completion.edit_analogy import (Rewrite, Site, analogy_sites, comment_dropped, edit_in_prose, prose_at,
+                                     rewrite_of, shape, typo)
 from completion.edit_events import EditEvent
 from completion.edit_patterns import memory_of
 from completion.positions import line_starts
@@ -105,8 +105,7 @@ def candidates(event: EditEvent, events: Sequence[EditEvent], scoped: bool, lite
     found = analogy_sites(event, scoped, literal, document, memory.repeats > 0, floor)
     if not found:
         return []
-    prose = prose_at(document)
-    in_prose = bool(prose and prose(line_starts(event.after)[rewrite.line] + len(rewrite.left)))
+    in_prose = bool(edit_in_prose(rewrite, line_starts(event.after), prose_at(document)))
     lines = _lines(event.after)
     edit = edit_features(rewrite, found, lines, (memory.repeats > 0, scoped, literal, in_prose))
     return [Candidate(site, site_features(rewrite, site, found, lines, edit)) for site in found]
