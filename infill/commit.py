@@ -69,7 +69,7 @@ class DecoderConfig:
     #   a shorter canvas makes every pass cheaper (attention and the first pass grow with it)
     lookup: int = 0  # after each pass, up to this many tokens that followed the tokens before the leftmost mask
     #   elsewhere in the canvas are written into the masks as a draft (0: never; `infill.decode.lookup`); only
-    #   with rule `left_run`, no `window` and no `remask` (`looks_up`), else it is left unused
+    #   with rule `left_run` and no `remask` (`looks_up`), else it is left unused; a sliding window runs the draft
     lookup_key: int = 3  # `lookup`: the shortest key looked up (keys of up to 8 tokens are tried first)
     lookup_first: float = 0.0  # `lookup`: a draft is cut before its first token to which the pass before it (which
     #   saw masks there) gives less than this probability
@@ -84,9 +84,9 @@ class DecoderConfig:
 
     @property
     def looks_up(self) -> bool:
-        """It writes `lookup` drafts: `left_run` commits the leftmost mask first; without a window or
-        `remask` each pass scores the whole hole and masks nothing again but a refused draft."""
-        return bool(self.lookup) and self.rule == "left_run" and not self.window and not self.remask
+        """It writes `lookup` drafts: `left_run` commits the leftmost mask first; without `remask`
+        each pass masks nothing again but a refused draft."""
+        return bool(self.lookup) and self.rule == "left_run" and not self.remask
 
     def __post_init__(self):
         for setting in fields(self):

@@ -117,7 +117,8 @@ def test_at_the_deadline_an_unchecked_draft_stands():
 
 def test_lookup_is_left_unused_by_rules_it_would_break():
     assert DecoderConfig(rule="left_run", lookup=8).looks_up
-    for settings in ({"rule": "verify"}, {"rule": "left_run", "window": 8}, {"rule": "left_to_right"},
+    assert DecoderConfig(rule="left_run", lookup=8, window=8).looks_up  # the window runs the draft
+    for settings in ({"rule": "verify"}, {"rule": "left_to_right"},
                      {"rule": "left_run", "remask": 0.1}, {"rule": "left_run", "lookup": 0}):
         assert not DecoderConfig(**{"lookup": 8, **settings}).looks_up
 

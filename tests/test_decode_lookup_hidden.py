@@ -83,7 +83,7 @@ def test_a_hidden_check_keeps_the_top_1_tokens_and_commits_the_top_1_where_it_re
                             looked=torch.tensor([False, True, True, True, False]),
                             masked=torch.tensor([False, False, False, False, True]),
                             last_best=torch.tensor([20, 30, 99, 32, 7]), last_prob=torch.full((5,), 0.2),
-                            committed_prob=torch.ones(5), rules=RULES)
+                            committed_prob=torch.ones(5), rules=RULES, scored=slice(0, 5))
     logits = torch.zeros(5, 100)
     refused = check_lookup(state, logits, torch.logsumexp(logits, 1))
     assert refused == (2, 31)  # 30 was the top-1 and stands; 31 was not
@@ -113,7 +113,7 @@ def test_a_refused_draft_s_positions_take_back_the_keys_the_check_saw():
     from infill.decode.lookup import forget_refused
 
     now, saw = torch.ones(1, 1, 5, 2), torch.zeros(1, 1, 5, 2)  # (1, nkv, W, hd): canvas positions 5..9
-    state = SimpleNamespace(positions=torch.arange(5, 10), span=slice(6, 10), window_kv=[(now, now + 1)],
+    state = SimpleNamespace(positions=torch.arange(5, 10), span=slice(6, 10), window_kv=[(now, now + 1)], slides=False,
                             masks_kv=[(saw, saw + 1)])
     forget_refused(state, 2)  # refused at hole position 2: canvas 8, the window's row 3
     [(keys, values)] = state.window_kv

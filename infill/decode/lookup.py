@@ -38,7 +38,8 @@ from infill.drafts import lookup_draft
 def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> None:
     """Write a one-hole state's lookup draft into its masks from the leftmost on (none at the
     hole's first position, whose rules a draft would skip), up to its first token to which this
-    pass's restricted logits (L, V) (log-sum-exp `lse` (L,)) give less than `lookup_first`."""
+    pass's restricted logits (S, V) of the positions it scored (`state.scored`; log-sum-exp `lse`
+    (S,)) give less than `lookup_first`. Before a sliding window's next layout: it runs the draft."""
     if not state.cfg.looks_up or len(state.holes) != 1 or not state.masked.any():
         return
     if state.hides_lookups and state.passes % state.cfg.refresh_every == 0:
@@ -56,8 +57,10 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     if not len(tokens) and state.cfg.lookup_guess and state.hides_lookups:
         at = slice(first, first + count)
         tokens = guess_draft(state.last_best[at], state.last_prob[at], ends, state.cfg.lookup_guess)
-    at = slice(first, first + len(tokens))
-    tokens = likely_start(tokens, logits[at], lse[at], state.cfg.lookup_first)
+    if state.cfg.lookup_first:  # bounded by this pass's scores (rows from `scored.start`), as far as it scored
+        tokens = tokens[:max(0, state.scored.stop - first)]
+        rows = slice(first - state.scored.start, first - state.scored.start + len(tokens))
+        tokens = likely_start(tokens, logits[rows], lse[rows], state.cfg.lookup_first)
     if not len(tokens):
         return
     if state.looked is None:
@@ -88,15 +91,17 @@ def likely_start(tokens: torch.Tensor, logits: torch.Tensor, lse: torch.Tensor, 
 
 
 def check_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> tuple[int, int] | None:
-    """Check the looked-up tokens against this pass's restricted logits (L, V) (log-sum-exp `lse`
-    (L,)): they stand from the left while each has probability `lookup_keep` or more; the rest are
-    masked again. An end token that stands closes the hole after it. The first position masked
-    again and the token it held; None if all stood."""
+    """Check the looked-up tokens against this pass's restricted logits (S, V) of the positions it
+    scored (`state.scored`, the draft among them; log-sum-exp `lse` (S,)): they stand from the left
+    while each has probability `lookup_keep` or more; the rest are masked again. An end token that
+    stands closes the hole after it. The first position masked again and the token it held; None if
+    all stood."""
     looked = state.looked
     if looked is None or not looked.any():
         return None
     hole = state.ids[0, state.span]
-    prob = (logits.gather(1, hole[:, None])[:, 0] - lse).exp()  # (L,) of each position's token
+    prob = torch.zeros_like(state.committed_prob)  # (L,) of each scored position's token
+    prob[state.scored] = (logits.gather(1, hole[state.scored][:, None])[:, 0] - lse).exp()
     wrong = prob < state.cfg.lookup_keep
     if state.hides_lookups:  # left to right's token stands too
         wrong &= hole != state.last_best
@@ -143,11 +148,16 @@ def hiding_mask(state: DecodeState, context: int) -> torch.Tensor:
 def forget_refused(state: DecodeState, at: int) -> None:
     """After a hidden check refused the draft from hole position `at`: the window's keys/values
     kept for the next check (`window_kv`) take back, from that position on, those the check saw
-    there (masks, as the pass before encoded them), for this pass encoded the refused tokens."""
+    there (masks, as the pass before encoded them), for this pass encoded the refused tokens; so
+    do a sliding window's keys/values of the whole canvas (`kv`), which its next layout reads."""
     if state.masks_kv is None:
         return
     row = int(torch.searchsorted(state.positions, torch.tensor(state.span.start + at, device=state.positions.device)))
     state.window_kv = [(torch.cat([k[:, :, :row], old_k[:, :, row:]], dim=2),
                         torch.cat([v[:, :, :row], old_v[:, :, row:]], dim=2))
                        for (k, v), (old_k, old_v) in zip(state.window_kv, state.masks_kv)]
+    if state.slides:
+        refused = state.positions[row:]
+        for (k, v), (old_k, old_v) in zip(state.kv, state.masks_kv):
+            k[:, :, refused], v[:, :, refused] = old_k[:, :, row:], old_v[:, :, row:]
     state.masks_kv = None

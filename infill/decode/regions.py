@@ -121,11 +121,15 @@ def shrink(state: DecodeState, firsts: list[int | None]) -> None:
 
 def slide(state: DecodeState, first: int) -> None:
     """Lay out the next pass of a sliding window. Hole positions from `first` (the leftmost mask
-    of the pass just run) were encoded as masks, so the window starts there, and it runs `window`
-    positions from the new leftmost mask on; the rest of the canvas is context."""
+    of the pass just run) were encoded as masks, so the window starts there; it scores from the
+    first position still undecided (a mask, or a lookup draft to check) and runs `window` positions
+    past the leftmost mask; the rest of the canvas is context. A window that checks a draft hidden
+    keeps the canvas's keys/values of its positions as they stand (`window_kv`)."""
     start, length = state.span.start, len(state.masked)
-    leftmost = int(torch.nonzero(state.masked)[0])
-    stop = min(length, leftmost + state.cfg.window)
+    looked = state.looked if state.looked is not None else torch.zeros_like(state.masked)
+    leftmost = int(torch.nonzero(state.masked | looked)[0])
+    masks = torch.nonzero(state.masked).flatten()
+    stop = min(length, (int(masks[0]) if len(masks) else length) + state.cfg.window)
     a, b = start + first, start + stop  # canvas positions of the window
     device = state.ids.device
     state.positions = torch.arange(a, b, device=device)
@@ -133,6 +137,8 @@ def slide(state: DecodeState, first: int) -> None:
     state.rows = (predictors - a).clamp(0, b - a - 1)  # rows outside the scored positions are never read
     state.scored = slice(leftmost, stop)
     state.context = without(state.kv, slice(a, b))
+    if state.hides_lookups:  # a copy: this window's pass writes its own into `kv`
+        state.window_kv = [(k[:, :, a:b].clone(), v[:, :, a:b].clone()) for k, v in state.kv]
 
 
 def confirm_drafts(state: DecodeState, guessed: list[torch.Tensor], head: torch.nn.Module) -> None:

@@ -147,12 +147,7 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
     if vetoed and state.cfg.veto_rule == "cut":  # this pass saw the draft's wrong tail: the next one fills
         return
     if missed is not None:  # what this pass predicted after the refused token leaned on it
-        commit = commit_refused(state, missed)
-        if commit.any():  # a new key, so a draft unlike the one refused
-            commit_positions(state, commit)
-            stop_loops(state)
-            forget_refused(state, missed[0])
-            write_lookup(state, logits, scores.lse)
+        retry_refused(state, missed, logits, scores.lse)
         return
     if not state.masked.any():  # a draft that stood: nothing left to fill
         return
@@ -169,10 +164,26 @@ def advance(state: DecodeState, logits: torch.Tensor, expired: bool, guessed: li
         shrink(state, firsts)
     if guessed:
         confirm_drafts(state, guessed, head)
+    write_lookup(state, logits, scores.lse)
     if state.slides and not state.done:
         slide(state, first)
     plan_drafts(state)
-    write_lookup(state, logits, scores.lse)
+
+
+def retry_refused(state: DecodeState, refused: tuple[int, int], logits: torch.Tensor, lse: torch.Tensor) -> None:
+    """After a check refused a lookup draft from hole position `at` (`refused`: it and the token it
+    held), commit that position alone (`commit_refused`), then look up again from the new key (a
+    draft unlike the one refused) with this pass's logits (S, V) (log-sum-exp `lse` (S,))."""
+    commit = commit_refused(state, refused)
+    if not commit.any():
+        return
+    at = refused[0]
+    commit_positions(state, commit)
+    stop_loops(state)
+    forget_refused(state, at)
+    write_lookup(state, logits, lse)
+    if state.slides and not state.done:
+        slide(state, at)  # this pass encoded the refused draft from there on
 
 
 @torch.no_grad()
