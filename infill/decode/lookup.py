@@ -8,7 +8,9 @@ them as if they stood, and checks them first (`check_lookup`): each keeps its pl
 model gives it at least `lookup_keep`; from the first that falls short on, the draft is masked
 again. The positions after a refused token were predicted from it: only the refused position
 commits in that pass, and only to another token as sure as `threshold` (`commit_refused`).
-Prompt-lookup decoding without the `verify` rule's extra windows. The model sees a draft's own
+Prompt-lookup decoding without the `verify` rule's extra windows. A sliding window (`window`) is
+laid out after the draft is written: it scores from the draft on and runs `window` positions past it
+(`infill.decode.regions.slide`). The model sees a draft's own
 tokens as it checks them, so that check alone is loose (it keeps about half of random tokens as
 its top-1); the earlier pass's bound is the one they cannot sway.
 
