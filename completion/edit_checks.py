@@ -8,8 +8,10 @@ before it is shown, beside those of `completion.next_edit`.
   top-level statements they touch are kept only when those statements, edited, compile as far as
   they did (`compiling_edits`, `compiles_as_far`): if they compiled, they still compile; if CPython
   stopped at line N, it stops no earlier than where line N went. Only the touched statements are
-  compiled, each group at most `MAX_COMPILE_CHARS`, so a big file costs what its edited part does;
-  CPython reports one error, so an edit below a line the user left broken is judged by that line.
+  compiled, each group at most `MAX_COMPILE_CHARS`, so a big file costs what its edited part does
+  (a class over it: the statements of its body that the edits touch, under an `if True:` that makes
+  their indent a block; a function's body alone would not compile); CPython reports one error, so an
+  edit below a line the user left broken is judged by that line.
 Lines are counted as the LSP counts them, as CPython does (`\\n`, `\\r\\n`, `\\r`). Everything here is pure.
 """
 from __future__ import annotations
@@ -18,6 +20,8 @@ import bisect
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from tree_sitter import Node
 
 from completion.edit_drafts import Draft
 from completion.edit_events import diff_span, line_breaks
@@ -123,14 +127,54 @@ def statement_groups(edits: Sequence[Edit], bounds: list[int], line_count: int) 
 
 def compiling_edits(document: ParsedDocument, edits: Sequence[Edit], starts: list[int] | None = None) -> list[Edit]:
     """The edits of each group of top-level statements that, edited, still compile as far as
-    they did (`compiles_as_far`); none of a group over `MAX_COMPILE_CHARS`. `starts` are the
-    text's `line_starts`, when the caller has them."""
-    text = document.text
-    starts = line_starts(text) if starts is None else starts
+    they did (`compiles_as_far`); a group over `MAX_COMPILE_CHARS` that is one class is judged by
+    the statements of its body the same way (its methods), and none of a group over it otherwise.
+    `starts` are the text's `line_starts`, when the caller has them."""
+    starts = line_starts(document.text) if starts is None else starts
+    statements = document.tree.root_node.children
+    return _compiling(document, edits, statements, statement_lines(document), starts, len(starts) - 1)
+
+
+def _compiling(document: ParsedDocument, edits: Sequence[Edit], statements: Sequence[Node], bounds: list[int],
+               starts: list[int], stop: int) -> list[Edit]:
+    """`compiling_edits` over sibling `statements` that start at lines `bounds` (in order) and end
+    by line `stop`; an edit outside them is none of theirs and is not kept."""
+    if not bounds:
+        return []
+    alone = _one_per_line(document, statements)
+    inside = [edit for edit in edits if bounds[0] <= edit.start_line and edit.end_line <= stop]
     kept: list[Edit] = []
-    for first, end, grouped in statement_groups(edits, statement_lines(document), len(starts) - 1):
-        before = text[starts[first]:starts[end]]
-        moved = [Edit(e.start_line - first, e.end_line - first, e.new_text) for e in grouped]
-        if len(before) <= MAX_COMPILE_CHARS and compiles_as_far(before, moved):
+    for first, end, grouped in statement_groups(inside, bounds, stop):
+        before = document.text[starts[first]:starts[end]]
+        if len(before) > MAX_COMPILE_CHARS:
+            body = class_body(alone[first]) if first in alone and end == _next_bound(bounds, first, stop) else []
+            kept += _compiling(document, grouped, body, first_lines(document, body), starts, end)
+            continue
+        shift = 1 if before[:1] in (" ", "\t") else 0  # a body's statements are indented: one block of them
+        moved = [Edit(e.start_line - first + shift, e.end_line - first + shift, e.new_text) for e in grouped]
+        if compiles_as_far("if True:\n" * shift + before, moved):
             kept.extend(grouped)
     return kept
+
+
+def _one_per_line(document: ParsedDocument, statements: Sequence[Node]) -> dict[int, Node]:
+    """The statements by their first line, for the lines where one statement alone starts."""
+    lines = first_lines(document, statements)
+    return {line: node for line, node in zip(lines, statements) if lines.count(line) == 1}
+
+
+def _next_bound(bounds: list[int], first: int, stop: int) -> int:
+    """The line after the statement starting at `first`: the next statement's first line, or `stop`."""
+    after = bisect.bisect_right(bounds, first)
+    return bounds[after] if after < len(bounds) else stop
+
+
+def class_body(statement: Node) -> list[Node]:
+    """The statements of a class's body (decorated or not); none for another statement (a
+    function's body alone would not compile: its `return`, `yield`, `nonlocal`)."""
+    if statement.type == "decorated_definition":
+        statement = statement.child_by_field_name("definition")
+    if statement is None or statement.type != "class_definition":
+        return []
+    body = statement.child_by_field_name("body")
+    return [] if body is None else [child for child in body.children if child.is_named]

@@ -268,4 +268,20 @@ def test_only_the_top_level_statements_an_edit_touches_are_compiled(monkeypatch,
     assert compiled == ["def total(items):\n    acc = 0\n    return acc\n",
                         "def total(items):\n    acc = 0\n    return acc + 1\n"]
     monkeypatch.setattr(edit_checks, "MAX_COMPILE_CHARS", 20)
-    assert edit_checks.compiling_edits(document(text), [edit]) == []
+    assert edit_checks.compiling_edits(document(text), [edit]) == []  # a function: its body alone would not compile
+
+
+def test_a_class_over_the_cap_is_judged_by_the_methods_an_edit_touches(monkeypatch):
+    methods = "".join(f"    def m{i}(self, a):\n        return a + {i}\n\n" for i in range(3000))
+    text = f"class Big:\n{methods}    def total(self, items):\n        return sum(items)\n"
+    line = len(split_lines(text)) - 2  # `return sum(items)`
+    sound, broken = Edit(line, line + 1, "        return sum(items) + 1\n"), Edit(line, line + 1, "        return sum(\n")
+    compiled = []
+    real = edit_checks.failure_line
+    monkeypatch.setattr(edit_checks, "failure_line", lambda source: compiled.append(source) or real(source))
+    assert len(text) > edit_checks.MAX_COMPILE_CHARS
+    assert edit_checks.compiling_edits(document(text), [sound]) == [sound]
+    assert compiled[0] == "if True:\n    def total(self, items):\n        return sum(items)\n"
+    assert edit_checks.compiling_edits(document(text), [broken]) == []
+    header = Edit(0, 1, "class Big(Base):\n")  # the class's own line: no statement of its body holds it
+    assert edit_checks.compiling_edits(document(text), [header]) == []
