@@ -9,7 +9,7 @@ line renamed, and a one-letter name renamed in a 400 KB file of 200,000 lines. E
 the language server plans it (`completion.next_edit.plan`, the rules' drafts, no model); the table
 gives the median milliseconds of the parse and of the plan over `--repeat` runs, the plan's ratio
 to the plain edit's (a 40-line file), and how many analogy sites and regions it kept (at most
-`completion.edit_analogy.MAX_SITES` and `completion.edit_regions.MAX_REGIONS`). Times on shared
+`completion.edit_sites.MAX_SITES` and `completion.edit_regions.MAX_REGIONS`). Times on shared
 cores are noisy: compare the ratios of one run.
 """
 from __future__ import annotations

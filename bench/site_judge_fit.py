@@ -41,7 +41,7 @@ from bench.next_edit_drafts import PROPAGATING, planned_for
 from bench.next_edit_scores import line_changes, score
 from bench.next_edit_second import earlier_events
 from completion import next_edit
-from completion.edit_analogy import Site
+from completion.edit_sites import Site
 from completion.next_edit import Drafting
 from completion.positions import line_starts
 from completion.site_judge import FEATURES, Candidate, SiteJudge, candidates

@@ -21,8 +21,10 @@ event's lines:
   code shares a name with the edited one's (it excused that name's type);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
   a call joined on one line; not lines deleted) at the exact copies of the removed lines under any
-  indent, each made the inserted lines under its indent (`block_of`, `block_sites`; a site spans
-  its lines).
+  indent, each made the inserted lines under its indent (`completion.edit_blocks`; a site spans
+  its lines);
+- an *import's module* changed (`from click.utils import echo` -> `from .utils import echo`) at
+  the other from-imports of the same place (`completion.edit_imports`).
 Each site is scored by how alike its line is to the event's line before the change (the share of
 their tokens, strings and numbers as their kind, that a diff keeps), and kept at `MIN_SCORE` or
 more (a word that stands only in strings and comments, a typo, or a new name found nowhere
@@ -34,9 +36,10 @@ several factories); a change to a class header goes to other class headers (`cla
 -> `class C:`), whatever their names when the change is to the bases (`sibling_classes`). A word
 changed in prose goes only where it keeps its sense (`in_sense`, `completion.prose_sense`). The best
 `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
-of the text (a half-typed name) has no sites. Each site becomes a `Replacement` of its UTF-8 bytes
-(`completion.edit_drafts`' shape), so drafts and regions follow the sites. Work is bounded: at
-most `MAX_MATCHES` occurrences are looked at, and a line over `MAX_LINE_CHARS` is no event line.
+of the text (a half-typed name) has no sites. Each site (`completion.edit_sites.Site`) becomes a
+`Replacement` of its UTF-8 bytes (`byte_replacements`), so drafts and regions follow the sites. Work
+is bounded: at most `MAX_MATCHES` occurrences are looked at, and a line over `MAX_LINE_CHARS` is no
+event line.
 Everything here is pure.
 """
 from __future__ import annotations
@@ -50,10 +53,12 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from completion.edit_events import EditEvent, common_ends, diff_span
+from completion.edit_blocks import block_of, block_sites
+from completion.edit_events import EditEvent, common_ends
+from completion.edit_imports import import_sites, module_change
 from completion.edit_regions import rebound
+from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
 from completion.positions import line_starts, split_lines
-from completion.postprocess import indent_of
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, enclosing_at
 
@@ -62,14 +67,9 @@ CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
 MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
 MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
 REPEATED_MIN_SCORE = 0.6  # any site's score, once the user made the same rewrite twice
-MAX_SITES = 24
 TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
 INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that make another form of a word
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
-MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
-MAX_LINE_CHARS = 400
-MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
-MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
 _PROSE_TOKEN = re.compile(r"\w+|\S")
@@ -103,20 +103,6 @@ class Rewrite:
     @property
     def line_before(self) -> str:
         return self.left + self.removed + self.right
-
-
-@dataclass(frozen=True, slots=True)
-class Site:
-    """Characters `start .. end - 1` of the text become `new`; `score` says how alike its line is,
-    `needed` the score the fixed cut asked of it (`min_score`)."""
-
-    start: int
-    end: int
-    new: str
-    line: int
-    score: float
-    needed: float = 0.0
-    lines: int = 1  # lines of the text it spans from `line` on (a block's, `block_sites`)
 
 
 def _is_word(char: str) -> bool:
@@ -443,6 +429,10 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
         return [] if block is None else block_sites(block, event.after, event)
+    after = rewrite.left + rewrite.inserted + rewrite.right
+    moved = None if rewrite.word else module_change(rewrite.line_before, after)
+    if moved is not None:  # a module made relative or moved (a word renamed is the word rule's, everywhere)
+        return import_sites(moved, event.after, range(event.start_line, event.after_end))
     if (literal and not rewrite.word) \
             or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
@@ -450,76 +440,3 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     if document is None:
         return sites(rewrite, event.after, event, scoped, None, repeated, floor)
     return sites(rewrite, event.after, event, scoped, prose_at(document), repeated, floor, owner_at(document))
-
-
-@dataclass(frozen=True, slots=True)
-class Block:
-    """The user's change of whole lines: `removed` became `inserted`, both without the indent the
-    removed lines share (a blank line as "")."""
-
-    removed: tuple[str, ...]
-    inserted: tuple[str, ...]
-
-
-def _dedented(lines: list[str], indent: str) -> tuple[str, ...] | None:
-    """The lines without `indent` (a blank one as ""), or None when a line with text lacks it."""
-    if any(line.strip() and not line.startswith(indent) for line in lines):
-        return None
-    return tuple(line[len(indent):] if line.strip() else "" for line in lines)
-
-
-def block_of(event: EditEvent) -> Block | None:
-    """The event's change as a block: its changed lines less those both sides share at their
-    ends; None unless two or more lines with text were removed (one line's copy says too little:
-    on real commits one line made several, `try:` around a call, went to lines left as they were)
-    and some text was inserted (lines deleted were deleted elsewhere at 2 of 6 sites on the tuning
-    commits), other than the same lines in another order (parameters reordered: their copies are
-    other functions', the call sites the signature rule's), up to `MAX_BLOCK_LINES`, with
-    `MIN_BLOCK_CHARS` of text or more."""
-    changed = diff_span(event.removed, event.inserted)  # the event's lines less those both sides share
-    old = split_lines(event.removed)[changed.start_line:changed.before_end]
-    new = split_lines(event.inserted)[changed.start_line:changed.after_end]
-    if len(old) > MAX_BLOCK_LINES or sum(bool(line.strip()) for line in old) < 2 \
-            or not any(line.strip() for line in new) or sorted(old) == sorted(new) \
-            or sum(len(line.strip()) for line in old) < MIN_BLOCK_CHARS \
-            or max(map(len, old + new)) > MAX_LINE_CHARS:
-        return None
-    indent = min((indent_of(line) for line in old if line.strip()), key=len)
-    removed, inserted = _dedented(old, indent), _dedented(new, indent)
-    if removed is None or inserted is None:
-        return None
-    return Block(removed, inserted)
-
-
-def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
-    """The places of `text` (the text after `event`) outside the event's lines where the block's
-    removed lines stand as they did, under any indent: each becomes the inserted lines under that
-    indent. Exact copies only, so every site scores 1."""
-    lines, starts = split_lines(text), line_starts(text)
-    first = next(i for i, line in enumerate(block.removed) if line)  # its first line with text
-    count, key, found, looked = len(block.removed), block.removed[first], [], 0
-    for top in range(len(lines) - count + 1):
-        line = lines[top + first]
-        indent = line[:len(line) - len(key)]
-        if not line.endswith(key) or indent.strip() or (top < event.after_end and top + count > event.start_line):
-            continue
-        looked += 1
-        if looked > MAX_MATCHES or len(found) == MAX_SITES:
-            break
-        if _dedented(lines[top:top + count], indent) != block.removed:
-            continue
-        last = top + count - 1
-        brk = text[starts[top] + len(lines[top]):starts[top + 1]] or "\n"
-        new = brk.join(indent + inserted if inserted else "" for inserted in block.inserted)
-        found.append(Site(starts[top], starts[last] + len(lines[last]), new, top, 1.0, lines=count))
-    return found
-
-
-def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:
-    """The sites as (start byte, end byte, (new text,)) of `text`'s UTF-8 bytes, in text order."""
-    replacements = []
-    for site in sorted(found, key=lambda s: s.start):
-        start = len(text[:site.start].encode("utf-8", "surrogatepass"))
-        end = start + len(text[site.start:site.end].encode("utf-8", "surrogatepass"))
-        replacements.append((start, end, (site.new,)))
-    return replacements

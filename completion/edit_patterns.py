@@ -18,7 +18,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from completion.edit_analogy import Rewrite, Site, analogy_sites, rewrite_of
+from completion.edit_analogy import Rewrite, analogy_sites, rewrite_of
+from completion.edit_sites import Site
 from completion.edit_events import EditEvent
 from completion.syntax import ParsedDocument
 

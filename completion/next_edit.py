@@ -53,8 +53,7 @@ from completion.context import approx_tokens
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
-from completion.edit_analogy import byte_replacements
-from completion.edit_analogy import Site
+from completion.edit_sites import Site, byte_replacements
 from completion.edit_patterns import pattern_sites
 from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
                                      renamed, signature_change)

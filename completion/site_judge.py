@@ -22,10 +22,11 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from completion.edit_analogy import (Rewrite, Site, analogy_sites, comment_dropped, edit_in_prose, prose_at,
+from completion.edit_analogy import (Rewrite, analogy_sites, comment_dropped, edit_in_prose, prose_at,
                                      rewrite_of, shape, typo)
 from completion.edit_events import EditEvent
 from completion.edit_patterns import memory_of
+from completion.edit_sites import Site
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument
 

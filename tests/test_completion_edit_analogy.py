@@ -6,7 +6,8 @@ a 400 KB file, sites past the region caps, a rewrite that would break the parse,
 later undone, a block too short to carry, lines inserted, deleted or reordered, one line split in
 several, a block repeated 5,000 times."""
 from completion import next_edit
-from completion.edit_analogy import MAX_SITES, analogy_sites, rewrite_of
+from completion.edit_analogy import analogy_sites, rewrite_of
+from completion.edit_sites import MAX_SITES
 from completion.edit_checks import applied
 from completion.edit_regions import MAX_REGIONS
 from completion.syntax import ParsedDocument

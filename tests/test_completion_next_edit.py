@@ -275,7 +275,8 @@ def test_a_class_over_the_cap_is_judged_by_the_methods_an_edit_touches(monkeypat
     methods = "".join(f"    def m{i}(self, a):\n        return a + {i}\n\n" for i in range(3000))
     text = f"class Big:\n{methods}    def total(self, items):\n        return sum(items)\n"
     line = len(split_lines(text)) - 2  # `return sum(items)`
-    sound, broken = Edit(line, line + 1, "        return sum(items) + 1\n"), Edit(line, line + 1, "        return sum(\n")
+    sound = Edit(line, line + 1, "        return sum(items) + 1\n")
+    broken = Edit(line, line + 1, "        return sum(\n")
     compiled = []
     real = edit_checks.failure_line
     monkeypatch.setattr(edit_checks, "failure_line", lambda source: compiled.append(source) or real(source))

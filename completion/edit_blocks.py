@@ -1,0 +1,85 @@
+"""Edits by analogy of whole lines: two or more lines the user changed together, carried to the
+exact copies of the removed lines elsewhere.
+
+`block_of(event)` reads the event's changed lines as a block (a comment and the statement under
+it rewritten, a call joined on one line; not lines deleted, nor the same lines reordered): the
+removed and inserted lines without the indent the removed ones share. `block_sites` finds the
+places where the removed lines stand as they did, under any indent, each becoming the inserted
+lines under its indent; a site spans its lines. Exact copies only, so every site scores 1. The
+one-line rules are `completion.edit_analogy`'s, which reads an event as a block when it is no
+one-line rewrite. Everything here is pure.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from completion.edit_events import EditEvent, diff_span
+from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
+from completion.positions import line_starts, split_lines
+from completion.postprocess import indent_of
+
+MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
+MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    """The user's change of whole lines: `removed` became `inserted`, both without the indent the
+    removed lines share (a blank line as "")."""
+
+    removed: tuple[str, ...]
+    inserted: tuple[str, ...]
+
+
+def _dedented(lines: list[str], indent: str) -> tuple[str, ...] | None:
+    """The lines without `indent` (a blank one as ""), or None when a line with text lacks it."""
+    if any(line.strip() and not line.startswith(indent) for line in lines):
+        return None
+    return tuple(line[len(indent):] if line.strip() else "" for line in lines)
+
+
+def block_of(event: EditEvent) -> Block | None:
+    """The event's change as a block: its changed lines less those both sides share at their
+    ends; None unless two or more lines with text were removed (one line's copy says too little:
+    on real commits one line made several, `try:` around a call, went to lines left as they were)
+    and some text was inserted (lines deleted were deleted elsewhere at 2 of 6 sites on the tuning
+    commits), other than the same lines in another order (parameters reordered: their copies are
+    other functions', the call sites the signature rule's), up to `MAX_BLOCK_LINES`, with
+    `MIN_BLOCK_CHARS` of text or more."""
+    changed = diff_span(event.removed, event.inserted)  # the event's lines less those both sides share
+    old = split_lines(event.removed)[changed.start_line:changed.before_end]
+    new = split_lines(event.inserted)[changed.start_line:changed.after_end]
+    if len(old) > MAX_BLOCK_LINES or sum(bool(line.strip()) for line in old) < 2 \
+            or not any(line.strip() for line in new) or sorted(old) == sorted(new) \
+            or sum(len(line.strip()) for line in old) < MIN_BLOCK_CHARS \
+            or max(map(len, old + new)) > MAX_LINE_CHARS:
+        return None
+    indent = min((indent_of(line) for line in old if line.strip()), key=len)
+    removed, inserted = _dedented(old, indent), _dedented(new, indent)
+    if removed is None or inserted is None:
+        return None
+    return Block(removed, inserted)
+
+
+def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
+    """The places of `text` (the text after `event`) outside the event's lines where the block's
+    removed lines stand as they did, under any indent: each becomes the inserted lines under that
+    indent. Exact copies only, so every site scores 1."""
+    lines, starts = split_lines(text), line_starts(text)
+    first = next(i for i, line in enumerate(block.removed) if line)  # its first line with text
+    count, key, found, looked = len(block.removed), block.removed[first], [], 0
+    for top in range(len(lines) - count + 1):
+        line = lines[top + first]
+        indent = line[:len(line) - len(key)]
+        if not line.endswith(key) or indent.strip() or (top < event.after_end and top + count > event.start_line):
+            continue
+        looked += 1
+        if looked > MAX_MATCHES or len(found) == MAX_SITES:
+            break
+        if _dedented(lines[top:top + count], indent) != block.removed:
+            continue
+        last = top + count - 1
+        brk = text[starts[top] + len(lines[top]):starts[top + 1]] or "\n"
+        new = brk.join(indent + inserted if inserted else "" for inserted in block.inserted)
+        found.append(Site(starts[top], starts[last] + len(lines[last]), new, top, 1.0, lines=count))
+    return found
