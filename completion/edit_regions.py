@@ -70,6 +70,7 @@ RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy",
 _STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
+_SPACE = re.compile(r"\s+")
 _LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'|(?<![\w.])\d+(?:\.\d+)?(?![\w.])""")  # a plain string or a number
 LITERAL_TYPES = frozenset({  # tree-sitter nodes whose whole text is one literal
     "string", "integer", "float",  # Python
@@ -110,12 +111,20 @@ def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int,
 
 @functools.lru_cache(maxsize=4)
 def renamed(event: EditEvent) -> tuple[str, str] | None:
-    """(old, new) when the event's identifiers differ only by one name replaced by another, at
-    one or more places (kept for the last few events: a plan asks several times, and each
+    """(old, new) when the event's lines differ only by one name replaced by another, at one or
+    more places, and by blanks (kept for the last few events: a plan asks several times, and each
     reading of an event's lines splits its whole text)."""
     old, new = _IDENTIFIER.findall(event.removed), _IDENTIFIER.findall(event.inserted)
     pairs = {(was, now) for was, now in zip(old, new) if was != now}
-    return pairs.pop() if len(old) == len(new) and len(pairs) == 1 else None
+    if len(old) != len(new) or len(pairs) != 1 or _shape(event.removed) != _shape(event.inserted):
+        return None
+    return pairs.pop()
+
+
+def _shape(text: str) -> str:
+    """`text` without its names and its blanks: two texts of the same shape differ by names alone
+    (`e.value.message` -> `e.value.args[0]` is no rename; a rename that rewraps its line is one)."""
+    return _IDENTIFIER.sub("\0", _SPACE.sub("", text))
 
 
 @functools.lru_cache(maxsize=4)

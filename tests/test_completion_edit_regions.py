@@ -149,6 +149,16 @@ def test_a_renamed_function_finds_its_calls():
         <= rename_lines(regions)
 
 
+def test_a_name_replaced_by_an_expression_is_no_rename_but_a_rename_rewrapped_is():
+    source = "def check(e):\n    assert e.value.message == 'x'\n    return hashlib.sha1(e.value.message)\n"
+    subscripted, _, _ = edited(source, "assert e.value", "    assert e.value.args[0] == 'x'")
+    assert renamed(subscripted) is None  # `message` -> `args[0]`: the rename rule would write `args`
+    called, _, _ = edited(source, "assert e.value", "    assert e.value.get_message() == 'x'")
+    assert renamed(called) is None
+    rewrapped, _, _ = edited(source, "return hashlib", "    return hashlib.sha3_256(\n        e.value.message\n    )")
+    assert renamed(rewrapped) == ("sha1", "sha3_256")
+
+
 def test_an_added_parameter_finds_the_call_sites():
     event, document, at = edited(MODULE, "def total(items):", "def total(items, start):")
     assert renamed(event) is None
