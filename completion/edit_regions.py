@@ -70,7 +70,6 @@ RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy",
 _STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
-_SPACE = re.compile(r"\s+")
 _LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'|(?<![\w.])\d+(?:\.\d+)?(?![\w.])""")  # a plain string or a number
 LITERAL_TYPES = frozenset({  # tree-sitter nodes whose whole text is one literal
     "string", "integer", "float",  # Python
@@ -111,20 +110,23 @@ def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int,
 
 @functools.lru_cache(maxsize=4)
 def renamed(event: EditEvent) -> tuple[str, str] | None:
-    """(old, new) when the event's lines differ only by one name replaced by another, at one or
-    more places, and by blanks (kept for the last few events: a plan asks several times, and each
-    reading of an event's lines splits its whole text)."""
-    old, new = _IDENTIFIER.findall(event.removed), _IDENTIFIER.findall(event.inserted)
-    pairs = {(was, now) for was, now in zip(old, new) if was != now}
-    if len(old) != len(new) or len(pairs) != 1 or _shape(event.removed) != _shape(event.inserted):
+    """(old, new) when the event's identifiers differ only by one name replaced by another, at
+    one or more places, each standing between the same characters as the name it replaced
+    (blanks aside: `e.value.message` -> `e.value.args[0]` is no rename, a rename that rewraps its
+    line is one); kept for the last few events: a plan asks several times, and each reading of an
+    event's lines splits its whole text."""
+    old, new = list(_IDENTIFIER.finditer(event.removed)), list(_IDENTIFIER.finditer(event.inserted))
+    changed = [(was, now) for was, now in zip(old, new) if was.group() != now.group()]
+    pairs = {(was.group(), now.group()) for was, now in changed}
+    if len(old) != len(new) or len(pairs) != 1 \
+            or any(_between(event.removed, was) != _between(event.inserted, now) for was, now in changed):
         return None
     return pairs.pop()
 
 
-def _shape(text: str) -> str:
-    """`text` without its names and its blanks: two texts of the same shape differ by names alone
-    (`e.value.message` -> `e.value.args[0]` is no rename; a rename that rewraps its line is one)."""
-    return _IDENTIFIER.sub("\0", _SPACE.sub("", text))
+def _between(text: str, name: re.Match) -> tuple[str, str]:
+    """The characters just before and after a name of `text`, blanks skipped."""
+    return text[:name.start()].rstrip()[-1:], text[name.end():].lstrip()[:1]
 
 
 @functools.lru_cache(maxsize=4)

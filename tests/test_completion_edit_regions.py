@@ -157,6 +157,12 @@ def test_a_name_replaced_by_an_expression_is_no_rename_but_a_rename_rewrapped_is
     assert renamed(called) is None
     rewrapped, _, _ = edited(source, "return hashlib", "    return hashlib.sha3_256(\n        e.value.message\n    )")
     assert renamed(rewrapped) == ("sha1", "sha3_256")
+    imports = "from .base import Event, TCPStream, Backend\n"
+    wrapped, _, _ = edited(imports, "from .base", "from .base import (\n    Event,\n    SocketStream,\n    Backend,\n)")
+    assert renamed(wrapped) == ("TCPStream", "SocketStream")  # the list wrapped in brackets as it was renamed
+    signature = "def url_for(self, __name: str, **params) -> str:\n    return __name\n"
+    positional, _, _ = edited(signature, "def url_for", "def url_for(self, name: str, /, **params) -> str:")
+    assert renamed(positional) == ("__name", "name")
 
 
 def test_an_added_parameter_finds_the_call_sites():
