@@ -1,6 +1,9 @@
-"""Small edits the analogy tests share: a docstring typo and sibling calls, and the edit event
-that turns one text into another."""
+"""Small edits the analogy tests share: a docstring typo and sibling calls, the edit event that
+turns one text into another, and the file the rules' next edits make of it."""
+from completion import next_edit
+from completion.edit_checks import applied
 from completion.edit_events import EditEvent, diff_span
+from completion.syntax import ParsedDocument
 
 TYPO = '''import datetime
 
@@ -25,3 +28,11 @@ CALLS = '''def build(app, strict):
 
 def event(before, after):
     return EditEvent("file:///t.py", before, after, diff_span(before, after), 0.0)
+
+
+def proposed(before, after, cursor_line=0):
+    """The file after the rules' next edits (no model) for the user's edit before -> after."""
+    document = ParsedDocument.parse("python", after)
+    planned = next_edit.plan(next_edit.EditAsk(document, event(before, after), cursor_line, "t", 1000,
+                                               drafting=next_edit.Drafting.RULES))
+    return after if isinstance(planned, next_edit.Refused) else applied(after, next_edit.finish(planned, []))

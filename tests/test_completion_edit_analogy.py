@@ -8,18 +8,9 @@ several, a block repeated 5,000 times."""
 from completion import next_edit
 from completion.edit_analogy import analogy_sites, rewrite_of
 from completion.edit_sites import MAX_SITES
-from completion.edit_checks import applied
 from completion.edit_regions import MAX_REGIONS
 from completion.syntax import ParsedDocument
-from edit_samples import CALLS, TYPO, event
-
-
-def proposed(before, after, cursor_line=0):
-    """The file after the rules' next edits (no model) for the user's edit before -> after."""
-    document = ParsedDocument.parse("python", after)
-    planned = next_edit.plan(next_edit.EditAsk(document, event(before, after), cursor_line, "t", 1000,
-                                               drafting=next_edit.Drafting.RULES))
-    return after if isinstance(planned, next_edit.Refused) else applied(after, next_edit.finish(planned, []))
+from edit_samples import CALLS, TYPO, event, proposed
 
 
 def test_a_docstring_typo_is_fixed_in_the_next_docstring():

@@ -2,11 +2,8 @@
 shapes of real commits: an absolute import made relative, a module moved, a dot put before one),
 through the rules' whole plan; and what it must leave: other packages, a package imported as a
 whole, other depths of relative import, a name imported in place of another."""
-from completion import next_edit
-from completion.edit_checks import applied
 from completion.edit_imports import import_sites, module_change
-from completion.syntax import ParsedDocument
-from edit_samples import event
+from edit_samples import proposed
 
 HEAD = '''import os
 from click.utils import echo
@@ -20,14 +17,6 @@ def complete(args):
     from click.termui import style
     return style(echo(split_arg_string(args)))
 '''
-
-
-def proposed(before, after, cursor_line=0):
-    """The file after the rules' next edits (no model) for the user's edit before -> after."""
-    document = ParsedDocument.parse("python", after)
-    planned = next_edit.plan(next_edit.EditAsk(document, event(before, after), cursor_line, "t", 1000,
-                                               drafting=next_edit.Drafting.RULES))
-    return after if isinstance(planned, next_edit.Refused) else applied(after, next_edit.finish(planned, []))
 
 
 def test_an_import_made_relative_goes_to_the_package_s_other_imports_only():
