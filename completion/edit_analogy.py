@@ -432,7 +432,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     after = rewrite.left + rewrite.inserted + rewrite.right
     moved = None if rewrite.word else module_change(rewrite.line_before, after)
     if moved is not None:  # a module made relative or moved (a word renamed is the word rule's, everywhere)
-        return import_sites(moved, event.after, range(event.start_line, event.after_end))
+        prose = prose_at(document) if document is not None else None
+        return import_sites(moved, event.after, range(event.start_line, event.after_end), prose)
     if (literal and not rewrite.word) \
             or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):

@@ -17,6 +17,7 @@ the new head with its own tail (`.parser`); a head made from nothing (`_termui_i
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import NamedTuple
 
 from completion.edit_sites import MAX_LINE_CHARS, MAX_SITES, Site
@@ -71,16 +72,19 @@ def _dots(module: str) -> int:
     return len(module) - len(module.lstrip("."))
 
 
-def import_sites(change: ModuleChange, text: str, event_lines: range) -> list[Site]:
+def import_sites(change: ModuleChange, text: str, event_lines: range,
+                 prose: Callable[[int], bool] | None = None) -> list[Site]:
     """The from-import lines of `text` outside `event_lines` whose module the change moves, each a
-    site of its module path, in text order (at most `MAX_SITES`; all alike: scored 1)."""
+    site of its module path, in text order (at most `MAX_SITES`; all alike: scored 1); with `prose`
+    (whether an offset lies in a string or a comment, asked in text order), none in a docstring's
+    example."""
     starts, found = line_starts(text), []
     for number, line in enumerate(split_lines(text)):
         if number in event_lines or len(line) > MAX_LINE_CHARS or "import" not in line:
             continue
         match = _FROM_IMPORT.fullmatch(line.rstrip("\r\n"))
         new = None if match is None else moved(change, match.group(2))
-        if new is not None:
+        if new is not None and not (prose is not None and prose(starts[number] + match.start(2))):
             found.append(Site(starts[number] + match.start(2), starts[number] + match.end(2), new, number, 1.0))
             if len(found) == MAX_SITES:
                 break

@@ -5,7 +5,13 @@ whole, other depths of relative import, a name imported in place of another."""
 from completion.edit_imports import import_sites, module_change
 from edit_samples import proposed
 
-HEAD = '''import os
+HEAD = '''"""Shell completion.
+
+Use it as the package's users do:
+
+    from click.shell import complete
+"""
+import os
 from click.utils import echo
 from click.parser import split_arg_string
 from click.core import MultiCommand, Option
@@ -23,7 +29,7 @@ def test_an_import_made_relative_goes_to_the_package_s_other_imports_only():
     after = HEAD.replace("from click.utils", "from .utils")
     expected = after.replace("from click.parser", "from .parser").replace("from click.core", "from .core") \
         .replace("from click.termui", "from .termui")
-    assert proposed(HEAD, after, 1) == expected  # not `clicker`, nor `from click import` (no `from  import`)
+    assert proposed(HEAD, after, 7) == expected  # not `clicker`, `from click import` (no `from  import`), the docstring
 
 
 def test_a_module_moved_goes_to_the_other_names_imported_from_it():
