@@ -141,13 +141,13 @@ def _compiling(document: ParsedDocument, edits: Sequence[Edit], statements: Sequ
     by line `stop`; an edit outside them is none of theirs and is not kept."""
     if not bounds:
         return []
-    alone = _one_per_line(document, statements)
     inside = [edit for edit in edits if bounds[0] <= edit.start_line and edit.end_line <= stop]
     kept: list[Edit] = []
     for first, end, grouped in statement_groups(inside, bounds, stop):
         before = document.text[starts[first]:starts[end]]
         if len(before) > MAX_COMPILE_CHARS:
-            body = class_body(alone[first]) if first in alone and end == _next_bound(bounds, first, stop) else []
+            alone = _starting_at(document, statements, first) if end == _next_bound(bounds, first, stop) else None
+            body = [] if alone is None else class_body(alone)
             kept += _compiling(document, grouped, body, first_lines(document, body), starts, end)
             continue
         shift = 1 if before[:1] in (" ", "\t") else 0  # a body's statements are indented: one block of them
@@ -157,10 +157,10 @@ def _compiling(document: ParsedDocument, edits: Sequence[Edit], statements: Sequ
     return kept
 
 
-def _one_per_line(document: ParsedDocument, statements: Sequence[Node]) -> dict[int, Node]:
-    """The statements by their first line, for the lines where one statement alone starts."""
-    lines = first_lines(document, statements)
-    return {line: node for line, node in zip(lines, statements) if lines.count(line) == 1}
+def _starting_at(document: ParsedDocument, statements: Sequence[Node], line: int) -> Node | None:
+    """The one statement of `statements` that starts at `line`; None when none or several do."""
+    found = [node for node, first in zip(statements, first_lines(document, statements)) if first == line]
+    return found[0] if len(found) == 1 else None
 
 
 def _next_bound(bounds: list[int], first: int, stop: int) -> int:
