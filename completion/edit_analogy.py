@@ -104,6 +104,11 @@ class Rewrite:
     def line_before(self) -> str:
         return self.left + self.removed + self.right
 
+    @property
+    def line_after(self) -> str:
+        """The changed line as the rewrite left it."""
+        return self.left + self.inserted + self.right
+
 
 def _is_word(char: str) -> bool:
     return char.isalnum() or char == "_"
@@ -429,8 +434,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
         return [] if block is None else block_sites(block, event.after, event)
-    after = rewrite.left + rewrite.inserted + rewrite.right
-    moved = None if rewrite.word else module_change(rewrite.line_before, after)
+    moved = None if rewrite.word else module_change(rewrite.line_before, rewrite.line_after)
     if moved is not None:  # a module made relative or moved (a word renamed is the word rule's, everywhere)
         prose = prose_at(document) if document is not None else None
         return import_sites(moved, event.after, range(event.start_line, event.after_end), prose)

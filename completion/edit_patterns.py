@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from completion.edit_analogy import Rewrite, analogy_sites, rewrite_of
-from completion.edit_sites import Site
 from completion.edit_events import EditEvent
+from completion.edit_sites import Site
 from completion.syntax import ParsedDocument
 
 
@@ -37,15 +37,10 @@ def same_pattern(a: Rewrite, b: Rewrite) -> bool:
     return a.removed == b.removed and a.inserted == b.inserted
 
 
-def line_after(rewrite: Rewrite) -> str:
-    """The changed line as the rewrite left it."""
-    return rewrite.left + rewrite.inserted + rewrite.right
-
-
 def takes_back(later: Rewrite, earlier: Rewrite) -> bool:
     """True when `later` changed the line `earlier` left, where `earlier` inserted its text (an
     undo, or typing over it)."""
-    if later.line_before != line_after(earlier):
+    if later.line_before != earlier.line_after:
         return False
     start, end = len(earlier.left), len(earlier.left) + len(earlier.inserted)
     changed_start, changed_end = len(later.left), len(later.left) + len(later.removed)

@@ -7,8 +7,8 @@ later undone, a block too short to carry, lines inserted, deleted or reordered, 
 several, a block repeated 5,000 times."""
 from completion import next_edit
 from completion.edit_analogy import analogy_sites, rewrite_of
-from completion.edit_sites import MAX_SITES
 from completion.edit_regions import MAX_REGIONS
+from completion.edit_sites import MAX_SITES
 from completion.syntax import ParsedDocument
 from edit_samples import CALLS, TYPO, event, proposed
 
