@@ -34,7 +34,7 @@ GRACE_S = 2.0  # past its deadline, a request without a final reply is lost
 COMPLETED, EXPIRED, CANCELLED, OVERLOADED, FAILED, LOST = (
     "completed", "expired", "cancelled", "overloaded", "failed", "lost")
 OUTCOMES = (COMPLETED, EXPIRED, CANCELLED, OVERLOADED, FAILED, LOST)
-_BY_STOP_REASON = {"done": COMPLETED, "deadline": EXPIRED, "cancelled": CANCELLED}
+_BY_STOP_REASON = {"done": COMPLETED, "budget": COMPLETED, "deadline": EXPIRED, "cancelled": CANCELLED}
 
 Record = tuple[str, float]  # (outcome, latency in ms)
 

@@ -113,7 +113,7 @@ class TaskRecord:
     completion: str
     latency_ms: float
     forward_passes: int
-    stop_reason: str  # the worker's ("done", "deadline", "cancelled"), or "error"
+    stop_reason: str  # the worker's ("done", "deadline", "budget", "cancelled"), or "error"
     timings: dict[str, float] | None  # the worker's queue/prefill/decode/total ms
     completion_tokens: int | None  # None when no tokenizer is at hand
     completion_chars: int

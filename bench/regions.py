@@ -174,7 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     model_dir = args.model or bundled_model_dir()
     model, tok = open_model(model_dir, weights=args.weights), open_tokenizer(model_dir)
     try:
-        cfg = decoder_config(model_decoder_defaults(model_dir), dict(args.decoder), "single_line")
+        cfg = decoder_config(model_decoder_defaults(model_dir), dict(args.decoder), "single_line", edit=True)
     except ValueError as exc:
         parser.error(str(exc))
     cuts = cut_jobs(read_sources(args.files), args.holes, args.count, args.seed)

@@ -53,7 +53,7 @@ class Delta:
 
 
 def finish_reason(results: list[Result]) -> str:
-    return "length" if any(result.stop_reason == "deadline" for result in results) else "stop"
+    return "length" if any(result.stop_reason in ("deadline", "budget") for result in results) else "stop"
 
 
 class Completer:

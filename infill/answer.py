@@ -19,4 +19,4 @@ class HoleAnswer:
     tokens: list[int]  # the hole as decoded, pad included (a causal model: the tokens it wrote)
     confidence: float  # mean top-1 probability of the tokens it committed
     forward_passes: int  # of the whole decoding (the holes of one canvas share them)
-    stop_reason: str  # "done" or "deadline"
+    stop_reason: str  # "done", "deadline" or "budget" (it ran its passes)

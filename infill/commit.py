@@ -81,6 +81,9 @@ class DecoderConfig:
     #   model with shifted logits only, `infill.decode.lookup`)
     lookup_guess: float = 0.0  # `lookup_hide`: where nothing is looked up, the draft is the pass's own top-1
     #   guesses for the masks from the leftmost on, while each is at least this likely (0: never; checked hidden)
+    max_passes: int = 0  # a completion's budget of passes: the pass that reaches it ends it, its answer what the
+    #   passes committed, stop reason "budget" (0: none; a deadline counted in passes, the same on any machine;
+    #   an edit's regions take it only from the request, `infill.decoder_defaults.decoder_config`)
 
     @property
     def looks_up(self) -> bool:
@@ -127,6 +130,7 @@ _RANGES = {
     "lookup_keep": (lambda value: 0.0 < value <= 1.0, "in (0, 1]"),
     "lookup_first": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
     "lookup_guess": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
+    "max_passes": (lambda value: value >= 0, "at least 0"),
 }
 
 

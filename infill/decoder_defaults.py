@@ -25,13 +25,18 @@ FAMILY_DECODERS = {"dream": FAST_DLLM, "llada": FAST_DLLM, "open-dcoder": FAST_D
 
 
 def decoder_config(defaults: dict, overrides: dict, mode: str | None = None,
-                   fim_drafted: bool = False) -> DecoderConfig:
+                   fim_drafted: bool = False, edit: bool = False) -> DecoderConfig:
     """The request's decoder overrides on top of the model's defaults for `mode` (decoder.json's
     shared settings, then its `per_mode` entry, then for a completion's drafted hole its
-    `fim_drafts`); unknown keys or bad values raise ValueError."""
+    `fim_drafts`); unknown keys or bad values raise ValueError. An `edit` job's regions run to
+    their end: its defaults' budget of passes (`max_passes`) is a completion's, and a region cut
+    short would be a wrong edit."""
     shared = {key: value for key, value in defaults.items() if key not in SECTIONS}
     drafted = defaults.get(FIM_DRAFTS, {}) if fim_drafted else {}
-    settings = {**shared, **defaults.get(PER_MODE, {}).get(mode, {}), **drafted, **overrides}
+    settings = {**shared, **defaults.get(PER_MODE, {}).get(mode, {}), **drafted}
+    if edit:
+        settings.pop("max_passes", None)
+    settings.update(overrides)
     unknown = set(settings) - set(DecoderConfig.__dataclass_fields__)
     if unknown:
         raise ValueError(f"unknown decoder settings {sorted(unknown)}; "

@@ -8,9 +8,11 @@ import torch
 from engine.worker.runner import ModelRunner
 from runner_fim import complete_fim
 from infill.commit import DecoderConfig
+from infill.decoder_defaults import decoder_config
 from infill.fim import first_banned, hole_text
 from infill.decode.holes import HoleRules, close_loop, close_tail, restrict
 from infill.decode.passes import without
+from infill.decode.stepping import finish_line
 
 RULES = HoleRules(pad_id=1, newline_id=9, banned_ids=[0, 2], first_allowed=[5, 6], first_banned=[1, 9, 6],
                   single_line=True)
@@ -87,6 +89,37 @@ def test_deadline_in_the_past_answers_after_one_pass(tiny_model_dir):
     assert out.forward_passes == 1 and out.stop_reason == "deadline"
 
 
+def test_a_budget_of_passes_keeps_what_they_committed(tiny_model_dir):
+    runner = ModelRunner(tiny_model_dir)
+    left_to_right = {"rule": "left_to_right"}  # one position per pass: 12 masks take many passes
+    free = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, left_to_right)
+    bounded = complete_fim(runner, "x = 1\n", "", "multi_line", 12, None, {**left_to_right, "max_passes": 3})
+    assert free.forward_passes > 3 and free.stop_reason == "done"
+    assert bounded.forward_passes == 3 and bounded.stop_reason == "budget"
+    assert bounded.tokens[:3] == free.tokens[:3] and runner.tok.mask_id not in bounded.tokens
+
+
+def test_the_line_a_budget_stops_in_is_finished_from_the_guesses_and_nothing_after_it():
+    rules = dataclasses.replace(RULES, single_line=False)
+    undecided = torch.tensor([False, False, True, True, True, True])
+    hole = torch.tensor([10, 11, 0, 0, 0, 0])
+    finish_line(hole, undecided, torch.tensor([10, 11, 12, 9, 13, 14]), rules)  # 9: the newline
+    assert hole.tolist() == [10, 11, 12, 9, 1, 1]
+    hole = torch.tensor([10, 11, 0, 0, 0, 0])
+    finish_line(hole, undecided, torch.tensor([10, 11, 12, 13, 14, 15]), rules)  # no line's end guessed
+    assert hole.tolist() == [10, 11, 12, 13, 14, 15]
+    hole = torch.tensor([10, 11, 0, 0, 0, 0])
+    finish_line(hole, undecided, torch.tensor([10, 11, 1, 13, 14, 15]), rules)  # the middle's end
+    assert hole.tolist() == [10, 11, 1, 1, 1, 1]
+
+
+def test_an_edit_takes_a_budget_of_passes_from_its_request_only():
+    defaults = {"rule": "left_run", "per_mode": {"single_line": {"max_passes": 5}}}
+    assert decoder_config(defaults, {}, "single_line").max_passes == 5
+    assert decoder_config(defaults, {}, "single_line", edit=True).max_passes == 0
+    assert decoder_config(defaults, {"max_passes": 9}, "single_line", edit=True).max_passes == 9
+
+
 def test_cached_window_step_equals_the_full_pass(tiny_model_dir):
     from infill.checkpoint import load_model
     from infill.decode.passes import full_pass, window_pass
@@ -142,8 +175,6 @@ def test_model_folder_sets_the_default_decoder(tiny_model_dir, tmp_path):
 
 
 def test_decoder_json_settings_per_mode_apply_on_top_of_the_shared_ones():
-    from infill.decoder_defaults import decoder_config
-
     defaults = {"rule": "left_run", "threshold": 0.7, "per_mode": {"multi_line": {"threshold": 0.5}}}
     assert decoder_config(defaults, {}, "single_line") == DecoderConfig(rule="left_run", threshold=0.7)
     assert decoder_config(defaults, {}, "multi_line") == DecoderConfig(rule="left_run", threshold=0.5)

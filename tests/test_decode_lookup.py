@@ -133,8 +133,9 @@ def test_repeated_code_is_copied_in_fewer_passes():
 
     torch.set_num_threads(1)
     runner = ModelRunner(bundled_model_dir())
-    plain = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup": 0})
-    unhidden = {"lookup": 16, "lookup_hide": False, "lookup_keep": 0.5}  # not the bundled model's single lines
+    plain = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup": 0, "max_passes": 0})
+    unhidden = {"lookup": 16, "lookup_hide": False, "lookup_keep": 0.5,  # not the bundled model's single lines
+                "max_passes": 0}  # each answer whole
     looked = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {**unhidden, "lookup_first": 0.02})
     assert looked.text == "2 * (shape.width + shape.height)\n"  # the line before, taken whole
     assert looked.forward_passes <= plain.forward_passes // 2

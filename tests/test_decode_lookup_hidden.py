@@ -102,9 +102,10 @@ def test_left_to_right_with_hidden_drafts_is_left_to_right_in_fewer_passes():
 
     torch.set_num_threads(1)
     bundled = ModelRunner(bundled_model_dir())
-    plain = complete_fim(bundled, REPEATED, "\n", "single_line", 32, None, {"threshold": 1.0, "lookup": 0})
+    whole = {"threshold": 1.0, "max_passes": 0}  # left to right, with no budget of passes
+    plain = complete_fim(bundled, REPEATED, "\n", "single_line", 32, None, {**whole, "lookup": 0})
     hidden = complete_fim(bundled, REPEATED, "\n", "single_line", 32, None,
-                          {"threshold": 1.0, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0, "lookup_key": 3})
+                          {**whole, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0, "lookup_key": 3})
     assert hidden.text == plain.text
     assert hidden.forward_passes < plain.forward_passes
 

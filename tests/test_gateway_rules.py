@@ -8,7 +8,9 @@ import pytest
 
 from bench.gateway_load import targets
 from gateway.api_keys import KeyFile, bearer_token
+from engine.wire.protocol import Result, Timings
 from gateway.bodies import infill_ask, openai_ask
+from gateway.completer import finish_reason
 from gateway.errors import ApiError
 from gateway.metrics import Metrics
 from gateway.templates import split_template
@@ -80,3 +82,10 @@ def test_the_benchmark_targets_compare_the_gateway_with_the_worker():
                                ("worker", 16, 200.0, None), ("gateway", 16, 210.0, None), ("stream", 16, 220.0, 110.0)]]
     assert targets(runs) == {"gateway_added_p50_ms_at_fewest": 3.0, "gateway_p50_ratio_at_most": 1.05,
                              "first_chunk_over_full_p50": {1: 0.4, 16: 0.5}, "lost": 0}
+
+
+@pytest.mark.parametrize("reasons, finish", [
+    (["done"], "stop"), (["done", "deadline"], "length"), (["budget"], "length"), (["done", "done"], "stop")])
+def test_an_answer_cut_by_its_deadline_or_its_budget_of_passes_finishes_by_length(reasons, finish):
+    results = [Result(f"r{i}", [], Timings(0.0, 0.0, 0.0, 0.0), reason) for i, reason in enumerate(reasons)]
+    assert finish_reason(results) == finish

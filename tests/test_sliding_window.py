@@ -100,9 +100,9 @@ def test_a_window_checks_lookup_drafts_as_the_whole_hole_does():
               "def perimeter(shape):\n    width = shape.width\n    height = shape.height\n"
               "    return 2 * (width + height)\n\n\ndef scaled_area(shape, k):\n")
     request = (prefix, "\n    return k * width * height\n", "multi_line", 48, None)
-    hidden = {"threshold": 1.0, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0, "lookup_key": 2}
+    hidden = {"threshold": 1.0, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0, "lookup_key": 2, "max_passes": 0}
     whole = complete_fim(bundled, *request, {**hidden, "window": 0})
     sliding = complete_fim(bundled, *request, {**hidden, "window": 12})
-    plain = complete_fim(bundled, *request, {"threshold": 1.0, "lookup": 0, "window": 12})
+    plain = complete_fim(bundled, *request, {"threshold": 1.0, "lookup": 0, "window": 12, "max_passes": 0})
     assert sliding.tokens == whole.tokens
     assert sliding.forward_passes <= plain.forward_passes // 4

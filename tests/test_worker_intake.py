@@ -158,6 +158,15 @@ def test_a_prefix_over_its_cap_is_too_large_and_the_worker_keeps_serving(ipc_add
     assert isinstance(after, Result) and after.stop_reason == "done"
 
 
+def test_a_request_that_runs_its_passes_says_so_and_keeps_its_answer(model_worker):
+    peer = RawPeer(model_worker)
+    bounded = peer(encode(request("b", mode="multi_line", max_tokens=12,
+                                  decoder={"rule": "left_to_right", "max_passes": 2})))
+    peer.close()
+    assert isinstance(bounded, Result) and bounded.stop_reason == "budget"
+    assert [item.forward_passes for item in bounded.items] == [2]
+
+
 @pytest.fixture(scope="module")
 def model_worker(tiny_model_dir, tmp_path_factory):
     from engine.worker.runner import ModelRunner
@@ -176,6 +185,7 @@ def model_worker(tiny_model_dir, tmp_path_factory):
     ({"grow": 1}, "grow"),
     ({"rule": "verify", "remask": 0.5}, "remask"),
     ({"window": 8}, "window"),  # the default rule does not commit from the left
+    ({"max_passes": -1}, "max_passes"),
 ])
 def test_bad_decoder_overrides_are_invalid_fields_naming_the_setting(model_worker, overrides, setting):
     peer = RawPeer(model_worker)

@@ -16,8 +16,9 @@ from dataclasses import dataclass, fields
 from enum import IntEnum, StrEnum
 from typing import Any
 
-PROTOCOL_VERSION = 7  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events;
-#   5: HealthOk.in_step; 6: drafted holes (Hole.draft, Hole.slots); 7: a FIM hole's draft (draft, slots)
+PROTOCOL_VERSION = 8  # 3: edit jobs (several holes), items per hole, prepare_ms; no 'auto' mode; 4: edit events;
+#   5: HealthOk.in_step; 6: drafted holes (Hole.draft, Hole.slots); 7: a FIM hole's draft (draft, slots);
+#   8: the stop reason "budget" (a completion that ran its passes)
 MAX_FRAME_BYTES = 4 * 1024 * 1024  # a large source file of context, with room to spare
 MAX_ID_CHARS = 128  # request ids are client-chosen (uuid4 hex is 32)
 MAX_NAME_CHARS = 256  # client, model and family names
@@ -64,7 +65,7 @@ class Mode(StrEnum):
 
 MODES = (Mode.SINGLE_LINE, Mode.MULTI_LINE)  # a request's: the front end decides, the worker takes it
 SETTING_MODES = (Mode.AUTO, Mode.SINGLE_LINE, Mode.MULTI_LINE)  # what a user may set
-STOP_REASONS = ("done", "deadline", "cancelled")
+STOP_REASONS = ("done", "deadline", "budget", "cancelled")  # budget: the decoder's passes ran out (`max_passes`)
 
 
 class MsgType(IntEnum):

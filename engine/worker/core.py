@@ -71,6 +71,13 @@ def item_of(answer: HoleAnswer, hole: int) -> Item:
     return Item(answer.text, answer.confidence, answer.forward_passes, hole)
 
 
+def stop_reason_of(answers: list[HoleAnswer]) -> str:
+    """A request's stop reason: "deadline" if a hole's time ran out, else "budget" if one ran its
+    passes, else "done"."""
+    reasons = {answer.stop_reason for answer in answers}
+    return next((why for why in ("deadline", "budget") if why in reasons), "done")
+
+
 def empty_result(job: Incoming, stop_reason: str) -> Result:
     """The answer to a request that leaves without text (cancelled, or expired before it ran)."""
     waited = elapsed_ms(job.arrival, time.monotonic())
@@ -262,6 +269,6 @@ class EngineCore:
         timings = Timings(elapsed_ms(job.arrival, queued_until), decoding.prefill_ms, decoding.decode_ms,
                           elapsed_ms(job.arrival, now), decoding.prepare_ms)
         items = [item_of(answer, hole) for hole, answer in enumerate(answers)]
-        stop_reason = "deadline" if any(a.stop_reason == "deadline" for a in answers) else "done"
+        stop_reason = stop_reason_of(answers)
         logger.debug("request %s: %s in %.1f ms", job.request.id, stop_reason, timings.total_ms)
         return Result(job.request.id, items, timings, stop_reason)

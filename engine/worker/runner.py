@@ -96,7 +96,7 @@ class ModelRunner:
                                 f"model's context is {context}: send fewer or smaller regions")
         try:
             return decoder_config(self.decoder_defaults, dict(job.decoder), shared_mode(job),
-                                  job.kind == "fim" and job.drafted)
+                                  job.kind == "fim" and job.drafted, edit=job.kind != "fim")
         except ValueError as exc:  # the model's own defaults were checked at start: the overrides are at fault
             raise ProtocolError(ErrorCode.INVALID_FIELD, f"field 'decoder': {exc}") from None
 

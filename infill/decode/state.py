@@ -55,7 +55,7 @@ class DecodeState:
     last_best: torch.Tensor | None = None  # (L,) the last pass's top-1 ids, for the anytime answer
     last_prob: torch.Tensor | None = None  # (L,) and their probabilities
     passes: int = 0
-    stop_reason: str = "done"  # "done" or "deadline"
+    stop_reason: str = "done"  # "done", "deadline" or "budget" (`infill.decode.stepping.stop_reason`)
     grow_to: int = 0  # the hole may grow up to this many positions (multi-line, no pad yet)
     max_context: int = 0  # the model's context: a grown canvas must fit it
     drafts: tuple[int, torch.Tensor] | None = None  # `verify`: (hole position i of the leftmost mask,

@@ -4,8 +4,9 @@
 forward) and `advance`s each: restrict and score its logits, check drafted tokens (`veto`) and
 looked-up ones (`check_lookup`), mask doubtful commits again (`remask`), let the commit rule
 (`infill.commit.select`) freeze positions, and lay out its next pass (`shrink`, `slide`,
-`plan_drafts`, `write_lookup`). A one-hole state that filled up with
-no pad grows (`grow`). At the deadline `fill_rest` gives the anytime answer.
+`plan_drafts`, `write_lookup`). A one-hole state that filled up with no pad grows (`grow`). At
+the deadline `fill_rest` gives the anytime answer; at its budget of passes (`max_passes`)
+`close_rest` keeps what they committed.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from typing import NamedTuple
 import torch
 
 from infill.commit import select
-from infill.decode.holes import close_loop, eligible, restrict
+from infill.decode.holes import HoleRules, close_loop, eligible, restrict
 from infill.decode.lookup import check_lookup, commit_refused, forget_refused, write_lookup
 from infill.decode.passes import Encoded, Reuse, forward_count, score, window_hidden
 from infill.decode.regions import confirm_drafts, leftmost_masks, logit_parts, plan_drafts, shrink, slide, veto
@@ -100,6 +101,46 @@ def fill_rest(state: DecodeState) -> None:
     if state.looked is not None:  # a lookup draft no pass checked stands as drafted
         state.looked[:] = False
     state.stop_reason = "deadline"
+
+
+def close_rest(state: DecodeState) -> None:
+    """The answer of a state that ran its passes (`max_passes`): what they committed, then the line
+    it was writing finished from the last pass's guesses (`finish_line`), then nothing. Lines after
+    it would be guesses at positions the model was not sure of: on 3-line holes shown without them
+    the answers come closer to the code, and a single line's closing bracket, guessed, keeps
+    HumanEval tasks passing that the committed text alone fails (model card)."""
+    undecided = state.masked if state.looked is None else state.masked | state.looked  # (L,)
+    for hole in state.holes:
+        finish_line(state.ids[0, hole.span], undecided[hole.part], state.last_best[hole.part], hole.rules)
+    for flags in (state.masked, state.looked, state.unchecked):
+        if flags is not None:
+            flags[:] = False
+    state.stop_reason = "budget"
+
+
+def finish_line(hole: torch.Tensor, undecided: torch.Tensor, guesses: torch.Tensor, rules: HoleRules) -> None:
+    """Write into a hole's undecided positions (L,) its guesses (L,) from the first undecided one
+    up to the first that ends a line or the middle, and pad after it (in place)."""
+    if not bool(undecided.any()):
+        return
+    ends = torch.isin(guesses, torch.tensor([*(rules.line_ids or (rules.newline_id,)), *rules.end_ids.tolist()],
+                                            device=guesses.device))
+    first = int(torch.nonzero(undecided)[0])
+    after = torch.nonzero(ends[first:] & undecided[first:]).flatten()
+    stop = first + int(after[0]) + 1 if len(after) else len(hole)  # one past the line's end
+    written = undecided.clone()
+    written[stop:] = False
+    hole.copy_(torch.where(written, guesses, torch.where(undecided, rules.pad_id, hole)))
+
+
+def stop_reason(state: DecodeState, now: float) -> str | None:
+    """Why the pass a state has just run is its last ("deadline": its time is up; "budget": it ran its
+    `max_passes`), or None while it may go on."""
+    if state.deadline is not None and now >= state.deadline:
+        return "deadline"
+    if state.cfg.max_passes and state.passes + 1 >= state.cfg.max_passes:
+        return "budget"
+    return None
 
 
 def stop_loops(state: DecodeState) -> None:
@@ -197,8 +238,10 @@ def step(model: Transformer, states: list[DecodeState], reuse: list[Reuse | None
     logits = model.lm_head(torch.cat(rows)).float().split([len(r) for r in rows])  # (S_i, V) each
     now = time.monotonic()
     for state, hole_logits, h in zip(states, logits, hidden):
-        expired = state.deadline is not None and now >= state.deadline
-        advance(state, hole_logits, expired, guessed=h[1:], head=model.lm_head)
+        why = stop_reason(state, now)
+        advance(state, hole_logits, why == "deadline", guessed=h[1:], head=model.lm_head)
+        if why == "budget" and not state.done:
+            close_rest(state)
         if state.done:
             grow(state, model.cfg.mask_token_id)
     return Stepped(forwards, encoded)
