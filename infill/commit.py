@@ -82,8 +82,9 @@ class DecoderConfig:
     lookup_guess: float = 0.0  # `lookup_hide`: where nothing is looked up, the draft is the pass's own top-1
     #   guesses for the masks from the leftmost on, while each is at least this likely (0: never; checked hidden)
     max_passes: int = 0  # a completion's budget of passes: the pass that reaches it ends it, its answer what the
-    #   passes committed, stop reason "budget" (0: none; a deadline counted in passes, the same on any machine;
-    #   an edit's regions take it only from the request, `infill.decoder_defaults.decoder_config`)
+    #   passes committed and the line it was on finished from that pass's guesses, stop reason "budget" (0: none;
+    #   a deadline counted in passes, the same on any machine; an edit's regions take it only from the request,
+    #   `infill.decoder_defaults.decoder_config`; `infill.decode.stepping.close_rest`)
 
     @property
     def looks_up(self) -> bool:

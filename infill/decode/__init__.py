@@ -9,8 +9,8 @@ A hole whose committed start already loops is closed after its first copy
 (`stop_loops`): the answer `cut_loops` keeps, without the passes that decode the copies. At the
 deadline the remaining masks are filled greedily from the last pass (`fill_rest`): the anytime
 answer. A completion's budget of passes (`max_passes`) ends it otherwise: the pass that reaches it
-commits as any pass does, and what is still undecided is closed (`close_rest`): the answer is what
-the model was sure of within its budget, the same on any machine.
+commits as any pass does, the line it was writing is finished from that pass's guesses and nothing
+after it is kept (`close_rest`): the same answer on any machine.
 
 Decoding is step-wise so that many requests share each forward pass: `start` lays one request out
 as a `DecodeState`, `step` advances any number of states by one pass each, `results` reads one
