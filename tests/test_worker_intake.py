@@ -158,7 +158,7 @@ def test_a_prefix_over_its_cap_is_too_large_and_the_worker_keeps_serving(ipc_add
     assert isinstance(after, Result) and after.stop_reason == "done"
 
 
-def test_a_request_that_runs_its_passes_says_so_and_keeps_its_answer(model_worker):
+def test_a_request_that_runs_its_budget_of_passes_says_so(model_worker):
     peer = RawPeer(model_worker)
     bounded = peer(encode(request("b", mode="multi_line", max_tokens=12,
                                   decoder={"rule": "left_to_right", "max_passes": 2})))

@@ -103,8 +103,9 @@ class ModelRunner:
     def typed_on(self, decoding: JobDecoding, typed: str, deadline: float | None) -> JobDecoding | None:
         """`decoding` continued for the next keystroke, whose prefix is its own plus `typed`: if
         what it has committed from the left already starts with `typed`, a decoding of the same
-        state whose answer drops `typed` (and that stops at `deadline`); else None. A one-hole job
-        of a single hole length only (a single-line request), with no draft."""
+        state whose answer drops `typed` (and that stops at `deadline`; its passes, and so what is
+        left of its budget of passes, carry on); else None. A one-hole job of a single hole length
+        only (a single-line request), with no draft."""
         if len(decoding.states) != 1 or not decoding.job.one_hole or decoding.job.drafted or decoding.done:
             return None
         [state], [healed] = decoding.states, decoding.healed

@@ -27,9 +27,14 @@ class HoleRules:
     drafted: bool = False  # the hole holds a draft: an end token in its slots is an empty position
 
     @property
+    def line_ends(self) -> tuple[int, ...]:
+        """The tokens that end a line: every newline-bearing one, else the newline alone."""
+        return self.line_ids or (self.newline_id,)
+
+    @property
     def end_ids(self) -> torch.Tensor:
         """The tokens that end a middle: pad and the stop ids, and in single-line mode a line's end."""
-        line = (self.line_ids or (self.newline_id,)) if self.single_line else ()
+        line = self.line_ends if self.single_line else ()
         return torch.tensor(list(dict.fromkeys([self.pad_id, *self.stop_ids, *line])))
 
 

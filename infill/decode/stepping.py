@@ -123,8 +123,7 @@ def finish_line(hole: torch.Tensor, undecided: torch.Tensor, guesses: torch.Tens
     up to the first that ends a line or the middle, and pad after it (in place)."""
     if not bool(undecided.any()):
         return
-    ends = torch.isin(guesses, torch.tensor([*(rules.line_ids or (rules.newline_id,)), *rules.end_ids.tolist()],
-                                            device=guesses.device))
+    ends = torch.isin(guesses, torch.tensor([*rules.line_ends, *rules.end_ids.tolist()], device=guesses.device))
     first = int(torch.nonzero(undecided)[0])
     after = torch.nonzero(ends[first:] & undecided[first:]).flatten()
     stop = first + int(after[0]) + 1 if len(after) else len(hole)  # one past the line's end
