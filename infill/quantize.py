@@ -1,8 +1,8 @@
 """The weights a CPU worker computes with: fp32, or int8 linear layers (dynamic quantization).
 
 On the CPU the model is small enough that its matrix products, not memory, set the time of a
-decoding step, and int8 products (fbgemm, through torch's dynamic quantization: weights int8 per
-output channel, activations quantized per call) run them faster. Embeddings, norms and attention
+decoding step, and int8 products (fbgemm, through torch's dynamic quantization: weights int8 with one
+scale per matrix, activations quantized per call) run them faster. Embeddings, norms and attention
 stay fp32. Measured on two CPU cores with the bundled 16M model (`bench.decode --weights`): see
 `models/infill-py-16m/MODEL_CARD.md` for the speed and the quality on the same tasks.
 """
