@@ -25,7 +25,7 @@ from completion.requests import capped_snippets, new_request_id
 from completion.settings import Settings
 from engine.client.pool import AsyncWorkerPool
 from engine.wire.deadline import Deadline
-from engine.wire.protocol import CompleteRequest, Partial, Result
+from engine.wire.protocol import CUT_SHORT, CompleteRequest, Partial, Result
 from gateway.bodies import Ask
 from gateway.settle import final_text, settled
 from gateway.tasks import started
@@ -53,7 +53,7 @@ class Delta:
 
 
 def finish_reason(results: list[Result]) -> str:
-    return "length" if any(result.stop_reason in ("deadline", "budget") for result in results) else "stop"
+    return "length" if any(result.stop_reason in CUT_SHORT for result in results) else "stop"
 
 
 class Completer:

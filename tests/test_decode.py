@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from engine.worker.runner import ModelRunner
-from runner_fim import complete_fim
+from runner_fim import complete_fim, start_fim
 from infill.commit import DecoderConfig
 from infill.decoder_defaults import decoder_config
 from infill.fim import first_banned, hole_text
@@ -99,12 +99,26 @@ def test_a_budget_of_passes_keeps_what_they_committed(tiny_model_dir):
     assert bounded.tokens[:3] == free.tokens[:3] and runner.tok.mask_id not in bounded.tokens
 
 
+def test_the_guesses_that_finish_a_line_at_the_budget_count_in_its_confidence(tiny_model_dir):
+    runner = ModelRunner(tiny_model_dir)
+    decoding = start_fim(runner, "x = 1\n", "", "multi_line", 12, None, {"rule": "left_to_right", "max_passes": 3})
+    while not decoding.done:
+        runner.step([decoding])
+    [state] = decoding.states
+    [hole] = state.holes
+    tokens, probs = state.ids[0, hole.span], state.committed_prob[hole.part]  # (L,) each
+    shown = tokens != runner.tok.pad_id
+    assert state.stop_reason == "budget" and int(shown.sum()) > 3  # three committed, then the line's guesses
+    assert bool((probs[shown] > 0).all())  # every token shown has its probability
+
+
 def test_the_line_a_budget_stops_in_is_finished_from_the_guesses_and_nothing_after_it():
     rules = dataclasses.replace(RULES, single_line=False)
     undecided = torch.tensor([False, False, True, True, True, True])
     hole = torch.tensor([10, 11, 0, 0, 0, 0])
-    finish_line(hole, undecided, torch.tensor([10, 11, 12, 9, 13, 14]), rules)  # 9: the newline
+    written = finish_line(hole, undecided, torch.tensor([10, 11, 12, 9, 13, 14]), rules)  # 9: the newline
     assert hole.tolist() == [10, 11, 12, 9, 1, 1]
+    assert written.tolist() == [False, False, True, True, False, False]
     hole = torch.tensor([10, 11, 0, 0, 0, 0])
     finish_line(hole, undecided, torch.tensor([10, 11, 12, 13, 14, 15]), rules)  # no line's end guessed
     assert hole.tolist() == [10, 11, 12, 13, 14, 15]

@@ -66,6 +66,7 @@ class Mode(StrEnum):
 MODES = (Mode.SINGLE_LINE, Mode.MULTI_LINE)  # a request's: the front end decides, the worker takes it
 SETTING_MODES = (Mode.AUTO, Mode.SINGLE_LINE, Mode.MULTI_LINE)  # what a user may set
 STOP_REASONS = ("done", "deadline", "budget", "cancelled")  # budget: the decoder's passes ran out (`max_passes`)
+CUT_SHORT = ("deadline", "budget")  # an answer ended before its decoding did, the first the stronger reason
 
 
 class MsgType(IntEnum):

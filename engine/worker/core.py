@@ -35,7 +35,7 @@ import logging
 import time
 from dataclasses import dataclass
 
-from engine.wire.protocol import (MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode,
+from engine.wire.protocol import (CUT_SHORT, MAX_ERROR_CHARS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS, Error, ErrorCode,
                                     Item, Message, Partial, ProtocolError, Result, Timings)
 from engine.worker.scheduler import Final, Outcome, Scheduler, SchedulerConfig, Sequence
 from engine.worker.work import Decoding, Incoming, Runner, Work, job_of
@@ -75,7 +75,7 @@ def stop_reason_of(answers: list[HoleAnswer]) -> str:
     """A request's stop reason: "deadline" if a hole's time ran out, else "budget" if one ran its
     passes, else "done"."""
     reasons = {answer.stop_reason for answer in answers}
-    return next((why for why in ("deadline", "budget") if why in reasons), "done")
+    return next((why for why in CUT_SHORT if why in reasons), "done")
 
 
 def empty_result(job: Incoming, stop_reason: str) -> Result:

@@ -111,18 +111,20 @@ def close_rest(state: DecodeState) -> None:
     HumanEval tasks passing that the committed text alone fails (model card)."""
     undecided = state.masked if state.looked is None else state.masked | state.looked  # (L,)
     for hole in state.holes:
-        finish_line(state.ids[0, hole.span], undecided[hole.part], state.last_best[hole.part], hole.rules)
+        written = finish_line(state.ids[0, hole.span], undecided[hole.part], state.last_best[hole.part], hole.rules)
+        state.committed_prob[hole.part][written] = state.last_prob[hole.part][written]  # in the answer's confidence
     for flags in (state.masked, state.looked, state.unchecked):
         if flags is not None:
             flags[:] = False
     state.stop_reason = "budget"
 
 
-def finish_line(hole: torch.Tensor, undecided: torch.Tensor, guesses: torch.Tensor, rules: HoleRules) -> None:
+def finish_line(hole: torch.Tensor, undecided: torch.Tensor, guesses: torch.Tensor, rules: HoleRules) -> torch.Tensor:
     """Write into a hole's undecided positions (L,) its guesses (L,) from the first undecided one
-    up to the first that ends a line or the middle, and pad after it (in place)."""
+    up to the first that ends a line or the middle, and pad after it (in place); returns the
+    positions (L,) given a guess."""
     if not bool(undecided.any()):
-        return
+        return undecided.clone()
     ends = torch.isin(guesses, torch.tensor([*rules.line_ends, *rules.end_ids.tolist()], device=guesses.device))
     first = int(torch.nonzero(undecided)[0])
     after = torch.nonzero(ends[first:] & undecided[first:]).flatten()
@@ -130,6 +132,7 @@ def finish_line(hole: torch.Tensor, undecided: torch.Tensor, guesses: torch.Tens
     written = undecided.clone()
     written[stop:] = False
     hole.copy_(torch.where(written, guesses, torch.where(undecided, rules.pad_id, hole)))
+    return written
 
 
 def stop_reason(state: DecodeState, now: float) -> str | None:
