@@ -228,13 +228,15 @@ def code_names(line: str) -> set[str]:
             if name and name not in _KNOWN_NAMES and name not in ("self", "cls") and not keyword.iskeyword(name)}
 
 
-def half_typed(rewrite: Rewrite, text: str) -> bool:
+def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     """True when the inserted text ends a word that is only the head of a longer word of `text`
-    (a deletion types no word: `class C(object):` -> `class C:` leaves `C` as it was, nor does a
+    and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class C:` leaves `C` as it was, nor does a
     change whose last word was its last before it)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])):
         return False
+    if code and (ending.group() in _KNOWN_NAMES or keyword.iskeyword(ending.group())):
+        return False  # a builtin or a keyword is whole as typed: `object`, though `objects` is in the text
     last = re.search(r"\w+(?=\W*$)", rewrite.left + rewrite.removed)
     if last is not None and last.group() == ending.group():
         return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
@@ -392,11 +394,12 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     (the name of the function or class around an offset), a word changed in prose goes only
     where it keeps its sense (`in_sense`)."""
     pattern = site_pattern(rewrite)
-    if pattern is None or (scoped and rewrite.word and not repeated) or half_typed(rewrite, text) \
-            or len(pattern.findall(rewrite.line_before)) != 1:
+    if pattern is None or (scoped and rewrite.word and not repeated) or len(pattern.findall(rewrite.line_before)) != 1:
         return []
     starts = line_starts(text)
     in_prose = edit_in_prose(rewrite, starts, prose)
+    if half_typed(rewrite, text, code=not in_prose):
+        return []
     prose_only = rewrite.word and prose_only_word(rewrite.removed, pattern, text, prose)
     needed = min(min_score(rewrite, text, starts, in_prose, prose_only), REPEATED_MIN_SCORE if repeated else 1.0)
     headers = repeated and _HEADER.match(rewrite.line_before) is not None  # a header's change made twice

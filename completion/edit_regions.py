@@ -46,7 +46,9 @@ from completion.tree_names import (
     FUNCTION_TYPES,
     MEMBER_TYPES,
     NAME_TYPES,
+    bound_in_file,
     call_nodes,
+    imported_names,
     is_keyword,
     is_member,
     node_text,
@@ -205,7 +207,9 @@ def rebound(event: EditEvent, document: ParsedDocument) -> bool:
 
 def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node, bool, bool, bool] | None:
     """(the old name, its scope, whether it is a member, whether the new name was bound there
-    before, whether the edit is in a `from` import) for a name the event renamed; None when it
+    before while the old one is still bound in the file (an import or a definition changed to a
+    name the file had leaves the old name's uses dangling: they follow, `BaseCommand` -> `Command`),
+    whether the edit is in a `from` import) for a name the event renamed; None when it
     renamed none (the document needs a tree) or one of the names stands more than `MAX_NAME_USES`
     times (no rename rule for those)."""
     names = renamed(event)
@@ -220,8 +224,19 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node
     if not edited:
         return None
     scope, member = scope_of(edited[0], document.language, {old, new})
-    rebinds = _bound_before(event, document, root if member else scope, (old, new), member)
+    rebinds = _bound_before(event, document, root if member else scope, (old, new), member) \
+        and (member or not _dangling(event, document, old, new))
     return old, scope, member, rebinds, _in_from_import(edited[0])
+
+
+def _dangling(event: EditEvent, document: ParsedDocument, old: str, new: str) -> bool:
+    """True when the event left the old name's uses dangling in a Python file: it is bound nowhere,
+    and the new name is imported nowhere else (imports sorted, `import re` made `import codecs`,
+    move a line: the old name comes back on another)."""
+    root = document.tree.root_node
+    if document.language != "python" or bound_in_file(root, old):
+        return False
+    return all(event.start_line <= first_line(document, node) < event.after_end for node in imported_names(root, new))
 
 
 def _in_from_import(node: Node) -> bool:

@@ -14,7 +14,8 @@ language server's `textDocument/copilotInlineEdit`, the gateway's `/v1/edit/comp
 
 `gate` says why there is nothing to propose: no tree, a text that does not parse (the user is
 mid-edit, and so are the regions), an event that is not the document's last, a name still being
-typed (the event ends in a word found nowhere else in the text, and renamed nothing).
+typed (the event ends in a word found nowhere else in the text that is no keyword or builtin, and
+renamed nothing).
 
 Each region (whole lines, `completion.edit_regions`, among them the sites where the same change
 applies by analogy, `completion.edit_analogy`, read with the user's recent events as patterns,
@@ -42,7 +43,9 @@ model's trailing whitespace is not trusted). Everything here but `run` is pure.
 """
 from __future__ import annotations
 
+import builtins
 import dataclasses
+import keyword
 import logging
 import re
 from collections.abc import Sequence
@@ -71,6 +74,7 @@ MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 _WORD = re.compile(r"\w+")
+_WHOLE_WORDS = {"python": frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)}
 
 logger = logging.getLogger(__name__)
 
@@ -228,15 +232,18 @@ def gate(document: ParsedDocument | None, event: EditEvent | None) -> str | None
 
 def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     """The event renamed nothing, changed no literal and no signature, and its change ends in a
-    word that the text holds nowhere else: the user is still typing it."""
+    word that the text holds nowhere else and that is no keyword or builtin of the language
+    (`ZeroDivisionError`, `True`, `is` are whole as typed): the user is still typing it."""
     if renamed(event) is not None or changed_literal(event) is not None \
             or signature_change(event, document) is not None:
         return False
     new = event.inserted
     head, tail = common_ends(event.removed, new)
     end = len(new) - tail  # where the change ends in the new lines
-    words = [w for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
-    return bool(words) and len(re.findall(rf"(?<!\w){re.escape(words[0].group())}(?!\w)", event.after)) == 1
+    words = [w.group() for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
+    if not words or words[0] in _WHOLE_WORDS.get(document.language, ()):
+        return False
+    return len(re.findall(rf"(?<!\w){re.escape(words[0])}(?!\w)", event.after)) == 1
 
 
 @dataclass(slots=True)

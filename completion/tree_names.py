@@ -9,6 +9,7 @@ rename, call and literal rules) and `completion.edit_drafts`; everything here is
 from __future__ import annotations
 
 import bisect
+import builtins
 import functools
 from collections.abc import Iterator
 
@@ -32,6 +33,7 @@ CLASS_TYPES = frozenset({
 NAME_TYPES = ("identifier", "type_identifier", "shorthand_property_identifier")
 MEMBER_TYPES = ("property_identifier", "field_identifier")
 # Python: the identifiers a function binds, by their parent (the left of an assignment is below)
+_BUILTINS = frozenset(dir(builtins))
 _BINDING_PARENTS = frozenset({
     "parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
     "dictionary_splat_pattern", "pattern_list", "tuple_pattern", "as_pattern_target",
@@ -140,6 +142,41 @@ def _is_binding(node: Node) -> bool:
         return True
     field = _NAMED_BINDINGS.get(parent.type)
     return field is not None and parent.child_by_field_name(field) == child
+
+
+def bound_in_file(root: Node, name: str) -> bool:
+    """True when a Python file binds `name` anywhere: a definition's name, an import (`import name`,
+    `from m import name`, `... as name`), a target, a parameter, `global name`, or it is a builtin."""
+    if name in _BUILTINS:
+        return True
+    return any(_is_binding(node) or _imports(node) or _names_definition(node)
+               for node in nodes_named(root, "python", name, ("identifier",)))
+
+
+def imported_names(root: Node, name: str) -> list[Node]:
+    """The nodes where a Python file's imports bind `name`."""
+    return [node for node in nodes_named(root, "python", name, ("identifier",)) if _imports(node)]
+
+
+def _names_definition(node: Node) -> bool:
+    parent = node.parent
+    return parent is not None and parent.type in ("function_definition", "class_definition", "global_statement") \
+        and (parent.type == "global_statement" or parent.child_by_field_name("name") == node)
+
+
+def _imports(node: Node) -> bool:
+    """`x` in `import x`, `import x.y`, `from m import x` or `... import y as x`: a name an import binds."""
+    parent = node.parent
+    if parent is not None and parent.type == "aliased_import":
+        return parent.child_by_field_name("alias") == node
+    if parent is None or parent.type != "dotted_name" or parent.named_children[0] != node:
+        return False
+    statement = parent.parent
+    if statement is not None and statement.type == "aliased_import":
+        return False  # `import x as y` binds y
+    if statement is None or statement.type not in ("import_statement", "import_from_statement"):
+        return False
+    return statement.type == "import_statement" or statement.child_by_field_name("module_name") != parent
 
 
 def overlapping(node: Node, start: int, end: int, document: ParsedDocument | None = None) -> Iterator[Node]:

@@ -58,6 +58,15 @@ def test_a_half_typed_word_proposes_nothing():
     assert proposed(before, half, 4) == half
 
 
+def test_a_builtin_typed_in_code_is_whole_though_a_longer_word_starts_with_it():
+    before = ("class First():\n    objects = []\n\n\nclass Second():\n    pass\n")
+    after = before.replace("class First():", "class First(object):")
+    assert proposed(before, after) == after.replace("class Second():", "class Second(object):")
+    prose = '"""A type or tuple of types."""\nCHECKS = 1  # the tuple of types\n'
+    typed = prose.replace("of types.", "of type.")
+    assert analogy_sites(event(prose, typed), document=ParsedDocument.parse("python", typed)) == []  # in prose
+
+
 def test_one_character_among_5000_repeats_is_bounded():
     before = "x = [\n" + "    'a',\n" * 5000 + "]\n"
     after = before.replace("'a'", "'b'", 1)

@@ -360,3 +360,21 @@ def test_an_import_moved_to_a_module_the_file_has_already_is_renamed_in_the_othe
     event, document, _ = edited(before, "from attr import has", "from attrs import has")
     assert edit_regions.rebound(event, document)
     assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [3]  # not attr.ib
+
+
+def test_an_import_pointed_at_a_name_the_file_has_leaves_the_old_uses_to_follow_it():
+    before = ("from .core import BaseCommand\nfrom .core import Group\n\n\ndef run(cli: BaseCommand) -> None:\n"
+              "    return Command(cli)\n\n\ndef Command(cli):\n    return BaseCommand(cli)\n")
+    event, document, _ = edited(before, "from .core import BaseCommand", "from .core import Command")
+    assert not edit_regions.rebound(event, document)  # BaseCommand is bound nowhere now
+    assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [4, 9]
+    still = before.replace("from .core import Group", "from .base import BaseCommand")
+    event, document, _ = edited(still, "from .core import BaseCommand", "from .core import Command")
+    assert edit_regions.rebound(event, document)
+    assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [1]  # its imports alone
+
+
+def test_an_import_line_sorted_into_another_leaves_the_old_name_alone():
+    before = "import re\nimport os\nimport codecs\n\nPATTERN = re.compile('x')\nOPEN = codecs.open\n"
+    event, document, _ = edited(before, "import re", "import codecs")
+    assert edit_regions.rebound(event, document) and edit_regions.rename_uses(event, document) == []

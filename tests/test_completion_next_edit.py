@@ -197,6 +197,15 @@ def test_the_gate_waits_while_a_new_name_is_typed_but_not_for_a_rename_or_a_new_
     assert next_edit.gate(document(added), event) is None
 
 
+def test_a_builtin_or_a_keyword_ending_the_change_is_whole_as_typed():
+    source = "def check(value):\n    if value < 0:\n        return 1 // 0\n"
+    for new, wanted in (("        raise ZeroDivisionError", None), ("        raise ZeroDivisionErr",
+                                                                    "a name is still being typed")):
+        typed = source.replace("        return 1 // 0", new)
+        event = EditEvent("file:///t.py", source, typed, diff_span(source, typed), 0.0)
+        assert next_edit.gate(document(typed), event) == wanted
+
+
 def test_common_ends_bound_the_smallest_change():
     from completion.edit_events import common_ends
     assert common_ends("count = 0", "total = 0") == (0, 4)
