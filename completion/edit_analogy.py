@@ -16,6 +16,8 @@ event's lines:
   the end of its line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves
   `@fixture(` alone); an insertion or a deletion anchored by keywords alone (`else:` dropped,
   `) -> None:` made `) -> bool | None:`) has no sites;
+- a *line* whose whole text was replaced (`1 // 0` -> `raise ZeroDivisionError`; three tokens or
+  more, not marks alone) at the exact copies of that line under any indent (`whole_line`);
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type);
@@ -69,6 +71,7 @@ MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere alrea
 REPEATED_MIN_SCORE = 0.6  # any site's score, once the user made the same rewrite twice
 TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
 INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that make another form of a word
+MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds this many tokens
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
@@ -189,6 +192,8 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
     if comment_dropped(rewrite):
         return re.compile(rf"(?<=[^\s(\[{{,])([ \t]*{re.escape(rewrite.removed.lstrip())})(?=[ \t\r]*$)", re.MULTILINE)
+    if whole_line(rewrite):
+        return re.compile(rf"^[ \t]*({re.escape(rewrite.removed)})(?=[ \t\r]*$)", re.MULTILINE)
     context = _context(_TOKEN.findall(rewrite.left))
     right = _TOKEN.findall(rewrite.right)[:1]
     replaced = bool(rewrite.removed and rewrite.inserted)
@@ -211,6 +216,14 @@ def sibling_classes(rewrite: Rewrite) -> bool:
     header = _CLASS_NAME.match(rewrite.left)
     return header is not None and _context(_TOKEN.findall(rewrite.left))[:1] == [header.group(2)] \
         and ("(" in rewrite.left or rewrite.removed.lstrip().startswith("("))
+
+
+def whole_line(rewrite: Rewrite) -> bool:
+    """True when the rewrite replaced a line's whole text (`1 // 0` -> `raise ZeroDivisionError`) of
+    `MIN_LINE_TOKENS` tokens or more, not marks alone (`...`): its sites are the exact copies of the
+    line, under any indent."""
+    return not rewrite.left.strip() and not rewrite.right.strip() and bool(rewrite.inserted.strip()) \
+        and len(_TOKEN.findall(rewrite.removed)) >= MIN_LINE_TOKENS and re.search(r"\w", rewrite.removed) is not None
 
 
 def comment_dropped(rewrite: Rewrite) -> bool:

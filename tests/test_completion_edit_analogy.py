@@ -67,6 +67,16 @@ def test_a_builtin_typed_in_code_is_whole_though_a_longer_word_starts_with_it():
     assert analogy_sites(event(prose, typed), document=ParsedDocument.parse("python", typed)) == []  # in prose
 
 
+def test_a_line_replaced_whole_goes_to_its_copies_but_not_a_line_of_marks():
+    before = ("def first():\n    1 // 0\n\n\ndef second():\n    if True:\n        1 // 0\n\n\n"
+              "def third():\n    x = 1 // 0\n")
+    after = before.replace("    1 // 0", "    raise ZeroDivisionError", 1)
+    assert proposed(before, after) == after.replace("        1 // 0", "        raise ZeroDivisionError")
+    stubs = "def first():\n    ...\n\n\ndef second():\n    ...\n"
+    typed = stubs.replace("...", "return 1", 1)
+    assert proposed(stubs, typed) == typed
+
+
 def test_one_character_among_5000_repeats_is_bounded():
     before = "x = [\n" + "    'a',\n" * 5000 + "]\n"
     after = before.replace("'a'", "'b'", 1)
