@@ -9,7 +9,8 @@ event's lines:
   string) at every whole-word occurrence of the word, in any scope;
 - a *pattern* rewrite (anything else: an argument added, an operator changed) where the tokens
   around the change recur: the removed text with up to `CONTEXT_TOKENS` tokens on its left (as
-  far as the nearest name) and one on its right, strings and numbers in that context matching any
+  far as the nearest name, and the `.`, `<` or `/` right before it: `</body` is no `<body`) and one
+  on its right, strings and numbers in that context matching any
   string or number (sibling calls `f(1)` and `f(2)`, entries, decorators, repeated statements);
   inside a call the context reaches back to its callee (`CALL_TOKENS`) and the other names in it
   match any name (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at
@@ -75,6 +76,7 @@ MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds th
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
+_TIGHT_MARKS = frozenset({"<", "/", "."})
 _PROSE_TOKEN = re.compile(r"\w+|\S")
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
 _NUMBER = re.compile(r"\d[\w.]*")
@@ -163,9 +165,11 @@ def _context(left: list[str]) -> list[str]:
         if depth < 0 and left[start + 1] == "(" and _NAME.fullmatch(left[start]):
             return left[start:]
     context: list[str] = []
-    for token in reversed(left[-CONTEXT_TOKENS:]):
-        context.insert(0, token)
-        if _NAME.fullmatch(token):
+    for at in range(len(left) - 1, max(-1, len(left) - CONTEXT_TOKENS - 1), -1):
+        context.insert(0, left[at])
+        if _NAME.fullmatch(left[at]):
+            if at > 0 and left[at - 1] in _TIGHT_MARKS:
+                context.insert(0, left[at - 1])  # `</body` is no `<body`, `x.f` no `f`
             break
     return context
 
@@ -200,7 +204,8 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     if not any(_NAME.fullmatch(token) and (replaced or not keyword.iskeyword(token))
                for token in context + right + _TOKEN.findall(rewrite.removed)):
         return None
-    around = r"\s*".join(_token_pattern(token, index > 0) for index, token in enumerate(context))
+    lead = next((index for index, token in enumerate(context) if _NAME.fullmatch(token)), 0)  # its name
+    around = r"\s*".join(_token_pattern(token, index > lead) for index, token in enumerate(context))
     if sibling_classes(rewrite):  # the class's own name is any class's name
         around = r"\bclass[ \t]+" + r"\s*".join(_token_pattern(token, True) for token in context)
     after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"

@@ -77,6 +77,12 @@ def test_a_line_replaced_whole_goes_to_its_copies_but_not_a_line_of_marks():
     assert proposed(stubs, typed) == typed
 
 
+def test_a_pattern_after_a_mark_keeps_its_mark():
+    before = 'PAGE = """\n<html>\n  <body>\n  </body>\n</html>\n"""\nOTHER = """\n  <body>\n"""\n'
+    after = before.replace("  <body>", '  <body style="color: red">', 1)
+    assert proposed(before, after) == after.replace('"""\n  <body>', '"""\n  <body style="color: red">')
+
+
 def test_one_character_among_5000_repeats_is_bounded():
     before = "x = [\n" + "    'a',\n" * 5000 + "]\n"
     after = before.replace("'a'", "'b'", 1)
