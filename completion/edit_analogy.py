@@ -10,13 +10,13 @@ event's lines:
 - a *pattern* rewrite (anything else: an argument added, an operator changed) where the tokens
   around the change recur: the removed text with up to `CONTEXT_TOKENS` tokens on its left (as
   far as the nearest name, and the `.`, `<` or `/` right before it: `</body` is no `<body`) and one
-  on its right, strings and numbers in that context matching any
-  string or number (sibling calls `f(1)` and `f(2)`, entries, decorators, repeated statements);
-  inside a call the context reaches back to its callee (`CALL_TOKENS`) and the other names in it
-  match any name (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at
-  the end of its line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves
-  `@fixture(` alone); an insertion or a deletion anchored by keywords alone (`else:` dropped,
-  `) -> None:` made `) -> bool | None:`) has no sites;
+  on its right, strings and numbers in that context matching any string or number (sibling calls
+  `f(1)` and `f(2)`, entries, decorators, repeated statements); inside a call the context
+  reaches back to its callee (`CALL_TOKENS`) and the other names in it match any name
+  (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at the end of its
+  line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves `@fixture(` alone);
+  an insertion or a deletion anchored by keywords alone (`else:` dropped, `) -> None:` made
+  `) -> bool | None:`) has no sites;
 - a *line* whose whole text was replaced (`1 // 0` -> `raise ZeroDivisionError`; three tokens or
   more, not marks alone) at the exact copies of that line under any indent (`whole_line`);
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
@@ -248,8 +248,8 @@ def code_names(line: str) -> set[str]:
 
 def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     """True when the inserted text ends a word that is only the head of a longer word of `text`
-    and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class C:` leaves `C` as it was, nor does a
-    change whose last word was its last before it)."""
+    and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class
+    C:` leaves `C` as it was, nor does a change whose last word was its last before it)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])):
         return False
@@ -412,7 +412,8 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     (the name of the function or class around an offset), a word changed in prose goes only
     where it keeps its sense (`in_sense`)."""
     pattern = site_pattern(rewrite)
-    if pattern is None or (scoped and rewrite.word and not repeated) or len(pattern.findall(rewrite.line_before)) != 1:
+    if pattern is None or (scoped and rewrite.word and not repeated) \
+            or len(pattern.findall(rewrite.line_before)) != 1:
         return []
     starts = line_starts(text)
     in_prose = edit_in_prose(rewrite, starts, prose)

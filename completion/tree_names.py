@@ -3,8 +3,9 @@
 `nodes_named` finds the nodes of some kinds whose text is a name (one tree-sitter query), `scope_of`
 says where a renamed name lives (its function, an exception's handler, a class's members, the file),
 `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
-callee's name, and `parameter_names` reads a parameter list. Used by `completion.edit_regions` (the
-rename, call and literal rules) and `completion.edit_drafts`; everything here is pure.
+callee's name, `parameter_names` reads a parameter list, and `bound_in_file` and `imported_names` say
+where a Python file binds a name. Used by `completion.edit_regions` (the rename, call and literal
+rules) and `completion.edit_drafts`; everything here is pure.
 """
 from __future__ import annotations
 
@@ -32,8 +33,8 @@ CLASS_TYPES = frozenset({
 })
 NAME_TYPES = ("identifier", "type_identifier", "shorthand_property_identifier")
 MEMBER_TYPES = ("property_identifier", "field_identifier")
-# Python: the identifiers a function binds, by their parent (the left of an assignment is below)
 _BUILTINS = frozenset(dir(builtins))
+# Python: the identifiers a function binds, by their parent (the left of an assignment is below)
 _BINDING_PARENTS = frozenset({
     "parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
     "dictionary_splat_pattern", "pattern_list", "tuple_pattern", "as_pattern_target",
