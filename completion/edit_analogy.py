@@ -23,9 +23,9 @@ event's lines:
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
-  a call joined on one line; not lines deleted) at the exact copies of the removed lines under any
-  indent, each made the inserted lines under its indent (`completion.edit_blocks`; a site spans
-  its lines);
+  a call joined on one line; not lines deleted, but for one decorator taken off) at the exact
+  copies of the removed lines under any indent, each made the inserted lines under its indent
+  (`completion.edit_blocks`; a site spans its lines);
 - an *import's module* changed (`from click.utils import echo` -> `from .utils import echo`) at
   the other from-imports of the same place (`completion.edit_imports`).
 Each site is scored by how alike its line is to the event's line before the change (the share of
@@ -121,7 +121,10 @@ def _is_word(char: str) -> bool:
 
 def rewrite_of(event: EditEvent) -> Rewrite | None:
     """The event's change as a rewrite, or None when it changed other than one line (at most
-    `MAX_LINE_CHARS`) or changed nothing."""
+    `MAX_LINE_CHARS`; whole lines deleted or inserted are no line rewritten: a deletion read as one
+    blanked its copies) or changed nothing."""
+    if event.before_end == event.start_line or event.after_end == event.start_line:
+        return None  # whole lines inserted or deleted: no line was rewritten
     old_lines, new_lines = split_lines(event.removed), split_lines(event.inserted)
     if len(old_lines) != len(new_lines):
         return None

@@ -2,8 +2,8 @@
 exact copies of the removed lines elsewhere.
 
 `block_of(event)` reads the event's changed lines as a block (a comment and the statement under
-it rewritten, a call joined on one line; not lines deleted, nor the same lines reordered): the
-removed and inserted lines without the indent the removed ones share. `block_sites` finds the
+it rewritten, a call joined on one line; not lines deleted, but for one decorator, nor the same
+lines reordered): the removed and inserted lines without the indent the removed ones share. `block_sites` finds the
 places where the removed lines stand as they did, under any indent, each becoming the inserted
 lines under its indent; a site spans its lines. Exact copies only, so every site scores 1. The
 one-line rules are `completion.edit_analogy`'s, which reads an event as a block when it is no
@@ -18,6 +18,7 @@ from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
 from completion.positions import line_starts, split_lines
 from completion.postprocess import indent_of
 
+MIN_DELETED_CHARS = 12  # one decorator deleted alone goes to its copies when it holds this many characters
 MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
 
@@ -43,12 +44,16 @@ def block_of(event: EditEvent) -> Block | None:
     ends; None unless two or more lines with text were removed (one line's copy says too little:
     on real commits one line made several, `try:` around a call, went to lines left as they were)
     and some text was inserted (lines deleted were deleted elsewhere at 2 of 6 sites on the tuning
-    commits), other than the same lines in another order (parameters reordered: their copies are
-    other functions', the call sites the signature rule's), up to `MAX_BLOCK_LINES`, with
-    `MIN_BLOCK_CHARS` of text or more."""
-    changed = diff_span(event.removed, event.inserted)  # the event's lines less those both sides share
-    old = split_lines(event.removed)[changed.start_line:changed.before_end]
-    new = split_lines(event.inserted)[changed.start_line:changed.after_end]
+    commits; but one decorator deleted alone, `@pytest.mark.xfail(...)` taken off a test, is taken
+    off its copies: a block with no inserted lines, its sites deleted whole), other than the same
+    lines in another order (parameters reordered: their copies are other functions', the call
+    sites the signature rule's), up to `MAX_BLOCK_LINES`, with `MIN_BLOCK_CHARS` of text or more."""
+    removed = split_lines(event.removed) if event.before_end > event.start_line else []
+    inserted = split_lines(event.inserted) if event.after_end > event.start_line else []
+    changed = diff_span("\n".join(removed), "\n".join(inserted))  # the event's lines less those both sides share
+    old, new = removed[changed.start_line:changed.before_end], inserted[changed.start_line:changed.after_end]
+    if len(old) == 1 and not new and old[0].strip().startswith("@") and len(old[0].strip()) >= MIN_DELETED_CHARS:
+        return Block((old[0].strip(),), ())  # one decorator deleted: `@pytest.mark.xfail(...)` off each test
     if len(old) > MAX_BLOCK_LINES or sum(bool(line.strip()) for line in old) < 2 \
             or not any(line.strip() for line in new) or sorted(old) == sorted(new) \
             or sum(len(line.strip()) for line in old) < MIN_BLOCK_CHARS \
@@ -81,5 +86,6 @@ def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
         last = top + count - 1
         brk = text[starts[top] + len(lines[top]):starts[top + 1]] or "\n"
         new = brk.join(indent + inserted if inserted else "" for inserted in block.inserted)
-        found.append(Site(starts[top], starts[last] + len(lines[last]), new, top, 1.0, lines=count))
+        end = starts[last] + len(lines[last]) if block.inserted else starts[last + 1]  # deleted: its break too
+        found.append(Site(starts[top], end, new, top, 1.0, lines=count))
     return found

@@ -133,8 +133,9 @@ def _same(a: str, b: str) -> bool:
 
 def _with_tail_of(text: str, current: str) -> str:
     """`text` ending as `current` does: its trailing whitespace (blank lines, the last break)
-    replaced by `current`'s, so an edit never adds or drops a blank line at its end."""
-    return text.rstrip() + current[len(current.rstrip()):]
+    replaced by `current`'s, so an edit never adds or drops a blank line at its end; an empty
+    `text` deletes the lines."""
+    return text.rstrip() + current[len(current.rstrip()):] if text else ""
 
 
 def answered(regions: Sequence[Region], items: Sequence[Item]) -> dict[Region, str]:
