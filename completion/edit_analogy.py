@@ -48,7 +48,6 @@ Everything here is pure.
 from __future__ import annotations
 
 import bisect
-import builtins
 import difflib
 import itertools
 import keyword
@@ -64,6 +63,7 @@ from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
 from completion.positions import line_starts, split_lines
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, enclosing_at
+from completion.tree_names import PYTHON_BUILTINS
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
@@ -80,7 +80,7 @@ _TIGHT_MARKS = frozenset({"<", "/", "."})
 _PROSE_TOKEN = re.compile(r"\w+|\S")
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
 _NUMBER = re.compile(r"\d[\w.]*")
-_KNOWN_NAMES = frozenset(dir(builtins)) | {"Any", "Self"}
+_KNOWN_NAMES = PYTHON_BUILTINS | {"Any", "Self"}
 PROSE_TYPES = frozenset({"string", "comment", "string_literal", "raw_string_literal", "template_string",
                          "interpreted_string_literal", "line_comment", "block_comment"})
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")

@@ -3,11 +3,12 @@ exact copies of the removed lines elsewhere.
 
 `block_of(event)` reads the event's changed lines as a block (a comment and the statement under
 it rewritten, a call joined on one line; not lines deleted, but for one decorator, nor the same
-lines reordered): the removed and inserted lines without the indent the removed ones share. `block_sites` finds the
-places where the removed lines stand as they did, under any indent, each becoming the inserted
-lines under its indent; a site spans its lines. Exact copies only, so every site scores 1. The
-one-line rules are `completion.edit_analogy`'s, which reads an event as a block when it is no
-one-line rewrite. Everything here is pure.
+lines reordered): the removed and inserted lines without the indent the removed ones share.
+`block_sites` finds the places where the removed lines stand as they did, under any indent, each
+becoming the inserted lines under its indent (a deleted one deleted whole); a site spans its
+lines. Exact copies only, so every site scores 1. The one-line rules are
+`completion.edit_analogy`'s, which reads an event as a block when it is no one-line rewrite.
+Everything here is pure.
 """
 from __future__ import annotations
 

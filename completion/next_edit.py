@@ -43,9 +43,7 @@ model's trailing whitespace is not trusted). Everything here but `run` is pure.
 """
 from __future__ import annotations
 
-import builtins
 import dataclasses
-import keyword
 import logging
 import re
 from collections.abc import Sequence
@@ -64,6 +62,7 @@ from completion.fim import Backend
 from completion.positions import LINE_BREAK, line_starts
 from completion.site_judge import SiteJudge, candidates
 from completion.syntax import ParsedDocument, error_count
+from completion.tree_names import python_word
 from engine.wire.deadline import Deadline
 from engine.wire.protocol import (MAX_EVENT_CHARS, MAX_EVENTS, MAX_PREFIX_CHARS, MAX_SUFFIX_CHARS,
                                     CompleteRequest, Event, Hole as EditHole, Item, Mode)
@@ -74,7 +73,6 @@ MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 _WORD = re.compile(r"\w+")
-_WHOLE_WORDS = {"python": frozenset(dir(builtins)) | frozenset(keyword.kwlist) | frozenset(keyword.softkwlist)}
 
 logger = logging.getLogger(__name__)
 
@@ -242,7 +240,7 @@ def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     head, tail = common_ends(event.removed, new)
     end = len(new) - tail  # where the change ends in the new lines
     words = [w.group() for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
-    if not words or words[0] in _WHOLE_WORDS.get(document.language, ()):
+    if not words or (document.language == "python" and python_word(words[0])):
         return False
     return len(re.findall(rf"(?<!\w){re.escape(words[0])}(?!\w)", event.after)) == 1
 

@@ -3,15 +3,17 @@
 `nodes_named` finds the nodes of some kinds whose text is a name (one tree-sitter query), `scope_of`
 says where a renamed name lives (its function, an exception's handler, a class's members, the file),
 `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
-callee's name, `parameter_names` reads a parameter list, and `bound_in_file` and `imported_names` say
-where a Python file binds a name. Used by `completion.edit_regions` (the rename, call and literal
-rules) and `completion.edit_drafts`; everything here is pure.
+callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
+where a Python file binds a name, and `python_word` knows its builtins and keywords. Used by
+`completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
+`completion.edit_analogy` and `completion.next_edit`; everything here is pure.
 """
 from __future__ import annotations
 
 import bisect
 import builtins
 import functools
+import keyword
 from collections.abc import Iterator
 
 from tree_sitter import Node, Query, QueryCursor
@@ -33,7 +35,7 @@ CLASS_TYPES = frozenset({
 })
 NAME_TYPES = ("identifier", "type_identifier", "shorthand_property_identifier")
 MEMBER_TYPES = ("property_identifier", "field_identifier")
-_BUILTINS = frozenset(dir(builtins))
+PYTHON_BUILTINS = frozenset(dir(builtins))
 # Python: the identifiers a function binds, by their parent (the left of an assignment is below)
 _BINDING_PARENTS = frozenset({
     "parameters", "lambda_parameters", "typed_parameter", "list_splat_pattern",
@@ -148,10 +150,15 @@ def _is_binding(node: Node) -> bool:
 def bound_in_file(root: Node, name: str) -> bool:
     """True when a Python file binds `name` anywhere: a definition's name, an import (`import name`,
     `from m import name`, `... as name`), a target, a parameter, `global name`, or it is a builtin."""
-    if name in _BUILTINS:
+    if name in PYTHON_BUILTINS:
         return True
     return any(_is_binding(node) or _imports(node) or _names_definition(node)
                for node in nodes_named(root, "python", name, ("identifier",)))
+
+
+def python_word(word: str) -> bool:
+    """A builtin or a keyword of Python: a word whole as typed (not a soft keyword: `_` is a name)."""
+    return word in PYTHON_BUILTINS or keyword.iskeyword(word)
 
 
 def imported_names(root: Node, name: str) -> list[Node]:
