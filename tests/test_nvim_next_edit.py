@@ -14,6 +14,7 @@ import json
 import pytest
 
 import fake_worker
+from completion.edit_regions import MAX_REGIONS
 from infill.paths import REPO_ROOT
 from test_lsp_inline_edit import SOURCE
 
@@ -42,7 +43,7 @@ def test_neovim_plugin_proposes_a_rename_at_the_other_uses_and_takes_it_with_tab
     assert all(e["mode"] == "next_edit" for e in events)
 
 
-EIGHT = '''\
+AT_THE_CAP = '''\
 # fake-rename: count total
 import os
 
@@ -55,17 +56,17 @@ def tally(items):
     c = 3
     d = 4
     e = 5
-''' + "".join(f"    x{i} = count + {i}\n    pass\n" for i in range(5)) + "    return count\n"
+''' + "".join(f"    x{i} = count + {i}\n    pass\n" for i in range(MAX_REGIONS - 3)) + "    return count\n"
 
 
 def test_neovim_plugin_shows_and_takes_a_suggestion_at_the_cap_of_regions(tmp_path, run_nvim, fake_worker_at):
-    """The cap of one job (`completion.edit_regions.MAX_REGIONS`): eight regions, the cursor's
-    lines above the edit (unchanged), those below it with a use, and six more uses each a region
-    of its own; the seven edits all shown and all taken with <Tab>."""
+    """The cap of one job (`completion.edit_regions.MAX_REGIONS`): the cursor's lines above the
+    edit (unchanged), those below it with a use, and one use a region of its own for each region
+    left; every edit (all regions but the first) shown and taken with <Tab>."""
     files = {name: tmp_path / f"{name}.py" for name in ("tally", "stale", "typed")}
     for file in files.values():
-        file.write_text(EIGHT)
-    marker, _, code = EIGHT.partition("\n")
+        file.write_text(AT_THE_CAP)
+    marker, _, code = AT_THE_CAP.partition("\n")
     expected = tmp_path / "expected.py"
     expected.write_text(marker + "\n" + fake_worker.renamed(code.replace("    count = 0", "    total = 0"),
                                                              "count", "total"))
@@ -74,4 +75,4 @@ def test_neovim_plugin_shows_and_takes_a_suggestion_at_the_cap_of_regions(tmp_pa
                        INFILL_TYPED_FILE=str(files["typed"]), INFILL_EXPECTED=str(expected),
                        INFILL_STATS=str(tmp_path / "stats.jsonl"))
     assert outcome["final"] == expected.read_text().splitlines()
-    assert len(outcome["shown"]) == 7
+    assert len(outcome["shown"]) == MAX_REGIONS - 1
