@@ -75,6 +75,9 @@ class DecoderConfig:
     #   saw masks there) gives less than this probability
     lookup_keep: float = 0.5  # `lookup`: a drafted token stands where the next pass gives it at least this
     #   probability; from the first that falls short on, the draft is masked again
+    lookup_keep_before: float = 0.0  # `lookup`: the bound of `lookup_keep` for a draft looked up before the
+    #   hole (code written earlier, repeated; 0: `lookup_keep`); one looked up after it keeps `lookup_keep`
+    #   (a continuation from the suffix mostly repeats the line after the hole)
     lookup_hide: bool = False  # `lookup`: the pass that checks a draft hides each drafted token from the rows that
     #   check it and the ones before it (they see the last pass's masks there), and a token stands where it is
     #   that pass's top-1 (left to right's) or as likely as `lookup_keep`: a check the draft cannot sway (a
@@ -129,6 +132,7 @@ _RANGES = {
     "lookup": (lambda value: 0 <= value <= 32, "in 0..32"),
     "lookup_key": (lambda value: 1 <= value <= 8, "in 1..8"),
     "lookup_keep": (lambda value: 0.0 < value <= 1.0, "in (0, 1]"),
+    "lookup_keep_before": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
     "lookup_first": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
     "lookup_guess": (lambda value: 0.0 <= value <= 1.0, "in [0, 1]"),
     "max_passes": (lambda value: value >= 0, "at least 0"),

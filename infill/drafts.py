@@ -10,6 +10,8 @@ masks themselves instead: no extra window, and the next pass keeps what it finds
 """
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import torch
 
 NGRAMS = (3, 2)  # lengths of the key looked up, longest first
@@ -27,8 +29,15 @@ def follower_of(side: torch.Tensor, key: torch.Tensor, last: bool) -> int | None
     return int(found[-1 if last else 0]) + n
 
 
-def context_drafts(ids: torch.Tensor, span: slice, first: int, count: int,
-                   ngrams: tuple[int, ...] = NGRAMS) -> torch.Tensor:
+class Lookup(NamedTuple):
+    """A continuation found outside the hole, and whether it was found before it (in the prefix)."""
+
+    tokens: torch.Tensor  # (D,)
+    before: bool
+
+
+def context_match(ids: torch.Tensor, span: slice, first: int, count: int,
+                  ngrams: tuple[int, ...] = NGRAMS) -> Lookup:
     """Up to `count` tokens that followed, outside the hole, the tokens before hole position
     `first` of the canvas `ids` (N,) (the longest key of `ngrams` that occurs): the nearest
     occurrence before the hole, else the nearest after it; a continuation stops at the hole's
@@ -42,8 +51,14 @@ def context_drafts(ids: torch.Tensor, span: slice, first: int, count: int,
         for side, last in ((before, True), (after, False)):
             at = follower_of(side, key, last)
             if at is not None:
-                return side[at:at + count].clone()
-    return ids.new_empty(0)
+                return Lookup(side[at:at + count].clone(), before=last)
+    return Lookup(ids.new_empty(0), before=False)
+
+
+def context_drafts(ids: torch.Tensor, span: slice, first: int, count: int,
+                   ngrams: tuple[int, ...] = NGRAMS) -> torch.Tensor:
+    """The tokens (D,) of `context_match`."""
+    return context_match(ids, span, first, count, ngrams).tokens
 
 
 def guesses(last_best: torch.Tensor, ids: torch.Tensor, span: slice, first: int, count: int,
@@ -59,12 +74,12 @@ def guesses(last_best: torch.Tensor, ids: torch.Tensor, span: slice, first: int,
 
 
 def lookup_draft(ids: torch.Tensor, span: slice, first: int, count: int, key: int,
-                 banned: torch.Tensor, end_ids: torch.Tensor) -> torch.Tensor:
-    """The `lookup` setting's draft for hole positions first, first + 1, ...: `context_drafts`
+                 banned: torch.Tensor, end_ids: torch.Tensor) -> Lookup:
+    """The `lookup` setting's draft for hole positions first, first + 1, ...: `context_match`
     with keys of 8 tokens down to `key`, cut before the first `banned` token (a special token of
     the canvas's layout) and after the first of `end_ids` (the hole's end: its middle, its line)."""
-    tokens = context_drafts(ids, span, first, count, tuple(range(max(8, key), key - 1, -1)))
+    tokens, before = context_match(ids, span, first, count, tuple(range(max(8, key), key - 1, -1)))
     stop = torch.nonzero(torch.isin(tokens, banned)).flatten()
     tokens = tokens[:int(stop[0])] if len(stop) else tokens
     end = torch.nonzero(torch.isin(tokens, end_ids)).flatten()
-    return tokens[:int(end[0]) + 1] if len(end) else tokens
+    return Lookup(tokens[:int(end[0]) + 1] if len(end) else tokens, before)

@@ -54,9 +54,9 @@ def test_the_longest_key_wins_and_a_draft_stops_at_specials_and_after_the_line_e
     assert context_drafts(ids, hole, 2, 4, ngrams=(3, 2, 1)).tolist() == [30, 31, 7, 21]  # the key [20, 21]
     assert context_drafts(ids, hole, 2, 4, ngrams=(3,)).tolist() == []  # [5, 20, 21] occurs nowhere else
     banned, ends = torch.tensor([MASK, 7]), torch.tensor([PAD, NEWLINE])
-    assert lookup_draft(ids, hole, 2, 4, 2, banned, ends).tolist() == [30, 31]  # cut before the special 7
+    assert lookup_draft(ids, hole, 2, 4, 2, banned, ends).tokens.tolist() == [30, 31]  # cut before the special 7
     ids[10:12] = torch.tensor([7, 21])  # the key [7, 21] is followed by 32 and a line's end
-    assert lookup_draft(ids, hole, 2, 4, 2, banned, ends).tolist() == [32, NEWLINE]
+    assert lookup_draft(ids, hole, 2, 4, 2, banned, ends).tokens.tolist() == [32, NEWLINE]
 
 
 def test_a_draft_is_written_into_the_masks_and_is_not_yet_committed_text():
@@ -86,6 +86,38 @@ def test_the_check_keeps_a_draft_up_to_its_first_unlikely_token():
     assert state.ids[0, HOLE].tolist() == [20, 21, 30, 40, MASK, MASK]
     assert state.masked.tolist() == [False] * 4 + [True] * 2 and not state.looked.any()
     assert state.committed_prob[2:4].tolist() == pytest.approx([0.9, 0.9])
+
+
+def test_context_match_says_on_which_side_of_the_hole_it_found_the_draft():
+    from infill.drafts import context_match
+
+    ids = torch.tensor([20, 21, 30, 5] + [20, 21] + [MASK] * 3 + [20, 21, 31])
+    hole = slice(4, 9)
+    found = context_match(ids, hole, 2, 2, ngrams=(2,))
+    assert found.tokens.tolist() == [30, 5] and found.before  # the prefix first
+    ids[1] = 22  # the key [20, 21] now stands only after the hole
+    found = context_match(ids, hole, 2, 2, ngrams=(2,))
+    assert found.tokens.tolist() == [31] and not found.before
+
+
+def test_a_draft_from_before_the_hole_stands_on_the_looser_bound_one_from_after_it_does_not():
+    def checked(before_text: list[int], after_text: list[int]) -> tuple[int, int] | None:
+        cfg = DecoderConfig(rule="left_run", lookup=16, lookup_key=2, lookup_keep=1.0, lookup_keep_before=0.05)
+        state = new_state(fake_model(), before_text + [20, 21] + [MASK] * 3 + after_text, [slice(6, 11)], [RULES],
+                          cfg, None, 0)
+        state.masked[:2] = False
+        state.last_best, state.last_prob = torch.zeros(5, dtype=torch.long), torch.zeros(5)
+        state.passes = 1
+        write_lookup(state, *sure_of([0] * 5))
+        assert state.looked[2]  # 30 first, then what followed it there
+        logits, lse = sure_of([0, 0, 42, 5, 5], prob=0.8)  # the check's top-1 is 42; the draft's 30 gets about 0.003
+        logits[2, 30] = lse[2] + torch.log(torch.tensor(0.1))  # now about 0.1: short of top-1, over 0.05
+        lse = torch.logsumexp(logits, dim=1)
+        state.last_best = logits.argmax(dim=1)
+        return check_lookup(state, logits, lse)
+
+    assert checked([50, 20, 21, 30, 5, 5], [60]) is None  # looked up before the hole: it stands
+    assert checked([50, 5, 5, 5, 5, 5], [20, 21, 30]) == (2, 30)  # after it: left to right's token wins
 
 
 def test_a_refused_position_commits_only_another_sure_token():
@@ -135,9 +167,22 @@ def test_repeated_code_is_copied_in_fewer_passes():
     runner = ModelRunner(bundled_model_dir())
     plain = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup": 0, "max_passes": 0})
     unhidden = {"lookup": 16, "lookup_hide": False, "lookup_keep": 0.5,  # not the bundled model's single lines
-                "max_passes": 0}  # each answer whole
+                "lookup_keep_before": 0.0, "max_passes": 0}  # each answer whole
     looked = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {**unhidden, "lookup_first": 0.02})
     assert looked.text == "2 * (shape.width + shape.height)\n"  # the line before, taken whole
     assert looked.forward_passes <= plain.forward_passes // 2
     refused = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {**unhidden, "lookup_keep": 1.0})
     assert refused.text == plain.text  # a draft the check refuses leaves the answer as it was
+
+
+def test_the_bundled_single_lines_keep_a_line_repeated_from_before_the_hole_that_left_to_right_would_not_write():
+    from infill.paths import bundled_model_dir
+
+    torch.set_num_threads(1)
+    runner = ModelRunner(bundled_model_dir())
+    bundled = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {})
+    assert bundled.text == "2 * (shape.width + shape.height)\n"  # `.width` stands at lookup_keep_before
+    assert bundled.forward_passes == 2
+    strict = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup_keep_before": 0.0})
+    assert strict.text.startswith("2 * (shape.height")  # left to right's top-1 where the line has `.width`
+    assert strict.forward_passes > bundled.forward_passes

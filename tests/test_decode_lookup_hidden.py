@@ -83,7 +83,7 @@ def test_a_hidden_check_keeps_the_top_1_tokens_and_commits_the_top_1_where_it_re
                             looked=torch.tensor([False, True, True, True, False]),
                             masked=torch.tensor([False, False, False, False, True]),
                             last_best=torch.tensor([20, 30, 99, 32, 7]), last_prob=torch.full((5,), 0.2),
-                            committed_prob=torch.ones(5), rules=RULES, scored=slice(0, 5))
+                            committed_prob=torch.ones(5), rules=RULES, scored=slice(0, 5), looked_keep=cfg.lookup_keep)
     logits = torch.zeros(5, 100)
     refused = check_lookup(state, logits, torch.logsumexp(logits, 1))
     assert refused == (2, 31)  # 30 was the top-1 and stands; 31 was not
@@ -105,7 +105,8 @@ def test_left_to_right_with_hidden_drafts_is_left_to_right_in_fewer_passes():
     whole = {"threshold": 1.0, "max_passes": 0}  # left to right, with no budget of passes
     plain = complete_fim(bundled, REPEATED, "\n", "single_line", 32, None, {**whole, "lookup": 0})
     hidden = complete_fim(bundled, REPEATED, "\n", "single_line", 32, None,
-                          {**whole, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0, "lookup_key": 3})
+                          {**whole, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0, "lookup_keep_before": 0.0,
+                           "lookup_key": 3})
     assert hidden.text == plain.text
     assert hidden.forward_passes < plain.forward_passes
 

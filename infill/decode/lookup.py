@@ -1,32 +1,35 @@
 """The `lookup` setting: drafts written into a hole's masks between passes, and their check.
 
 After each pass of a one-hole state, the tokens that followed the committed tokens before the
-leftmost mask elsewhere in the canvas (`infill.drafts.lookup_draft`) are written into the next
-masks (`write_lookup`), as far as that pass, which saw masks there, gives each at least
-`lookup_first`. The next pass reads them as committed text, so it predicts the positions after
-them as if they stood, and checks them first (`check_lookup`): each keeps its place where the
-model gives it at least `lookup_keep`; from the first that falls short on, the draft is masked
-again. The positions after a refused token were predicted from it: only the refused position
-commits in that pass, and only to another token as sure as `threshold` (`commit_refused`).
+leftmost mask elsewhere in the canvas (`infill.drafts.lookup_draft`) are written into the next masks
+(`write_lookup`), as far as that pass, which saw masks there, gives each at least `lookup_first`.
+The next pass reads them as committed text, so it predicts the positions after them as if they
+stood, and checks them first (`check_lookup`): each keeps its place where the model gives it at
+least `lookup_keep` (`lookup_keep_before` for a draft found before the hole: code the user wrote
+earlier, repeated, is right more often than the model's top-1 there, while a continuation found
+after the hole mostly repeats the line that follows it); from the first that falls short on, the
+draft is masked again. The positions after a refused token were predicted from it: only the refused
+position commits in that pass, and only to another token as sure as `threshold` (`commit_refused`).
 Prompt-lookup decoding without the `verify` rule's extra windows. A sliding window (`window`) is
 laid out after the draft is written: it scores from the draft on and runs `window` positions past it
-(`infill.decode.regions.slide`). The model sees a draft's own
-tokens as it checks them, so that check alone is loose (it keeps about half of random tokens as
-its top-1); the earlier pass's bound is the one they cannot sway.
+(`infill.decode.regions.slide`). The model sees a draft's own tokens as it checks them, so that
+check alone is loose (it keeps about half of random tokens as its top-1); the earlier pass's bound
+is the one they cannot sway.
 
 With `lookup_hide` (a model with shifted logits: the row before a position predicts it) the pass
 that checks a draft runs its rows up to the last drafted token causally (`hiding_mask`): each sees
-the window's tokens up to its own and, after it, the keys/values the pass before gave those positions,
-when they were masks. The row before a drafted token then predicts it from the text before it alone,
-as left to right would once that text stood, and the token stands where it is that row's top-1 or
-gets at least `lookup_keep`. At the first that does not, the row's top-1 commits instead (left to
-right's token); the positions after it were predicted from the refused draft and are masked again,
-and from the refused position on the keys/values kept for the next check are the ones this check
-saw there (`forget_refused`). With `lookup_guess`, where the canvas has no continuation to look up,
-the draft is the pass's own top-1 guesses for the masks from the leftmost on, as far as each is
-as likely as `lookup_guess` (`guess_draft`): the
-hidden check keeps those left to right would write, so a pass commits every guess that holds and one
-token more, in one window (the `verify` rule's answer in its fewer passes, without its extra windows).
+the window's tokens up to its own and, after it, the keys/values the pass before gave those
+positions, when they were masks. The row before a drafted token then predicts it from the text
+before it alone, as left to right would once that text stood, and the token stands where it is that
+row's top-1 or gets at least its bound (`lookup_keep`, or `lookup_keep_before`). At the first that
+does not, the row's top-1 commits instead (left to right's token); the positions after it were
+predicted from the refused draft and are masked again, and from the refused position on the
+keys/values kept for the next check are the ones this check saw there (`forget_refused`). With
+`lookup_guess`, where the canvas has no continuation to look up, the draft is the pass's own top-1
+guesses for the masks from the leftmost on, as far as each is as likely as `lookup_guess`
+(`guess_draft`): the hidden check keeps those left to right would write, so a pass commits every
+guess that holds and one token more, in one window (the `verify` rule's answer in its fewer passes,
+without its extra windows).
 """
 from __future__ import annotations
 
@@ -54,8 +57,10 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     run = int(gap[0]) if len(gap) else len(masked) - first  # masks from `first` on, without a gap
     device = state.ids.device
     count, ends = min(state.cfg.lookup, run), rules.end_ids.to(device)
-    tokens = lookup_draft(state.ids[0], state.span, first, count, state.cfg.lookup_key,
-                          torch.tensor(rules.banned_ids, device=device), ends)
+    tokens, before = lookup_draft(state.ids[0], state.span, first, count, state.cfg.lookup_key,
+                                  torch.tensor(rules.banned_ids, device=device), ends)
+    cfg = state.cfg
+    state.looked_keep = cfg.lookup_keep_before if before and cfg.lookup_keep_before else cfg.lookup_keep
     if not len(tokens) and state.cfg.lookup_guess and state.hides_lookups:
         at = slice(first, first + count)
         tokens = guess_draft(state.last_best[at], state.last_prob[at], ends, state.cfg.lookup_guess)
@@ -95,7 +100,7 @@ def likely_start(tokens: torch.Tensor, logits: torch.Tensor, lse: torch.Tensor, 
 def check_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) -> tuple[int, int] | None:
     """Check the looked-up tokens against this pass's restricted logits (S, V) of the positions it
     scored (`state.scored`, the draft among them; log-sum-exp `lse` (S,)): they stand from the left
-    while each has probability `lookup_keep` or more; the rest are masked again. An end token that
+    while each has probability `state.looked_keep` or more; the rest are masked again. An end token that
     stands closes the hole after it. The first position masked again and the token it held; None if
     all stood."""
     looked = state.looked
@@ -104,7 +109,7 @@ def check_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     hole = state.ids[0, state.span]
     prob = torch.zeros_like(state.committed_prob)  # (L,) of each scored position's token
     prob[state.scored] = (logits.gather(1, hole[state.scored][:, None])[:, 0] - lse).exp()
-    wrong = prob < state.cfg.lookup_keep
+    wrong = prob < state.looked_keep
     if state.hides_lookups:  # left to right's token stands too
         wrong &= hole != state.last_best
     short = torch.nonzero(looked & wrong).flatten()

@@ -67,6 +67,7 @@ class DecodeState:
     #   out last: (hole, positions run, positions scored), hole-relative; None: every hole whole
     unchecked: torch.Tensor | None = None  # (L,) bool: drafted tokens no pass has scored yet (`veto`; None without one)
     looked: torch.Tensor | None = None  # (L,) bool: tokens of a `lookup` draft the next pass checks (None: none yet)
+    looked_keep: float = 1.0  # the probability its looked-up tokens need to stand (`lookup_keep`, `lookup_keep_before`)
     window_kv: list[KV] | None = None  # `lookup_hide`: its last pass's keys/values of the window, per layer
     #   (1, nkv, W, hd): what the rows checking a draft see of the positions after them
     masks_kv: list[KV] | None = None  # `lookup_hide`: those its last pass's hidden check saw (the pass before's),
