@@ -60,7 +60,7 @@ from completion.tree_names import (
 
 CURSOR_LINES_ABOVE = 2  # Copilot's next-edit window: 2 lines above the cursor to 5 below
 CURSOR_LINES_BELOW = 5
-MAX_REGIONS = 12  # the regions one job may mask: the cursor's and 11 places (8 cut analogy sites off on real commits)
+MAX_REGIONS = 12  # the regions one job may mask: the cursor's and 11 more (8 cut edits carried to many places short)
 MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6-16 lines)
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas

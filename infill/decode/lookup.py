@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import torch
 
+from infill.commit import DecoderConfig
 from infill.decode.holes import close_tail
 from infill.decode.state import DecodeState
 from infill.drafts import lookup_draft
@@ -59,8 +60,7 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     count, ends = min(state.cfg.lookup, run), rules.end_ids.to(device)
     tokens, before = lookup_draft(state.ids[0], state.span, first, count, state.cfg.lookup_key,
                                   torch.tensor(rules.banned_ids, device=device), ends)
-    cfg = state.cfg
-    state.looked_keep = cfg.lookup_keep_before if before and cfg.lookup_keep_before else cfg.lookup_keep
+    state.looked_keep = keep_bound(state.cfg, before)
     if not len(tokens) and state.cfg.lookup_guess and state.hides_lookups:
         at = slice(first, first + count)
         tokens = guess_draft(state.last_best[at], state.last_prob[at], ends, state.cfg.lookup_guess)
@@ -76,6 +76,12 @@ def write_lookup(state: DecodeState, logits: torch.Tensor, lse: torch.Tensor) ->
     state.ids[0, state.span.start + at.start:state.span.start + at.stop] = tokens
     masked[at] = False
     state.looked[at] = True
+
+
+def keep_bound(cfg: DecoderConfig, before: bool) -> float:
+    """The probability a looked-up draft's tokens need to stand: `lookup_keep_before` for a draft
+    found before the hole (where it is set), else `lookup_keep`."""
+    return cfg.lookup_keep_before if before and cfg.lookup_keep_before else cfg.lookup_keep
 
 
 def guess_draft(guesses: torch.Tensor, prob: torch.Tensor, end_ids: torch.Tensor, bound: float) -> torch.Tensor:
