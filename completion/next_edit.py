@@ -73,6 +73,9 @@ MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 _WORD = re.compile(r"\w+")
+_CODE = r"[A-Z]+[0-9]{3,4}"  # a linter's rule: E402, B018, PLR0913
+_LINT_DIRECTIVE = re.compile(  # a comment a linter or type checker reads, whole up to its end
+    rf"#\s*(?:noqa(?::\s*{_CODE}(?:,\s*{_CODE})*)?|type:\s*ignore|pragma:\s*no\s+cover|fmt:\s*(?:skip|off|on))$")
 
 logger = logging.getLogger(__name__)
 
@@ -232,7 +235,8 @@ def gate(document: ParsedDocument | None, event: EditEvent | None) -> str | None
 def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     """The event renamed nothing, changed no literal and no signature, and its change ends in a
     word that the text holds nowhere else and that is no keyword or builtin of the language
-    (`ZeroDivisionError`, `True`, `is` are whole as typed): the user is still typing it."""
+    (`ZeroDivisionError`, `True`, `is` are whole as typed) nor the end of a linter's directive
+    (`# noqa: E402`, `# type: ignore`; not `# noqa: E40`): the user is still typing it."""
     if renamed(event) is not None or changed_literal(event) is not None \
             or signature_change(event, document) is not None:
         return False
@@ -242,6 +246,8 @@ def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     words = [w.group() for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
     if not words or (document.language == "python" and python_word(words[0])):
         return False
+    if _LINT_DIRECTIVE.search(new[new.rfind("\n", 0, end) + 1:end]):
+        return False  # a linter's directive, whole: it ends in no word half typed
     return len(re.findall(rf"(?<!\w){re.escape(words[0])}(?!\w)", event.after)) == 1
 
 

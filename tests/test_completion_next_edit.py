@@ -206,6 +206,17 @@ def test_a_builtin_or_a_keyword_ending_the_change_is_whole_as_typed():
         assert next_edit.gate(document(typed), event) == wanted
 
 
+def test_a_linters_directive_ending_the_change_is_whole_as_typed_but_not_its_code_half_typed():
+    source = "import os\nprint(os)\nimport sys\n"
+    typing = "a name is still being typed"
+    for new, wanted in (("import sys  # noqa: E402", None), ("import sys  # noqa: E40", typing),
+                        ("import sys  # type: ignore", None), ("import sys  # type: ign", typing),
+                        ("import sys  # nope", typing)):
+        typed = source.replace("import sys", new)
+        event = EditEvent("file:///t.py", source, typed, diff_span(source, typed), 0.0)
+        assert next_edit.gate(document(typed), event) == wanted, new
+
+
 def test_common_ends_bound_the_smallest_change():
     from completion.edit_events import common_ends
     assert common_ends("count = 0", "total = 0") == (0, 4)
