@@ -73,9 +73,9 @@ MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 _WORD = re.compile(r"\w+")
-_CODE = r"[A-Z]+[0-9]{3,4}"  # a linter's rule: E402, B018, PLR0913
+_LINT_CODE = r"[A-Z]+[0-9]{3,4}"  # a linter's rule: E402, B018, PLR0913
 _LINT_DIRECTIVE = re.compile(  # a comment a linter or type checker reads, whole up to its end
-    rf"#\s*(?:noqa(?::\s*{_CODE}(?:,\s*{_CODE})*)?|type:\s*ignore|pragma:\s*no\s+cover|fmt:\s*(?:skip|off|on))$")
+    rf"#\s*(?:noqa(?::\s*{_LINT_CODE}(?:,\s*{_LINT_CODE})*)?|type:\s*ignore|pragma:\s*no\s+cover|fmt:\s*(?:skip|off|on))$")
 
 logger = logging.getLogger(__name__)
 
