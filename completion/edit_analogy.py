@@ -17,6 +17,8 @@ event's lines:
   line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves `@fixture(` alone);
   an insertion or a deletion anchored by keywords alone (`else:` dropped, `) -> None:` made
   `) -> bool | None:`) has no sites;
+- a string's *prefix* spelled anew, its kind kept (`br"..."` -> `rb"..."`, `u"..."` -> `"..."`; not
+  `f"..."` -> `"..."`) at every string with the same prefix, at any score (`string_prefix`);
 - a *line* whose whole text was replaced (`1 // 0` -> `raise ZeroDivisionError`; three tokens or
   more, not marks alone) at the exact copies of that line under any indent (`whole_line`);
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
@@ -39,7 +41,8 @@ several factories); a change to a class header goes to other class headers (`cla
 -> `class C:`), whatever their names when the change is to the bases (`sibling_classes`). A word
 changed in prose goes only where it keeps its sense (`in_sense`, `completion.prose_sense`). The best
 `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
-of the text (a half-typed name) has no sites. Each site (`completion.edit_sites.Site`) becomes a
+of the text (a half-typed name) has no sites, but for keys that only took text off a word and left
+one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
 `Replacement` of its UTF-8 bytes (`byte_replacements`), so drafts and regions follow the sites. Work
 is bounded: at most `MAX_MATCHES` occurrences are looked at, and a line over `MAX_LINE_CHARS` is no
 event line.
@@ -76,6 +79,7 @@ MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds th
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
+_STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")
 _TIGHT_MARKS = frozenset({"<", "/", "."})
 _PROSE_TOKEN = re.compile(r"\w+|\S")
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
@@ -195,6 +199,8 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     there unless the rewrite replaces text by other text: `else:` dropped or `-> None` widened is
     one place's change, `while 1:` -> `while True:` an idiom); with nothing on its right, the
     before-text must end its line."""
+    if string_prefix(rewrite):
+        return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?=[\"'])")
     if rewrite.word:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
     if comment_dropped(rewrite):
@@ -226,6 +232,17 @@ def sibling_classes(rewrite: Rewrite) -> bool:
         and ("(" in rewrite.left or rewrite.removed.lstrip().startswith("("))
 
 
+def string_prefix(rewrite: Rewrite) -> bool:
+    """True when the rewrite spells a string's prefix anew and keeps its kind (`br"..."` ->
+    `rb"..."`, `u"..."` -> `"..."`; not `f"..."` -> `"..."`, one string's own change): an idiom, its
+    sites are the strings with the same prefix, whatever their lines."""
+    def kind(prefix: str) -> set[str]:
+        return set(prefix.lower()) - {"u"}
+    prefixes = all(_STRING_PREFIX.fullmatch(prefix) for prefix in (rewrite.removed, rewrite.inserted) if prefix)
+    return bool(rewrite.removed) and rewrite.right[:1] in ("'", '"') and prefixes \
+        and kind(rewrite.removed) == kind(rewrite.inserted)
+
+
 def whole_line(rewrite: Rewrite) -> bool:
     """True when the rewrite replaced a line's whole text (`1 // 0` -> `raise ZeroDivisionError`) of
     `MIN_LINE_TOKENS` tokens or more, not marks alone (`...`): its sites are the exact copies of the
@@ -252,16 +269,33 @@ def code_names(line: str) -> set[str]:
 def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     """True when the inserted text ends a word that is only the head of a longer word of `text`
     and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class
-    C:` leaves `C` as it was, nor does a change whose last word was its last before it)."""
+    C:` leaves `C` as it was, nor does a change whose last word was its last before it, nor keys
+    that only took text off a word and left one the text holds off the edited line, `Jinja2` ->
+    `Jinja`; a word backspaced to a stub found nowhere, `foo_bar` -> `foo_b`, is being retyped)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
-    if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])):
+    if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])) \
+            or string_prefix(rewrite):
         return False
     if code and (ending.group() in _KNOWN_NAMES or keyword.iskeyword(ending.group())):
         return False  # a builtin or a keyword is whole as typed: `object`, though `objects` is in the text
     last = re.search(r"\w+(?=\W*$)", rewrite.left + rewrite.removed)
     if last is not None and last.group() == ending.group():
         return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
+    if deleted_only(rewrite) and _whole_elsewhere(ending.group(), text, rewrite.line_after):
+        return False
     return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
+
+
+def deleted_only(rewrite: Rewrite) -> bool:
+    """True when the keys of the change only took text off (`Jinja2` -> `Jinja`), typed none."""
+    head, tail = common_ends(rewrite.removed, rewrite.inserted)
+    return len(rewrite.inserted) - tail <= head
+
+
+def _whole_elsewhere(word: str, text: str, line: str) -> bool:
+    """True when `word` stands whole in `text` more often than on its edited `line`."""
+    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+    return next(itertools.islice(pattern.finditer(text), len(pattern.findall(line)), None), None) is not None
 
 
 def only_in_prose(word: str, text: str) -> bool:
@@ -290,7 +324,7 @@ def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | N
     `names` in a docstring, when `name` is code too); in code, none for a new word found nowhere
     else (a rename), `MIN_WORD_SCORE` for a word already used (or a builtin, or a keyword); else
     (no word) `MIN_SCORE`."""
-    if comment_dropped(rewrite):
+    if comment_dropped(rewrite) or string_prefix(rewrite):
         return 0.0
     if not rewrite.word:
         return MIN_SCORE
@@ -464,7 +498,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         prose = prose_at(document) if document is not None else None
         return import_sites(moved, event.after, range(event.start_line, event.after_end), prose)
     if (literal and not rewrite.word) \
-            or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed)) or keyword.iskeyword(rewrite.removed) \
+            or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
+            or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
         return []
     if document is None:

@@ -7,7 +7,8 @@ after `event` (its newest edit event), nearest the cursor first:
   Python a local or parameter (a name the function binds) is searched in its function, a name
   defined in a class body or used as an attribute (`self.x`, `obj.x`) in every attribute of the
   file, any other name in the file; other languages search the innermost function or class
-  around the edit, members (`this.x`, `p.x`) in the file.
+  around the edit, members (`this.x`, `p.x`) in the file; a name of a Python file also where
+  strings name it (its `__all__` entry, string annotations: `tree_names.name_strings`).
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
@@ -51,6 +52,7 @@ from completion.tree_names import (
     imported_names,
     is_keyword,
     is_member,
+    name_strings,
     node_text,
     nodes_named,
     overlapping,
@@ -181,7 +183,9 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The nodes of the other uses of a name the event renamed (their text is the old name), in
     its scope, in file order; none when the event renamed nothing (the document needs a tree) or
     pointed a use at a name bound already (`rebound`), but for an import moved to a module the file
-    has already (`from attr import x` -> `from attrs import x`): then its other `from` imports."""
+    has already (`from attr import x` -> `from attrs import x`): then its other `from` imports. For
+    a name of a Python file, the contents of the strings that name it are uses too (`"chain"` in
+    `__all__`, `cli: "BaseCommand"`)."""
     found = _rename_scope(event, document)
     if found is None:
         return []
@@ -195,7 +199,11 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     else:
         uses = [node for node in nodes_named(scope, document.language, old, NAME_TYPES)
                 if not is_member(node) and not is_keyword(node)]
-    return [node for node in uses if _in_from_import(node)] if rebinds else uses
+    if rebinds:
+        return [node for node in uses if _in_from_import(node)]
+    if document.language == "python" and not member and scope.parent is None:  # a name of the file
+        uses = sorted(uses + name_strings(root, old), key=lambda node: node.start_byte)
+    return uses
 
 
 def rebound(event: EditEvent, document: ParsedDocument) -> bool:

@@ -4,7 +4,8 @@
 says where a renamed name lives (its function, an exception's handler, a class's members, the file),
 `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
 callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
-where a Python file binds a name, and `python_word` knows its builtins and keywords. Used by
+where a Python file binds a name, `name_strings` where its strings name one, and `python_word`
+knows its builtins and keywords. Used by
 `completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
 `completion.edit_analogy` and `completion.next_edit`; everything here is pure.
 """
@@ -164,6 +165,25 @@ def python_word(word: str) -> bool:
 def imported_names(root: Node, name: str) -> list[Node]:
     """The nodes where a Python file's imports bind `name`."""
     return [node for node in nodes_named(root, "python", name, ("identifier",)) if _imports(node)]
+
+
+def name_strings(root: Node, name: str) -> list[Node]:
+    """The contents of the strings that name `name` in a Python file: its entries in `__all__` and
+    its string annotations (`cli: "Command"`, `Optional["Node"]`), in file order."""
+    return [node for node in nodes_named(root, "python", name, ("string_content",)) if _names_by_string(node.parent)]
+
+
+def _names_by_string(string: Node | None) -> bool:
+    """True for a string that is an annotation or an entry of `__all__` (a list, tuple or set
+    assigned or added to it)."""
+    holder = None if string is None else string.parent
+    if holder is None or holder.type == "type":
+        return holder is not None
+    owner = holder.parent
+    if holder.type not in ("list", "tuple", "set") or owner is None \
+            or owner.type not in ("assignment", "augmented_assignment"):
+        return False
+    return node_text(owner.child_by_field_name("left")) == "__all__"
 
 
 def _names_definition(node: Node) -> bool:

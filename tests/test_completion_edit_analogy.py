@@ -529,3 +529,50 @@ def test_a_decorator_deleted_goes_off_its_copies_but_a_statement_deleted_stays()
     assert proposed(tests, after) == tests.replace('@pytest.mark.xfail(reason="flaky")\n', "")  # deleted, not blanked
     statement = tests.replace("    assert run()\n", "    assert run()\n    cleanup_all()\n")
     assert analogy_sites(event(statement, statement.replace("    cleanup_all()\n", "", 1))) == []
+
+
+def test_an_imported_name_renamed_takes_its_entry_in_all_and_its_string_annotations_along():
+    before = '''from ._make import NOTHING, chain
+
+__all__ = ["NOTHING", "chain"]
+NAMES = {"chain": 1}
+
+
+def build(step: "chain") -> "Optional[chain]":
+    """Wrap a chain of steps."""
+    return NAMES["chain"]
+'''
+    after = before.replace("NOTHING, chain", "NOTHING, pipe")
+    # the dict's key, the docstring and an annotation that holds more than the name stay as they are
+    assert proposed(before, after) == after.replace('"NOTHING", "chain"', '"NOTHING", "pipe"') \
+        .replace('step: "chain"', 'step: "pipe"')
+
+
+def test_a_strings_prefix_spelled_anew_goes_to_the_strings_with_that_prefix_alone():
+    before = '''import re
+
+_coding = re.compile(br"coding[:=]")
+_line = re.compile(br"^(.*?)$")
+br = b"raw"
+_name = f"{br!r}"
+'''
+    after = before.replace('(br"coding', '(rb"coding')
+    assert proposed(before, after) == after.replace('(br"^', '(rb"^')
+    f_strings = 'A = f"one"\nB = f"two"\n'
+    plain = f_strings.replace('f"one"', '"one"')
+    assert proposed(f_strings, plain) == plain  # an f-string made plain is that string's own change
+
+
+def test_keys_that_only_took_text_off_a_word_carry_the_word_left_but_not_a_stub():
+    before = '''"""Helpers for Jinja2 templates."""
+
+
+def load(name):
+    """Load Jinja2 templates; see the Jinja docs."""
+    return name
+'''
+    after = before.replace("for Jinja2 templates", "for Jinja templates")
+    assert proposed(before, after) == after.replace("Load Jinja2", "Load Jinja")
+    stub = before.replace("Jinja2 templates", "Jinja2 templa", 1)  # backspaced to retype: `templa` stands nowhere
+    assert analogy_sites(event(before, stub), document=ParsedDocument.parse("python", stub)) == []
+    assert proposed(before, stub) == stub
