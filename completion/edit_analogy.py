@@ -63,7 +63,7 @@ from completion.edit_events import EditEvent, common_ends
 from completion.edit_imports import import_sites, module_change
 from completion.edit_regions import rebound
 from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
-from completion.positions import line_starts, split_lines
+from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, enclosing_at
 from completion.tree_names import PYTHON_BUILTINS
@@ -127,11 +127,9 @@ def rewrite_of(event: EditEvent) -> Rewrite | None:
     """The event's change as a rewrite, or None when it changed other than one line (at most
     `MAX_LINE_CHARS`; whole lines deleted or inserted are no line rewritten: a deletion read as one
     blanked its copies) or changed nothing."""
-    if event.before_end == event.start_line or event.after_end == event.start_line:
-        return None  # whole lines inserted or deleted: no line was rewritten
-    old_lines, new_lines = split_lines(event.removed), split_lines(event.inserted)
-    if len(old_lines) != len(new_lines):
-        return None
+    old_lines, new_lines = event.removed_lines, event.inserted_lines
+    if not old_lines or not new_lines or len(old_lines) != len(new_lines):
+        return None  # whole lines inserted or deleted (no line was rewritten), or lines joined or split
     differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
     if len(differ) != 1 or max(len(old_lines[differ[0]]), len(new_lines[differ[0]])) > MAX_LINE_CHARS:
         return None

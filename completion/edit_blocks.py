@@ -49,8 +49,7 @@ def block_of(event: EditEvent) -> Block | None:
     off its copies: a block with no inserted lines, its sites deleted whole), other than the same
     lines in another order (parameters reordered: their copies are other functions', the call
     sites the signature rule's), up to `MAX_BLOCK_LINES`, with `MIN_BLOCK_CHARS` of text or more."""
-    removed = split_lines(event.removed) if event.before_end > event.start_line else []
-    inserted = split_lines(event.inserted) if event.after_end > event.start_line else []
+    removed, inserted = event.removed_lines, event.inserted_lines
     changed = diff_span("\n".join(removed), "\n".join(inserted))  # the event's lines less those both sides share
     old, new = removed[changed.start_line:changed.before_end], inserted[changed.start_line:changed.after_end]
     if len(old) == 1 and not new and old[0].strip().startswith("@") and len(old[0].strip()) >= MIN_DELETED_CHARS:

@@ -115,6 +115,17 @@ class EditEvent:
         """The changed lines of the text after, joined with `\\n`."""
         return _lines(self.after, self.span.start_line, self.span.after_end)
 
+    @property
+    def removed_lines(self) -> list[str]:
+        """The changed lines of the text before, one string each ([] when the event only inserted
+        whole lines: `removed` is "" then, as it is for one emptied line)."""
+        return split_lines(self.removed) if self.span.before_end > self.span.start_line else []
+
+    @property
+    def inserted_lines(self) -> list[str]:
+        """The changed lines of the text after, one string each ([] when it only deleted whole lines)."""
+        return split_lines(self.inserted) if self.span.after_end > self.span.start_line else []
+
 
 def _lines(text: str, start: int, end: int) -> str:
     """Lines `start .. end - 1` of `text` joined with `\\n` (as many as it has): only that stretch

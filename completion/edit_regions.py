@@ -53,6 +53,7 @@ from completion.tree_names import (
     is_keyword,
     is_member,
     name_strings,
+    names_parent,
     node_text,
     nodes_named,
     overlapping,
@@ -286,12 +287,10 @@ def _bound_before(event: EditEvent, document: ParsedDocument, scope: Node, names
 
 def _defines(node: Node, assigned: bool) -> bool:
     """A definition's name (`f` in `def f`), or with `assigned` an attribute assigned (`x` in `self.x = 1`)."""
-    parent = node.parent
-    if parent is None:
-        return False
-    if parent.child_by_field_name("name") == node:
+    if names_parent(node):
         return True
-    target = parent.parent
+    parent = node.parent
+    target = None if parent is None else parent.parent
     return assigned and is_member(node) and target is not None \
         and target.type in ("assignment", "augmented_assignment") and target.child_by_field_name("left") == parent
 

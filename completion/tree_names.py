@@ -186,10 +186,17 @@ def _names_by_string(string: Node | None) -> bool:
     return node_text(owner.child_by_field_name("left")) == "__all__"
 
 
-def _names_definition(node: Node) -> bool:
+def names_parent(node: Node, kinds: tuple[str, ...] | None = None) -> bool:
+    """True when `node` is its parent's name (`f` in `def f`, `C` in `class C`, `x` in `f(x=1)`):
+    of any parent with a `name` field, or with `kinds` of a parent of those kinds alone."""
     parent = node.parent
-    return parent is not None and parent.type in ("function_definition", "class_definition", "global_statement") \
-        and (parent.type == "global_statement" or parent.child_by_field_name("name") == node)
+    return parent is not None and (kinds is None or parent.type in kinds) and parent.child_by_field_name("name") == node
+
+
+def _names_definition(node: Node) -> bool:
+    """A function's or a class's name, or a name a `global` statement declares."""
+    return names_parent(node, ("function_definition", "class_definition")) \
+        or (node.parent is not None and node.parent.type == "global_statement")
 
 
 def _imports(node: Node) -> bool:
