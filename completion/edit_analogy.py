@@ -24,6 +24,8 @@ event's lines:
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type);
+- pycodestyle's *E402 excused* on one import below code at the other imports below that code
+  (`completion.edit_directives`: the one directive that says where else it belongs);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
   a call joined on one line; not lines deleted, but for one decorator taken off) at the exact
   copies of the removed lines under any indent, each made the inserted lines under its indent
@@ -60,6 +62,7 @@ from dataclasses import dataclass
 
 from completion.edit_blocks import block_of, block_sites
 from completion.edit_events import EditEvent, common_ends
+from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_regions import rebound
 from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
@@ -495,6 +498,10 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     if moved is not None:  # a module made relative or moved (a word renamed is the word rule's, everywhere)
         prose = prose_at(document) if document is not None else None
         return import_sites(moved, event.after, range(event.start_line, event.after_end), prose)
+    directed = None if document is None else \
+        import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
+    if directed is not None:  # E402 excused on one import below code: the others below it
+        return directed
     if (literal and not rewrite.word) \
             or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
             or keyword.iskeyword(rewrite.removed) \

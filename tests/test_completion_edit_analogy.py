@@ -576,3 +576,26 @@ def load(name):
     stub = before.replace("Jinja2 templates", "Jinja2 templa", 1)  # backspaced to retype: `templa` stands nowhere
     assert analogy_sites(event(before, stub), document=ParsedDocument.parse("python", stub)) == []
     assert proposed(before, stub) == stub
+
+
+def test_an_import_excused_below_code_takes_the_other_imports_below_it_along():
+    before = '''"""Tests' app."""
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+import admin
+from frontend import (
+    views,
+)
+import helpers  # noqa: F401
+import shared
+'''
+    after = before.replace("import admin\n", "import admin  # noqa: E402\n")
+    excused = after.replace("from frontend import (", "from frontend import (  # noqa: E402")
+    assert proposed(before, after, 5) == excused.replace("import shared", "import shared  # noqa: E402")
+    # not the imports above the code, nor a line with a comment of its own
+    top = before.replace("import os\n", "import os  # noqa: E402\n")
+    assert proposed(before, top, 1) == top  # no code above it: nothing the rule flags
+    other = before.replace("import admin\n", "import admin  # noqa: E501\n")
+    assert proposed(before, other, 5) == other

@@ -1,0 +1,64 @@
+"""A linter's directive added to one line, carried to the lines the same rule flags.
+
+Most directives say nothing of where else they belong (`# type: ignore` excuses one line's types).
+One does: `# noqa: E402` (pycodestyle's "module level import not at top of file") excuses an import
+that stands below code, and every other import below that code is flagged the same. So
+`import_directive_sites` reads a rewrite that put `# noqa: E402` alone at the end of a module-level
+import of a Python file, and puts the same text at the end of the first line of each other
+module-level import below the file's first statement of code (anything but the docstring, imports,
+comments, `__dunder__` assignments and the compound statements pycodestyle lets stand above imports)
+whose line has no comment yet. Pure.
+"""
+from __future__ import annotations
+
+import re
+
+from tree_sitter import Node
+
+from completion.edit_events import EditEvent
+from completion.edit_sites import MAX_SITES, Site
+from completion.node_lines import first_line
+from completion.positions import line_starts, split_lines
+from completion.syntax import ParsedDocument
+
+E402 = re.compile(r"\s*#\s*noqa:\s*E402\s*")  # the directive, alone, as the user typed it
+IMPORT_TYPES = frozenset({"import_statement", "import_from_statement"})
+# module-level statements that leave the top of the file open (pycodestyle's E402)
+_ABOVE_IMPORTS = IMPORT_TYPES | {"future_import_statement", "comment", "if_statement", "try_statement",
+                                 "with_statement"}
+_DUNDER = re.compile(r"__\w+__\s*(?::[^=]*)?=")
+
+
+def import_directive_sites(edited: int, inserted: str, right: str, document: ParsedDocument,
+                           event: EditEvent) -> list[Site] | None:
+    """The sites of `inserted` (`# noqa: E402`, put at the end of line `edited`: nothing on its
+    `right`) at the ends of the other imports below code; None when the rewrite is no such
+    directive on a module-level import (the other rules read it then)."""
+    if right.strip() or not E402.fullmatch(inserted) or document.tree is None or document.language != "python":
+        return None
+    below = _imports_below_code(document)
+    if edited not in below:
+        return None
+    lines, starts = split_lines(document.text), line_starts(document.text)
+    found = [Site(starts[line] + len(lines[line].rstrip()), starts[line] + len(lines[line]), inserted, line, 1.0)
+             for line in below if not event.start_line <= line < event.after_end and "#" not in lines[line]]
+    return found[:MAX_SITES]
+
+
+def _imports_below_code(document: ParsedDocument) -> list[int]:
+    """The first lines of the module-level imports that stand below the file's first statement of code."""
+    below_code, found = False, []
+    for node in document.tree.root_node.named_children:
+        below_code = below_code or not _above_imports(node)
+        if below_code and node.type in IMPORT_TYPES:
+            found.append(first_line(document, node))
+    return found
+
+
+def _above_imports(node: Node) -> bool:
+    """True for a module-level statement that may stand above imports: a docstring, an import, a
+    comment, a `__dunder__` assignment, a compound statement pycodestyle lets pass."""
+    if node.type in _ABOVE_IMPORTS:
+        return True
+    text = (node.text or b"").decode("utf-8", "replace")
+    return node.type == "expression_statement" and (text.startswith(("'", '"')) or _DUNDER.match(text) is not None)
