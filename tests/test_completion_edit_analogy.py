@@ -599,3 +599,17 @@ import shared
     assert proposed(before, top, 1) == top  # no code above it: nothing the rule flags
     other = before.replace("import admin\n", "import admin  # noqa: E501\n")
     assert proposed(before, other, 5) == other
+
+
+def test_a_prefix_dropped_among_5000_strings_and_e402_among_5000_imports_stay_bounded():
+    prefixed = "x = [\n" + "    u'a',\n" * 5000 + "]\n"
+    dropped = prefixed.replace("u'a'", "'a'", 1)
+    document = ParsedDocument.parse("python", dropped)
+    assert 0 < len(analogy_sites(event(prefixed, dropped), document=document)) <= MAX_SITES
+    imports = "import sys\n\nsys.path.insert(0, '.')\n" + "".join(f"import m{n}\n" for n in range(5000))
+    excused = imports.replace("import m0\n", "import m0  # noqa: E402\n")
+    document = ParsedDocument.parse("python", excused)
+    assert 0 < len(analogy_sites(event(imports, excused), document=document)) <= MAX_SITES
+    planned = next_edit.plan(next_edit.EditAsk(document, event(imports, excused), 3, "t", 1000,
+                                               drafting=next_edit.Drafting.RULES))
+    assert len(planned.regions) <= MAX_REGIONS
