@@ -20,6 +20,7 @@ from completion.edit_sites import MAX_SITES, Site
 from completion.node_lines import first_line
 from completion.positions import line_starts, split_lines
 from completion.syntax import ParsedDocument
+from completion.tree_names import node_text
 
 E402 = re.compile(r"\s*#\s*noqa:\s*E402\s*")  # the directive, alone, as the user typed it
 IMPORT_TYPES = frozenset({"import_statement", "import_from_statement"})
@@ -60,5 +61,7 @@ def _above_imports(node: Node) -> bool:
     comment, a `__dunder__` assignment, a compound statement pycodestyle lets pass."""
     if node.type in _ABOVE_IMPORTS:
         return True
-    text = (node.text or b"").decode("utf-8", "replace")
-    return node.type == "expression_statement" and (text.startswith(("'", '"')) or _DUNDER.match(text) is not None)
+    if node.type != "expression_statement":
+        return False
+    text = node_text(node)
+    return text.startswith(("'", '"')) or _DUNDER.match(text) is not None

@@ -4,8 +4,8 @@
 says where a renamed name lives (its function, an exception's handler, a class's members, the file),
 `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
 callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
-where a Python file binds a name, `name_strings` where its strings name one, and `python_word`
-knows its builtins and keywords. Used by
+where a Python file binds a name, `name_strings` where its strings name one, `names_parent` says
+whether a node is its parent's name, and `python_word` knows its builtins and keywords. Used by
 `completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
 `completion.edit_analogy` and `completion.next_edit`; everything here is pure.
 """
@@ -177,8 +177,10 @@ def _names_by_string(string: Node | None) -> bool:
     """True for a string that is an annotation or an entry of `__all__` (a list, tuple or set
     assigned or added to it)."""
     holder = None if string is None else string.parent
-    if holder is None or holder.type == "type":
-        return holder is not None
+    if holder is None:
+        return False
+    if holder.type == "type":
+        return True  # an annotation
     owner = holder.parent
     if holder.type not in ("list", "tuple", "set") or owner is None \
             or owner.type not in ("assignment", "augmented_assignment"):
