@@ -2,7 +2,8 @@
 
     python scripts/gpu_preflight.py OUT_FILE [--cpu]
 
-One Python process: every import the session needs (what is missing is said, pyzmq included),
+One Python process: every import the session needs (what is missing is said, pyzmq included;
+the session's own modules, `training.train` and `training.bundle`, with all they import),
 `torch.cuda.is_available()` asserted (unless --cpu, the CPU rehearsal), one row-statistics call
 on CUDA tensors against torch's (and, when Numba's kernel fails or disagrees, `row_stats=torch`,
 which the session exports as INFILL_CUDA_ROW_STATS), one commit on CUDA tensors against the CPU.
@@ -19,6 +20,7 @@ from pathlib import Path
 
 NEEDED = ("torch", "numpy", "numba", "msgpack", "tokenizers", "safetensors", "tqdm")
 WANTED = ("numba.cuda", "zmq", "pytest")  # the worker's socket and the gpu tests: tried, not required
+OWN = ("training.train", "training.bundle")  # the session's own modules, with all they import
 
 
 def main(argv: list[str]) -> int:
@@ -39,7 +41,15 @@ def main(argv: list[str]) -> int:
         except Exception as exc:  # a broken install raises more than ImportError
             missing.append(name)
             say(f"import {name}: MISSING ({type(exc).__name__}: {exc})")
-    needed_missing = [m for m in missing if m in NEEDED]
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    for name in OWN:
+        try:
+            importlib.import_module(name)
+            say(f"import {name}: ok")
+        except Exception as exc:  # a module of ours that needs what this machine lacks (tree-sitter, say)
+            missing.append(name)
+            say(f"import {name}: FAILED ({type(exc).__name__}: {exc})")
+    needed_missing = [m for m in missing if m in NEEDED + OWN]
     if needed_missing:
         say(f"verdict: stop, install {' '.join(needed_missing)}")
         return 1
@@ -52,7 +62,6 @@ def main(argv: list[str]) -> int:
     device = torch.device("cpu" if cpu else "cuda")
     if device.type == "cuda":
         say(f"device: {torch.cuda.get_device_name()}, {torch.cuda.mem_get_info()[0] / 2**30:.1f} GiB free")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
     from infill import kernels
 
     logits = torch.randn(16, 151936, generator=torch.Generator().manual_seed(0)).to(device)

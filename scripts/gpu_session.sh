@@ -169,6 +169,11 @@ deadline=$((session_started + ${SESSION_SECONDS:-540}))
 runs=${RUNS:-work/runs/gpu-session}
 mkdir -p "$out" "$runs/bundled"
 exec > >(tee -a "$out/session.log") 2>&1
+for wheel in "$in"/pyzmq-*.whl; do  # the worker's socket, unpacked where Python (the preflight too) finds it
+  [ -f "$wheel" ] || continue
+  "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$runs/pylib"
+  export PYTHONPATH="$PWD/$runs/pylib${PYTHONPATH:+:$PYTHONPATH}"
+done
 preflight_flags=()
 [ -n "${GPU_SESSION_TINY:-}" ] && preflight_flags=(--cpu)
 if ! "$python" scripts/gpu_preflight.py "$out/preflight.txt" "${preflight_flags[@]}"; then
@@ -183,11 +188,6 @@ if [ -f "$in/seq_len.txt" ] && [ "$(cat "$in/seq_len.txt")" != "$seq_len" ]; the
   echo "SEQ_LEN=$seq_len but the inputs were prepared at $(cat "$in/seq_len.txt"): set SEQ_LEN=$(cat "$in/seq_len.txt")"
   exit 1
 fi
-for wheel in "$in"/pyzmq-*.whl; do  # the worker's socket, unpacked where Python finds it
-  [ -f "$wheel" ] || continue
-  "$python" -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1]).extractall(sys.argv[2])' "$wheel" "$runs/pylib"
-  export PYTHONPATH="$PWD/$runs/pylib${PYTHONPATH:+:$PYTHONPATH}"
-done
 device_flag=()
 [ -n "${DEVICE:-}" ] && device_flag=(--device "$DEVICE")
 shape=(--hidden "${HIDDEN:-512}" --layers "${LAYERS:-8}" --heads "${HEADS:-8}" --kv-heads "${KV_HEADS:-2}"

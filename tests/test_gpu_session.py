@@ -18,7 +18,8 @@ from infill.fim_ar import Sentinels
 from infill.paths import REPO_ROOT
 from training.batches import Windows, product_batch
 from training.noising import Special
-from training.snippet_data import SnippetWindows, build
+from training.snippet_data import build
+from training.snippet_windows import SnippetWindows
 from training.train import main as train_main, parse_args
 from tests.package_corpus import write_corpus
 
@@ -96,6 +97,27 @@ def test_edit_canvases_and_snippets_mix_into_one_diffusion_batch(corpus, tmp_pat
     assert cfg.edit_canvas == "shown" and cfg.snippet_context
 
 
+# What the GPU machine lacks (its Python has torch and numba, not the language server's parsers): the
+# session runs there with these unimportable, so the rehearsal below runs with them unimportable too.
+ABSENT_ON_THE_GPU = ("tree_sitter", "pygls", "lsprotocol")
+GPU_LIKE_SITE = f"""import importlib.abc, sys
+class Absent(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path=None, target=None):
+        if name.startswith({ABSENT_ON_THE_GPU!r}):
+            raise ModuleNotFoundError(f"No module named {{name!r}} (not on the GPU machine)", name=name)
+sys.meta_path.insert(0, Absent())
+"""
+
+
+def gpu_like(env: dict[str, str], folder: Path) -> dict[str, str]:
+    """env whose Pythons cannot import ABSENT_ON_THE_GPU (a sitecustomize first on PYTHONPATH), and
+    whose pytest loads no plugin of this machine's (pytest-lsp, pytest-asyncio: none are there)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "sitecustomize.py").write_text(GPU_LIKE_SITE)
+    return {**env, "PYTHONPATH": os.pathsep.join(filter(None, [str(folder), env.get("PYTHONPATH")])),
+            "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+
+
 def session_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**os.environ, "PYTHON": sys.executable, "GPU_SESSION_TINY": "1", "IN": str(tmp_path / "in"),
             "OUT": str(tmp_path / "out"), "RUNS": str(tmp_path / "runs"), "BACK": str(tmp_path / "back"), **extra}
@@ -114,7 +136,8 @@ def test_session_end_to_end_and_back_into_models(corpus, tmp_path):
     assert {"train.bin.xz", "snippets.npz", "tokenizer.json", "val.bin", "canvases.jsonl.xz"} <= inputs
     assert "train.bin" not in inputs and "to the GPU machine" in prepared.stdout
 
-    session = subprocess.run([str(script)], env=env, capture_output=True, text=True, timeout=280)
+    session = subprocess.run([str(script)], env=gpu_like(env, tmp_path / "gpu-like"), capture_output=True, text=True,
+                             timeout=280)
     out = tmp_path / "out"
     log = (out / "session.log").read_text()
     assert session.returncode == 0, log[-3000:] + session.stderr[-2000:]
@@ -123,6 +146,7 @@ def test_session_end_to_end_and_back_into_models(corpus, tmp_path):
                         "tiny.tar.part-aa"]
     preflight = (out / "preflight.txt").read_text()
     assert "verdict: go" in preflight and "import torch:" in preflight and "commit on cpu: agrees" in preflight
+    assert "import training.train: ok" in preflight and "import training.bundle: ok" in preflight
     assert log.index("preflight passed") < log.index("AR phase")
     assert "saved" in log and "at 90% of --minutes" in log
     sizes = [p.stat().st_size for p in out.iterdir()]

@@ -10,8 +10,8 @@ from completion.fim import context_for, hole_in_text
 from completion.settings import Settings
 from completion.sources import TextSources
 from training.noising import Special
-from training.snippet_data import (SnippetWindows, TrainFile, build, noised_row, package_index, package_of,
-                                   ranked_snippets)
+from training.snippet_data import TrainFile, build, package_index, package_of, ranked_snippets
+from training.snippet_windows import SnippetWindows, noised_row
 from tests.package_corpus import write_corpus
 
 TRICKY = '''"""Module docstring."""

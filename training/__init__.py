@@ -2,8 +2,9 @@
 objectives (`noising` for masked diffusion; `infill.fim_ar`'s rearrangements for the
 autoregressive twin), the training loop (`train`) and what each of its steps trains on
 (`batches`), self-distillation (`distill`), training data laid out by the product's own rules
-(`snippet_data`: the language server's snippets; `edit_synth`, `edit_kinds`, `edit_sites`:
-synthetic next edits; `edit_canvases`: their canvases, as the product asks), held-out tasks
+(`snippet_data`, read back without tree-sitter by `snippet_windows`: the language server's
+snippets; `edit_synth`, `edit_kinds`, `edit_sites`: synthetic next edits; `edit_canvases`: their
+canvases, as the product asks), held-out tasks
 (`heldout`) and shipping a trained model (`bundle`).
 
 May import: `infill` (model, tokenizer, canvas, decoder), the completion rules (`completion`, so

@@ -21,7 +21,8 @@ from training.batches import Windows
 from training.evalguard import EvalGuard
 from training.noising import CORPUS_SHAPES, EDITOR_SHAPES, Special, noise_window
 from training.repo_files import RepoError, RepoFile
-from training.snippet_data import SnippetWindows, TrainFile, noised_row, package_index, window_record
+from training.snippet_data import TrainFile, package_index, window_record
+from training.snippet_windows import SnippetWindows, noised_row
 
 
 class RowLayout(Protocol):

@@ -18,7 +18,7 @@ from infill.canvas import EDIT_LAYOUTS
 from infill.fim_ar import Sentinels, fim_batch
 from infill.tokenizer import CodeTokenizer
 from training.noising import Special, canvas_sample, diffusion_batch, distill_sample, noise_window
-from training.snippet_data import SnippetWindows, noised_row
+from training.snippet_windows import SnippetWindows, noised_row
 
 
 class Windows:

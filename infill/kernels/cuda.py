@@ -20,7 +20,10 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import cuda, float32, int64
+
+if not hasattr(np, "row_stack"):  # numba-cuda 0.30.4 registers np.row_stack when it compiles; NumPy 2.5 removed it
+    np.row_stack = np.vstack
+from numba import cuda, float32, int64  # noqa: E402
 
 MAX_THREADS = 256  # threads per block; the size of the shared-memory reduction buffers
 BLOCK_COLUMNS = 8192  # columns one block folds: 32 per thread at 256 threads, so a 152k row runs as 19 blocks
