@@ -169,6 +169,31 @@ def test_session_end_to_end_and_back_into_models(corpus, tmp_path):
     assert (models / "tiny" / "decoder.json").exists() and (tmp_path / "back" / "check" / "bench.json").exists()
 
 
+@pytest.mark.slow
+def test_a_session_given_a_model_continues_it_with_no_ar_phase(corpus, tiny_model_dir, tmp_path):
+    """INIT_MODEL at --prepare: the model travels int8, the session skips the AR phase and trains
+    that model on (its config kept: 256 positions, where a new model gets the session's 64)."""
+    env = session_env(tmp_path, WHEELS=str(corpus / "wheels"), INIT_MODEL=str(tiny_model_dir))
+    prepared = run_script("--prepare", str(corpus), env=env)
+    assert prepared.returncode == 0, prepared.stdout[-2000:] + prepared.stderr[-2000:]
+    assert (tmp_path / "in" / "init" / "config.json").is_file()
+    session = subprocess.run([str(REPO_ROOT / "scripts" / "gpu_session.sh")], env=gpu_like(env, tmp_path / "gpu-like"),
+                             capture_output=True, text=True, timeout=280)
+    out = tmp_path / "out"
+    log = (out / "session.log").read_text()
+    assert session.returncode == 0, log[-3000:] + session.stderr[-2000:]
+    assert f"AR phase: skipped, continuing {tmp_path / 'in'}/init" in log
+    assert "tiny.tar.part-aa" in {p.name for p in out.iterdir()} and not list(out.glob("*-ar.tar.part-*"))
+    models = tmp_path / "models"
+    assert run_script("--unpack", str(out), str(models), env=env).returncode == 0
+    cfg = load_model(models / "tiny").cfg
+    assert cfg.max_position_embeddings == 256 and not cfg.causal and cfg.snippet_context
+    with safe_open(str(models / "tiny" / "model.safetensors"), framework="pt") as trained, \
+            safe_open(str(tiny_model_dir / "model.safetensors"), framework="pt") as init:
+        name = next(k for k in init.keys() if k.endswith("weight") and "embed" in k)
+        assert trained.get_tensor(name).shape == init.get_tensor(name).shape
+
+
 def run_script(*args: str, env: dict, timeout: int = 120) -> subprocess.CompletedProcess:
     return subprocess.run([str(REPO_ROOT / "scripts" / "gpu_session.sh"), *args], env=env, capture_output=True,
                           text=True, timeout=timeout)
