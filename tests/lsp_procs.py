@@ -55,6 +55,7 @@ class Replies:
     def __init__(self, read) -> None:
         self._read = read
         self._buf = b""
+        self._unclaimed: list[dict] = []  # frames read but not yet asked for: one read can bring several
         self.closed = False
 
     def _frames(self) -> list[dict]:
@@ -72,9 +73,10 @@ class Replies:
         """The reply to `msg_id`; fails when none comes in time or the stream closes first."""
         deadline = time.monotonic() + timeout_s
         while time.monotonic() < deadline:
-            for frame in self._frames():
+            self._unclaimed.extend(self._frames())
+            for index, frame in enumerate(self._unclaimed):
                 if frame.get("id") == msg_id and "method" not in frame:
-                    return frame
+                    return self._unclaimed.pop(index)
             chunk = self._read(deadline - time.monotonic())
             if chunk == b"":
                 self.closed = True
