@@ -16,7 +16,10 @@ event's lines:
   (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at the end of its
   line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves `@fixture(` alone);
   an insertion or a deletion anchored by keywords alone (`else:` dropped, `) -> None:` made
-  `) -> bool | None:`) has no sites;
+  `) -> bool | None:`) has no sites; a pattern in code whose context matches no other line, when
+  its before-text says where else it goes by itself (`distinctive`: `t.Optional[str]`,
+  `lambda e: len(e)`), goes where that text stands in code between the same two characters, on
+  lines alike by `TEXT_SCORE` (`text_sites`: a parameter's annotation and an attribute's);
 - a string's *prefix* spelled anew, its kind kept (`br"..."` -> `rb"..."`, `u"..."` -> `"..."`; not
   `f"..."` -> `"..."`) at every string with the same prefix, at any score (`string_prefix`);
 - a *line* whose whole text was replaced (`1 // 0` -> `raise ZeroDivisionError`; three tokens or
@@ -80,6 +83,8 @@ TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
 INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that make another form of a word
 MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds this many tokens
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
+MIN_TEXT_CHARS = 6  # a before-text of several tokens looked for without its context is this long at least
+TEXT_SCORE = 0.7  # and its site's line alike the edited one by this share (`text_sites`)
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")
@@ -426,6 +431,40 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
     return may_be
 
 
+def distinctive(rewrite: Rewrite) -> bool:
+    """True when the rewrite's before-text says where else it goes without its line's context: text
+    put for other text, `MIN_TEXT_CHARS` or more in two tokens or more with a name among them
+    (`t.Optional[str]`, `lambda e: len(e)`); not a word (the word rule's) nor a line's whole text."""
+    tokens = _TOKEN.findall(rewrite.removed)
+    return bool(rewrite.inserted) and not rewrite.word and len(tokens) >= 2 \
+        and len(rewrite.removed.strip()) >= MIN_TEXT_CHARS and not whole_line(rewrite) \
+        and any(_NAME.fullmatch(token) and not keyword.iskeyword(token) for token in tokens)
+
+
+def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
+               prose: Callable[[int], bool]) -> list[Site]:
+    """For a `distinctive` rewrite in code whose context pattern found no site: the places in code
+    where its before-text stands between the same two characters as on the edited line, on lines
+    alike it by `TEXT_SCORE` (`t.Optional[str]` in a parameter and in a class attribute; `[` before
+    `Optional[Style]` keeps it out of the `Optional[...]` the user took off)."""
+    if not rewrite.left or not rewrite.right:
+        return []
+    before, after = re.escape(rewrite.left[-1]), re.escape(rewrite.right[0])
+    pattern = re.compile(f"(?<={before})({re.escape(rewrite.removed)})(?={after})")
+    found = []
+    for count, match in enumerate(pattern.finditer(text)):
+        if count == MAX_MATCHES:
+            break
+        line = bisect.bisect_right(starts, match.start(1)) - 1
+        if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS \
+                or within(prose, match.start(1)):
+            continue
+        score = alike(text[starts[line]:starts[line + 1]].rstrip("\r\n"), rewrite.line_before)
+        if score >= TEXT_SCORE:
+            found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, TEXT_SCORE))
+    return found
+
+
 def line_scorer(rewrite: Rewrite, prose: bool) -> Callable[[str], float]:
     """How alike a site's line is to the edited line before the change (`alike`); for a change to
     a class's bases, the two headers without their classes' names (`sibling_classes`)."""
@@ -477,6 +516,8 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if score >= (needed if floor is None else min(needed, floor)) \
                 and (in_prose is None or within(prose, match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, needed))
+    if not found and in_prose is False and distinctive(rewrite):  # the context was too narrow for its sites
+        found = text_sites(rewrite, text, event, starts, prose)
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
 

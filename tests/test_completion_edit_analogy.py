@@ -6,7 +6,7 @@ a 400 KB file, sites past the region caps, a rewrite that would break the parse,
 later undone, a block too short to carry, lines inserted, deleted or reordered, one line split in
 several, a block repeated 5,000 times."""
 from completion import next_edit
-from completion.edit_analogy import analogy_sites, rewrite_of
+from completion.edit_analogy import analogy_sites, distinctive, rewrite_of
 from completion.edit_regions import MAX_REGIONS
 from completion.edit_sites import MAX_SITES
 from completion.syntax import ParsedDocument
@@ -613,3 +613,40 @@ def test_a_prefix_dropped_among_5000_strings_and_e402_among_5000_imports_stay_bo
     planned = next_edit.plan(next_edit.EditAsk(document, event(imports, excused), 3, "t", 1000,
                                                drafting=next_edit.Drafting.RULES))
     assert len(planned.regions) <= MAX_REGIONS
+
+
+def test_an_annotation_rewritten_goes_where_its_text_stands_alike_in_code_though_its_context_differs():
+    before = '''class Config:
+    """Each field is a `t.Optional[str]`."""
+
+    name: t.Optional[str] = None
+    path: t.Optional[str] = None
+    tags: list[t.Optional[str]] = []
+    size: t.Optional[int] = None
+'''
+    after = before.replace("name: t.Optional[str]", "name: str | None")
+    assert rewrite_of(event(before, after)).removed == "t.Optional[str]"
+    # the context (`name :`) is no other line's; the text is: in the next field, not in the docstring
+    # (prose), nor inside `list[...]` (another character before it), nor in `t.Optional[int]`
+    assert proposed(before, after, 3) == after.replace("path: t.Optional[str]", "path: str | None")
+
+
+def test_a_rewrite_of_several_tokens_in_prose_keeps_to_its_context():
+    before = '''def ping(self):
+    """Send ``ping`` to the peer."""
+    # the ``ping`` frame is sent as it is
+    return self.send(self.frame_of("ping"))
+'''
+    after = before.replace('"""Send ``ping``', '"""Send *ping*')
+    assert distinctive(rewrite_of(event(before, after)))
+    assert proposed(before, after, 1) == after  # in prose the context pattern alone, which finds no site
+
+
+def test_what_is_distinctive_without_its_context():
+    def rewrite(old: str, new: str):
+        return rewrite_of(event(f"x = {old}\n", f"x = {new}\n"))
+    assert distinctive(rewrite("lambda e: len(e)", "len"))
+    assert distinctive(rewrite("typing.Dict[int, str]", "dict[int, str]"))
+    assert not distinctive(rewrite("a.size", "a.length"))  # one word changed: the word rule's
+    assert not distinctive(rewrite("a, b", "b, a"))  # too short to say where else it goes
+    assert not distinctive(rewrite("1 + 2", "3"))  # no name
