@@ -130,3 +130,20 @@ def test_rows_put_snippets_before_a_window_and_never_noise_them(corpus, tiny_tok
         inputs, targets, weights = noised_row(row, keep, sp, rng)
         assert targets[:keep].tolist() == inputs[:keep].tolist() == row[:keep].tolist()
         assert not weights[:keep].any() and weights.any() and (inputs[weights > 0] == sp.mask).all()
+
+
+def test_a_token_file_cut_short_gives_rows_of_the_records_it_holds_only():
+    # records at tokens 0, 100 and 500 of the corpus; the GPU session sent its first 300 tokens
+    snippet = [7, 8, 9]
+    arrays = {"starts": np.array([0, 100, 500]), "offsets": np.array([0, 3, 6, 9]), "ids": np.array(snippet * 3)}
+    windows = SnippetWindows(arrays, file_id=1, snippet_id=7)
+    train = np.arange(1000, 1300, dtype=np.uint16)
+    rng = np.random.default_rng(0)
+    seen = set()
+    for _ in range(60):
+        row, keep = windows.row(train, rng, 64)
+        seen.add(int(row[keep]) - 1000)  # the window's first token says where in the file it starts
+    assert seen == {0, 100}  # never 500, which a cut file would have read at its end
+    assert windows.records_within(300, 64).tolist() == [0, 1]
+    with pytest.raises(ValueError, match="no snippet window"):
+        windows.row(train[:50], rng, 64)

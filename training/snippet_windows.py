@@ -24,6 +24,7 @@ class SnippetWindows:
         data = source if isinstance(source, Mapping) else np.load(source)
         self.starts, self.offsets, self.ids = data["starts"], data["offsets"], data["ids"].astype(np.int64)
         self.file_id, self.snippet_id = file_id, snippet_id
+        self._within: tuple[tuple[int, int], np.ndarray] | None = None  # (tokens, length) -> records that fit
         if len(self.starts) == 0:
             where = "these snippet arrays" if isinstance(source, Mapping) else source
             raise ValueError(f"{where} hold no windows: build them again with `python -m training.snippet_data`")
@@ -39,10 +40,22 @@ class SnippetWindows:
         keep_from = cuts[0] if rng.random() < FULL_SHARE else rng.choice(cuts)
         return ids[keep_from:]
 
+    def records_within(self, tokens: int, length: int) -> np.ndarray:
+        """The records whose window of `length` lies in the first `tokens` tokens: a token file
+        sent cut short (the GPU session's `TRAIN_TOKENS`) holds only those; a record past its end
+        would be read at its end, another file's text under this one's snippets."""
+        if self._within is None or self._within[0] != (tokens, length):
+            self._within = (tokens, length), np.flatnonzero(self.starts <= tokens - length)
+        return self._within[1]
+
     def row(self, train: np.ndarray, rng: np.random.Generator, length: int) -> tuple[np.ndarray, int]:
-        """One row (length,) of a random record over the token file `train`, and how many of its
+        """One row (length,) of a random record within the token file `train`, and how many of its
         leading positions (head and snippets) are context, never holes."""
-        i = int(rng.integers(0, len(self.starts)))
+        within = self.records_within(len(train), length)
+        if len(within) == 0:
+            raise ValueError(f"no snippet window lies in the {len(train):,} training tokens: build the snippets "
+                             "from this token file (`python -m training.snippet_data`)")
+        i = int(within[rng.integers(0, len(within))])
         snippets = self.snippets(i, rng, length // SNIPPET_SHARE)
         keep = 1 + len(snippets)
         start = min(int(self.starts[i]), len(train) - (length - keep))
