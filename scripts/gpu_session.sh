@@ -151,7 +151,7 @@ prepare() {  # prepare CORPUS: the session's inputs in $in, and pytest for the G
   # the device tool counts disk blocks, not bytes (66.9 MB of bytes, 64.8 MiB on disk, was refused): measure
   # those, for the tree (tracked and untracked files but models/) and what is carried, with 1 MiB to spare
   { git ls-files -z --cached --others --exclude-standard | grep -zv '^models/'; printf '%s\0' "$in"
-    [ -f work/gpu-pylib.zip ] && printf '%s\0' work/gpu-pylib.zip; } | du -ck --files0-from=- 2>/dev/null | tail -n 1 |
+    if [ -f work/gpu-pylib.zip ]; then printf '%s\0' work/gpu-pylib.zip; fi; } | du -ck --files0-from=- 2>/dev/null | tail -n 1 |
     awk '{ printf "to the GPU machine: %.1f MiB on disk (the limit 64 MiB, 63 with a margin)\n", $1 / 1024;
            if ($1 > 63 * 1024) { print "too much: send fewer tokens (TRAIN_TOKENS), snippets or canvases"; exit 1 } }'
 }
