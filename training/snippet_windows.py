@@ -17,8 +17,8 @@ FULL_SHARE = 0.5  # training rows that keep every snippet of their record; the o
 
 
 class SnippetWindows:
-    """Training rows `[<|file|>] [snippets] [window]` from a file written by this module, or
-    from its arrays (`starts`, `offsets`, `ids`) made in memory."""
+    """Training rows `[<|file|>] [snippets] [window]` from a file written by `training.snippet_data`,
+    or from its arrays (`starts`, `offsets`, `ids`) made in memory."""
 
     def __init__(self, source: Path | Mapping[str, np.ndarray], file_id: int, snippet_id: int):
         data = source if isinstance(source, Mapping) else np.load(source)
