@@ -60,7 +60,7 @@ import difflib
 import itertools
 import keyword
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from completion.edit_blocks import block_of, block_sites
@@ -452,17 +452,26 @@ def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
     before, after = re.escape(rewrite.left[-1]), re.escape(rewrite.right[0])
     pattern = re.compile(f"(?<={before})({re.escape(rewrite.removed)})(?={after})")
     found = []
-    for count, match in enumerate(pattern.finditer(text)):
-        if count == MAX_MATCHES:
-            break
-        line = bisect.bisect_right(starts, match.start(1)) - 1
-        if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS \
-                or within(prose, match.start(1)):
+    for match, line, line_text in matches_off_event(pattern, text, starts, event):
+        if within(prose, match.start(1)):
             continue
-        score = alike(text[starts[line]:starts[line + 1]].rstrip("\r\n"), rewrite.line_before)
+        score = alike(line_text, rewrite.line_before)
         if score >= TEXT_SCORE:
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, TEXT_SCORE))
     return found
+
+
+def matches_off_event(pattern: re.Pattern, text: str, starts: list[int],
+                      event: EditEvent) -> Iterator[tuple[re.Match, int, str]]:
+    """(match, its line, that line's text) for the pattern's first `MAX_MATCHES` matches in `text`
+    (lines starting at `starts`; group 1 is what is replaced) outside the event's lines and on
+    lines of `MAX_LINE_CHARS` at most."""
+    for count, match in enumerate(pattern.finditer(text)):
+        if count == MAX_MATCHES:
+            return
+        line = bisect.bisect_right(starts, match.start(1)) - 1
+        if not event.start_line <= line < event.after_end and starts[line + 1] - starts[line] <= MAX_LINE_CHARS:
+            yield match, line, text[starts[line]:starts[line + 1]].rstrip("\r\n")
 
 
 def line_scorer(rewrite: Rewrite, prose: bool) -> Callable[[str], float]:
@@ -503,13 +512,7 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
                          in_prose, prose_only, owner)
     score_of = line_scorer(rewrite, bool(in_prose))
     found: list[Site] = []
-    for count, match in enumerate(pattern.finditer(text)):
-        if count == MAX_MATCHES:
-            break
-        line = bisect.bisect_right(starts, match.start(1)) - 1
-        if event.start_line <= line < event.after_end or starts[line + 1] - starts[line] > MAX_LINE_CHARS:
-            continue
-        line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
+    for match, line, line_text in matches_off_event(pattern, text, starts, event):
         if not may_be(match.start(1), match.end(1), starts[line], line_text):
             continue
         score = score_of(line_text)

@@ -33,25 +33,18 @@ def main(argv: list[str]) -> int:
         out.write(f"{time.monotonic() - started:6.1f} s  {line}\n")
         out.flush()
 
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # the session's own modules (OWN)
     missing = []
-    for name in NEEDED + WANTED:
+    for name in NEEDED + WANTED + OWN:
         try:
             module = importlib.import_module(name)
             say(f"import {name}: {getattr(module, '__version__', 'ok')}")
-        except Exception as exc:  # a broken install raises more than ImportError
+        except Exception as exc:  # a broken install raises more than ImportError; ours, what they lack
             missing.append(name)
             say(f"import {name}: MISSING ({type(exc).__name__}: {exc})")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    for name in OWN:
-        try:
-            importlib.import_module(name)
-            say(f"import {name}: ok")
-        except Exception as exc:  # a module of ours that needs what this machine lacks (tree-sitter, say)
-            missing.append(name)
-            say(f"import {name}: FAILED ({type(exc).__name__}: {exc})")
     needed_missing = [m for m in missing if m in NEEDED + OWN]
     if needed_missing:
-        say(f"verdict: stop, install {' '.join(needed_missing)}")
+        say(f"verdict: stop, cannot import {' '.join(needed_missing)}")
         return 1
     import torch
 

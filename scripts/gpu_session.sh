@@ -115,6 +115,9 @@ prepare() {  # prepare CORPUS: the session's inputs in $in, and pytest for the G
     exit 1
   fi
   mkdir -p "$in"
+  if [ -e "$in/init" ] && [ ! -f "$in/init_name.txt" ]; then  # init_name.txt marks the folder as --prepare's own
+    echo "$in/init is there but --prepare did not write it: move it away first"; exit 1
+  fi
   echo "$seq_len" > "$in/seq_len.txt"  # the session trains at the length the snippets were cut for
   cp "$corpus/tokenizer.json" "$in/"
   # validation draws 64 windows: the first VAL_TOKENS of val.bin are plenty, and leave room for canvases

@@ -233,6 +233,15 @@ def test_prepare_checks_seq_len_and_refuses_tracked_models(tmp_path):
     assert not (tmp_path / "in").exists()
 
 
+def test_prepare_deletes_no_init_folder_it_did_not_write(corpus, tmp_path):
+    foreign = tmp_path / "in" / "init"
+    foreign.mkdir(parents=True)
+    (foreign / "notes.txt").write_text("mine")
+    refused = run_script("--prepare", str(corpus), env=session_env(tmp_path))
+    assert refused.returncode == 1 and "--prepare did not write it" in refused.stdout
+    assert (foreign / "notes.txt").read_text() == "mine"
+
+
 def test_unpack_takes_what_a_cut_run_returned(tmp_path):
     results = tmp_path / "results"
     results.mkdir()

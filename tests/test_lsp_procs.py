@@ -19,15 +19,15 @@ def reader_of(*chunks: bytes):
 def test_replies_that_come_in_one_read_are_each_found():
     # a server that answers three requests at once writes them before the client reads once
     replies = Replies(reader_of(framed(reply(3)) + framed(reply(4)) + framed(reply(5))))
-    assert [replies.wait(msg_id, timeout_s=0.2)["id"] for msg_id in (3, 4, 5)] == [3, 4, 5]
+    assert [replies.wait(msg_id)["id"] for msg_id in (3, 4, 5)] == [3, 4, 5]
 
 
 def test_replies_asked_for_out_of_order_and_split_across_reads():
     data = framed({"jsonrpc": "2.0", "method": "window/logMessage", "params": {}}) + framed(reply(7)) \
         + framed(reply(6))
     replies = Replies(reader_of(data[:50], data[50:]))
-    assert replies.wait(6, timeout_s=0.2)["id"] == 6
-    assert replies.wait(7, timeout_s=0.2)["id"] == 7
+    assert replies.wait(6)["id"] == 6
+    assert replies.wait(7)["id"] == 7
 
 
 def test_a_reply_that_never_comes_fails_the_wait():
