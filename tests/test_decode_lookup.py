@@ -155,9 +155,8 @@ def test_lookup_is_left_unused_by_rules_it_would_break():
         assert not DecoderConfig(**{"lookup": 8, **settings}).looks_up
 
 
-PREFIX = ("def area(shape):\n    return shape.width * shape.height\n\n\n"
-          "def perimeter(shape):\n    return 2 * (shape.width + shape.height)\n\n\n"
-          "def scaled_area(shape, k):\n    return ")
+LINE = "2 * (shape.width + shape.height) + 4 * shape.border_width\n"
+PREFIX = f"def perimeter(shape):\n    return {LINE}\n\ndef outer_perimeter(shape):\n    return "
 
 
 def test_repeated_code_is_copied_in_fewer_passes():
@@ -169,7 +168,7 @@ def test_repeated_code_is_copied_in_fewer_passes():
     unhidden = {"lookup": 16, "lookup_hide": False, "lookup_keep": 0.5,  # not the bundled model's single lines
                 "lookup_keep_before": 0.0, "max_passes": 0}  # each answer whole
     looked = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {**unhidden, "lookup_first": 0.02})
-    assert looked.text == "2 * (shape.width + shape.height)\n"  # the line before, taken whole
+    assert looked.text == LINE  # the line before, taken whole
     assert looked.forward_passes <= plain.forward_passes // 2
     refused = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {**unhidden, "lookup_keep": 1.0})
     assert refused.text == plain.text  # a draft the check refuses leaves the answer as it was
@@ -181,7 +180,7 @@ def test_the_bundled_single_lines_keep_a_line_repeated_from_before_the_hole_that
     torch.set_num_threads(1)
     runner = ModelRunner(bundled_model_dir())
     bundled = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {})
-    assert bundled.text == "2 * (shape.width + shape.height)\n"  # `.width` stands at lookup_keep_before
+    assert bundled.text == LINE  # `.border_width` stands at lookup_keep_before
     strict = complete_fim(runner, PREFIX, "\n", "single_line", 32, None, {"lookup_keep_before": 0.0})
-    assert strict.text.startswith("2 * (shape.height")  # left to right's top-1 where the line has `.width`
+    assert strict.text.startswith("2 * (shape.width + shape.height) + 4 * shape.height")  # top-1 at `.border_width`
     assert strict.forward_passes > bundled.forward_passes
