@@ -91,20 +91,22 @@ def test_a_hidden_check_keeps_the_top_1_tokens_and_commits_the_top_1_where_it_re
     assert commit_refused(state, refused).tolist() == [False, False, True, False, False]  # 99, though unsure
 
 
+CHECKED = "def check(shape):\n    assert shape.width > 0 and shape.height > 0\n\n\ndef check_again(shape):\n    assert "
+
+
 def test_left_to_right_with_hidden_drafts_is_left_to_right_in_fewer_passes():
     """At threshold 1.0 `left_run` is left to right; drafts checked hidden, kept only where they are
-    the top-1, leave its answer as it was (here the model's own wrong line, not the copied one). The
-    check is left to right's but for the keys after each row, the pass before's (78 of 100 tuning
-    lines kept left to right's answer): with keys of 2 tokens (the bundled default) this line's third
-    `.height` is followed by ` +` and the loop cut ends it, so the keys of 3 are pinned here."""
+    the top-1, leave its answer as it was (here the model's own wrong line, `shape.height` twice,
+    not the copied one). The check is left to right's but for the keys after each row, the pass
+    before's (78 of 100 tuning lines kept left to right's answer), so the line is pinned here, with
+    keys of 3 tokens."""
     from infill.paths import bundled_model_dir
-    from test_decode_lookup import PREFIX as REPEATED
 
     torch.set_num_threads(1)
     bundled = ModelRunner(bundled_model_dir())
     whole = {"threshold": 1.0, "max_passes": 0}  # left to right, with no budget of passes
-    plain = complete_fim(bundled, REPEATED, "\n", "single_line", 32, None, {**whole, "lookup": 0})
-    hidden = complete_fim(bundled, REPEATED, "\n", "single_line", 32, None,
+    plain = complete_fim(bundled, CHECKED, "\n", "single_line", 32, None, {**whole, "lookup": 0})
+    hidden = complete_fim(bundled, CHECKED, "\n", "single_line", 32, None,
                           {**whole, "lookup": 16, "lookup_hide": True, "lookup_keep": 1.0, "lookup_keep_before": 0.0,
                            "lookup_key": 3})
     assert hidden.text == plain.text
