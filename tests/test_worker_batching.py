@@ -104,7 +104,8 @@ def test_supersession_overload_and_expiry_each_get_one_reply(runner, short_tmp):
     assert (superseded["old"].stop_reason, superseded["old"].items) == ("cancelled", [])
     assert superseded["new"].stop_reason == "done" and superseded["new"].items[0].text
     assert isinstance(overloaded["refused"], Error) and overloaded["refused"].code == ErrorCode.OVERLOADED
-    assert overloaded["first"].stop_reason == "done" and overloaded["first"].items[0].forward_passes > 1
+    first = overloaded["first"]  # answered: its decoding ended, or ran its budget of passes
+    assert first.stop_reason in ("done", "budget") and first.items[0].forward_passes > 1
     assert isinstance(expired, Result) and expired.stop_reason == "deadline"
 
 
@@ -118,7 +119,7 @@ def edit_request(rid: str) -> CompleteRequest:
 
 
 def test_a_three_hole_edit_and_a_fim_request_share_steps_and_answer_as_alone(runner, short_tmp):
-    job = Job(tuple(EDIT), tuple(JobHole("single_line", 12) for _ in range(3)))
+    job = Job(tuple(EDIT), (JobHole("single_line", 12, "3.14 * radius ** 2"),) + (JobHole("single_line", 12),) * 2)
     alone = [a.text for a in runner.complete(job, None)]
     fim_alone = complete_fim(runner, *PROMPTS[0], None, {})
     with serving(runner, short_tmp, SchedulerConfig(max_wait_s=None, max_slowdown=None)) as sock:
@@ -129,7 +130,7 @@ def test_a_three_hole_edit_and_a_fim_request_share_steps_and_answer_as_alone(run
         health = recv(sock)
     edit, fim = results["edit"], results["fim"]
     assert [item.hole for item in edit.items] == [0, 1, 2] and all(item.text for item in edit.items)
-    assert [item.text for item in edit.items] == alone  # `replaces` does not enter this model's canvas
+    assert [item.text for item in edit.items] == alone  # `replaces` shown in this model's canvas, both times
     assert fim.items[0].text == fim_alone.text
     passes = edit.items[0].forward_passes + fim.items[0].forward_passes
     assert health.step_requests == passes and health.steps < passes  # the two shared steps
