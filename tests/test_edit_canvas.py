@@ -18,7 +18,7 @@ from infill.checkpoint import load_model
 from infill.fim import hole_text, job_canvas
 from infill.job import Hole as JobHole, Job
 from training.batches import read_laid
-from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets
+from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets, slot_fills
 from training.noising import Special, canvas_sample
 from training.train import main as train_main
 from tests.test_train import TINY_SHAPE, tiny_corpus  # noqa: F401 (a fixture)
@@ -114,6 +114,42 @@ def test_a_training_canvas_holds_each_region_as_the_decoder_reads_it(tiny_tokeni
     answers = [hole_text(tok, record["ids"][a:b], "", False, cut_loops=False) for a, b in record["holes"]]
     assert answers == ["def f():\n", "    print(total)\n    return total\n"]  # every line but the user's
     assert all(tok.mask_id not in record["ids"][a:b] for a, b in record["holes"])
+
+
+CALLS = 'def greet(name):\n    print("hello", name)\n\n\ngreet("world")\ngreet("there")\n'
+SIGNATURE_TASK = {
+    "path": "g.py", "kind": "signature_add", "original": CALLS,
+    "edited": CALLS.replace("(name)", "(name, mark)", 1), "cursor": len("def greet(name, mark"),
+    "expected": CALLS.replace("(name)", "(name, mark)", 1).replace('"world")', '"world", "!")').replace(
+        '"there")', '"there", "?")'),
+}
+
+
+def test_a_drafted_canvas_trains_each_slot_between_the_draft_s_known_text():
+    from completion.next_edit import Drafting
+    from infill.paths import bundled_model_dir
+    from infill.tokenizer import CodeTokenizer
+
+    tok = CodeTokenizer(bundled_model_dir() / "tokenizer.json")
+    whole, _ = canvas_record(tok, SIGNATURE_TASK, 512, "shown")
+    drafted, why = canvas_record(tok, SIGNATURE_TASK, 512, "shown", Drafting.DRAFTED)
+    assert [tok.decode(whole["ids"][a:b]) for a, b in whole["holes"]] == [SIGNATURE_TASK["expected"].split("\n", 1)[1]]
+    assert why == "" and [tok.decode(drafted["ids"][a:b]) for a, b in drafted["holes"]] == ['"!"', '"?"']
+    (a, b), (c, _) = drafted["holes"]
+    assert tok.decode(drafted["ids"][b:c]) == ')\ngreet("there", '  # the draft's known text, no hole
+    assert drafted["ids"][b - 1] == tok.pad_id and set(drafted["focus"]) < set(range(a, b)) | set(range(c, c + 8))
+
+
+def test_a_slot_fill_must_keep_the_draft_s_pieces_and_fit_the_slot():
+    from infill.paths import bundled_model_dir
+    from infill.tokenizer import CodeTokenizer
+
+    tok = CodeTokenizer(bundled_model_dir() / "tokenizer.json")
+    hole = JobHole("multi_line", 16, "f(1)\n", ("f(1, ", ")\n"), (4,))
+    assert [tok.decode(fill) for fill in slot_fills(tok, "", hole, "f(1, x)\n")] == ["x"]
+    assert slot_fills(tok, "", hole, "f(1, )\n") == [[]]  # an empty slot: all pads
+    assert slot_fills(tok, "", hole, "g(1, x)\n") is None  # the draft's text is not kept
+    assert slot_fills(tok, "", hole, "f(1, " + "x, " * 9 + ")\n") is None  # longer than its slot
 
 
 def test_canvas_samples_mask_holes_only(tiny_tokenizer):

@@ -11,7 +11,13 @@ healed as the decoder reads it and padded to the hole's length. Records are one 
 (`focus`: the answer's positions that are no copy of the region's current text), read by
 `infill train --canvases` (which records the layout in the model's config).
 
-    python -m training.edit_canvases --tasks TRAIN_TASKS.jsonl --layout shown --out FILE
+With `--drafting drafted` the job is the product's default plan (`Drafting.DRAFTED`): a region the
+rules drafted whole stays as drafted (context, nothing to learn), a draft with masked slots (a new
+argument at each call) becomes one training hole per slot, holding what `expected` puts there and
+pads (`slot_fills`), and a region with no draft is a hole as above. A model learns there to fill a
+slot between known text, which whole masked regions never show it.
+
+    python -m training.edit_canvases --tasks TRAIN_TASKS.jsonl --layout shown [--drafting drafted] --out FILE
 
 Tasks must come from training files (`python -m training.edit_synth --files ...`): this module
 lays out what it is given and never reads the held-out set.
@@ -20,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -34,7 +41,8 @@ from completion.syntax import ParsedDocument
 from engine.wire.protocol import ProtocolError
 from engine.worker.work import job_of
 from infill.canvas import EDIT_LAYOUTS
-from infill.fim import job_canvas
+from infill.fim import draft_ids, job_canvas
+from infill.job import Hole
 from infill.paths import bundled_model_dir
 from infill.tokenizer import CodeTokenizer, ModelTokenizer
 
@@ -80,12 +88,13 @@ def event_of(task: dict) -> EditEvent:
                      diff_span(task["original"], task["edited"]), 0.0)
 
 
-def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str) -> tuple[dict | None, str]:
+def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str,
+                  drafting: next_edit.Drafting = next_edit.Drafting.MODEL) -> tuple[dict | None, str]:
     """A task's training record and "" , or None and why it was left out."""
     edited, event = task["edited"], event_of(task)
     planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(LANGUAGE, edited), event,
                                                edited[:task["cursor"]].count("\n"), "train", 1000, task["path"],
-                                               events=[event], drafting=next_edit.Drafting.MODEL))
+                                               events=[event], drafting=drafting))
     if isinstance(planned, next_edit.Refused):
         return None, "the edited text does not parse"
     request, regions = planned.request, planned.regions
@@ -99,15 +108,50 @@ def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str
     except ProtocolError:
         return None, "not a valid job"
     canvas, _ = job_canvas(tok, job, max_context, layout)
-    ids, focus = list(canvas.ids), []
+    ids, holes, focus = list(canvas.ids), [], []
     for span, healed, hole, target in zip(canvas.spans, canvas.healed, job.holes, targets):
+        if draft_ids(tok, healed, hole) is not None:  # laid out as drafted (else masked whole, below)
+            if not hole.slots:
+                continue  # drafted whole: the product shows it as it is
+            fills = slot_fills(tok, healed, hole, target)
+            if fills is None:
+                return None, "a slot's answer does not fit it"
+            for (start, stop), fill in zip(slot_spans(tok, healed, hole, span.start), fills):
+                ids[start:stop] = fill + [tok.pad_id] * (stop - start - len(fill))
+                holes.append([start, stop])
+                focus += range(start, start + len(fill))
+            continue
         answer = tok.encode(healed + target)
         if not answer or len(answer) > span.stop - span.start:  # lines deleted: no hole can say so
             return None, "a region's answer is empty or longer than its hole"
         ids[span] = answer + [tok.pad_id] * (span.stop - span.start - len(answer))
+        holes.append([span.start, span.stop])
         focus += [span.start + i for i in changed_positions(tok.encode(healed + hole.replaces), answer)]
-    holes = [[span.start, span.stop] for span in canvas.spans]
+    if not holes:
+        return None, "every region drafted whole"
     return {"ids": ids, "holes": holes, "focus": focus, "kind": task.get("kind", ""), "layout": layout}, ""
+
+
+def slot_spans(tok: ModelTokenizer, healed: str, hole: Hole, start: int) -> list[tuple[int, int]]:
+    """The canvas positions of each masked slot of a drafted hole laid out from `start` (as
+    `infill.fim.draft_ids` lays its pieces and slots)."""
+    spans, at = [], start + len(tok.encode(healed + hole.draft[0]))
+    for slot, piece in zip(hole.slots, hole.draft[1:]):
+        spans.append((at, at + slot))
+        at += slot + len(tok.encode(piece))
+    return spans
+
+
+def slot_fills(tok: ModelTokenizer, healed: str, hole: Hole, target: str) -> list[list[int]] | None:
+    """The tokens `target` puts in each slot of a drafted hole (its draft's pieces in order around
+    them, the shortest fills first), or None when `target` does not keep the pieces or a fill is
+    longer than its slot."""
+    pieces = (healed + hole.draft[0], *hole.draft[1:])
+    found = re.fullmatch("(.*?)".join(map(re.escape, pieces)), healed + target, re.DOTALL)
+    if found is None:
+        return None
+    fills = [tok.encode(text) if text else [] for text in found.groups()]
+    return None if any(len(fill) > slot for fill, slot in zip(fills, hole.slots)) else fills
 
 
 def changed_positions(current: list[int], answer: list[int]) -> list[int]:
@@ -117,9 +161,9 @@ def changed_positions(current: list[int], answer: list[int]) -> list[int]:
 
 
 def records(tok: ModelTokenizer, tasks: list[dict], max_context: int, layout: str,
-            dropped: Counter) -> Iterator[dict]:
+            dropped: Counter, drafting: next_edit.Drafting = next_edit.Drafting.MODEL) -> Iterator[dict]:
     for task in tasks:
-        record, why = canvas_record(tok, task, max_context, layout)
+        record, why = canvas_record(tok, task, max_context, layout, drafting)
         if record is None:
             dropped[why] += 1
         else:
@@ -133,13 +177,16 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--layout", choices=EDIT_LAYOUTS, default="shown",
                    help="shown: each region's current text beside its masks; masked: the masks alone")
     p.add_argument("--max-context", type=int, default=512, help="canvas length: the training window")
+    p.add_argument("--drafting", choices=("model", "drafted"), default="model",
+                   help="model: every region masked whole; drafted: the product's default plan, its drafts "
+                        "kept and each slot a hole")
     p.add_argument("--tokenizer", type=Path, default=bundled_model_dir() / "tokenizer.json")
     p.add_argument("--out", type=Path, required=True, help="JSONL of canvases for `infill train --canvases`")
     args = p.parse_args(argv)
     tok = CodeTokenizer(args.tokenizer)
     tasks = [json.loads(line) for path in args.tasks for line in path.read_text().splitlines() if line.strip()]
     dropped: Counter = Counter()
-    laid = list(records(tok, tasks, args.max_context, args.layout, dropped))
+    laid = list(records(tok, tasks, args.max_context, args.layout, dropped, next_edit.Drafting(args.drafting)))
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text("".join(json.dumps(record) + "\n" for record in laid))
     kinds = Counter(record["kind"] for record in laid)
