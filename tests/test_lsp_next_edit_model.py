@@ -5,11 +5,11 @@ own worker on the bundled model, a pygls client edits a document and asks
 What needs the model: the user adds a parameter to a function, and each call's draft keeps the
 call's known text with a masked slot where the new argument goes (`completion.edit_drafts`); a
 draft with a slot is never proposed alone, so an edit at the calls is the worker's: the model
-filled the slots, and a fill that breaks a call is not proposed (the bundled model's fills do so
-since its continued training: laid out with each region's current text shown, it copies that text
-by position into the slots). Run again with the worker absent (an address nothing listens on), the same
-request shows no edit there, while a rename, whose drafts are whole, still gets its follow-up
-edits (drafts stand when the worker fails). A negative (a name used nowhere else) gets none, and
+filled the slots, and a fill that breaks a call is not proposed (the bundled model's fills of this
+case leave a string unclosed; 16 of 23 synthetic signature_add tasks it fills right). Run again
+with the worker absent (an address nothing listens on), the same request shows no edit there,
+while a rename, whose drafts are whole, still gets its follow-up edits (drafts stand when the
+worker fails). A negative (a name used nowhere else) gets none, and
 a rename in a text that does not parse none, either way."""
 from __future__ import annotations
 
