@@ -18,7 +18,7 @@ from infill.checkpoint import load_model
 from infill.fim import hole_text, job_canvas
 from infill.job import Hole as JobHole, Job
 from training.batches import read_laid
-from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets, slot_fills
+from training.edit_canvases import boundary_map, canvas_record, line_texts, region_targets, slot_fills, slot_spans
 from training.noising import Special, canvas_sample
 from training.train import main as train_main
 from tests.test_train import TINY_SHAPE, tiny_corpus  # noqa: F401 (a fixture)
@@ -125,12 +125,18 @@ SIGNATURE_TASK = {
 }
 
 
-def test_a_drafted_canvas_trains_each_slot_between_the_draft_s_known_text():
-    from completion.next_edit import Drafting
+@pytest.fixture(scope="module")
+def bundled_tokenizer():
     from infill.paths import bundled_model_dir
     from infill.tokenizer import CodeTokenizer
 
-    tok = CodeTokenizer(bundled_model_dir() / "tokenizer.json")
+    return CodeTokenizer(bundled_model_dir() / "tokenizer.json")
+
+
+def test_a_drafted_canvas_trains_each_slot_between_the_draft_s_known_text(bundled_tokenizer):
+    from completion.next_edit import Drafting
+
+    tok = bundled_tokenizer
     whole, _ = canvas_record(tok, SIGNATURE_TASK, 512, "shown")
     drafted, why = canvas_record(tok, SIGNATURE_TASK, 512, "shown", Drafting.DRAFTED)
     assert [tok.decode(whole["ids"][a:b]) for a, b in whole["holes"]] == [SIGNATURE_TASK["expected"].split("\n", 1)[1]]
@@ -140,16 +146,15 @@ def test_a_drafted_canvas_trains_each_slot_between_the_draft_s_known_text():
     assert drafted["ids"][b - 1] == tok.pad_id and set(drafted["focus"]) < set(range(a, b)) | set(range(c, c + 8))
 
 
-def test_a_slot_fill_must_keep_the_draft_s_pieces_and_fit_the_slot():
-    from infill.paths import bundled_model_dir
-    from infill.tokenizer import CodeTokenizer
-
-    tok = CodeTokenizer(bundled_model_dir() / "tokenizer.json")
+def test_a_slot_fill_must_keep_the_draft_s_pieces_and_fit_the_slot(bundled_tokenizer):
+    tok = bundled_tokenizer
     hole = JobHole("multi_line", 16, "f(1)\n", ("f(1, ", ")\n"), (4,))
     assert [tok.decode(fill) for fill in slot_fills(tok, "", hole, "f(1, x)\n")] == ["x"]
     assert slot_fills(tok, "", hole, "f(1, )\n") == [[]]  # an empty slot: all pads
     assert slot_fills(tok, "", hole, "g(1, x)\n") is None  # the draft's text is not kept
     assert slot_fills(tok, "", hole, "f(1, " + "x, " * 9 + ")\n") is None  # longer than its slot
+    touching = JobHole("multi_line", 16, "f()\n", ("f(", "", ")\n"), (2, 3))  # two slots, no text between
+    assert slot_spans([7, 0, 0, 0, 0, 0, 8], touching, 0, 100) == [(101, 103), (103, 106)]
 
 
 def test_canvas_samples_mask_holes_only(tiny_tokenizer):

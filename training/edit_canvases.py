@@ -110,13 +110,14 @@ def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str
     canvas, _ = job_canvas(tok, job, max_context, layout)
     ids, holes, focus = list(canvas.ids), [], []
     for span, healed, hole, target in zip(canvas.spans, canvas.healed, job.holes, targets):
-        if draft_ids(tok, healed, hole) is not None:  # laid out as drafted (else masked whole, below)
+        draft = draft_ids(tok, healed, hole)
+        if draft is not None:  # laid out as drafted (else masked whole, below)
             if not hole.slots:
                 continue  # drafted whole: the product shows it as it is
             fills = slot_fills(tok, healed, hole, target)
             if fills is None:
                 return None, "a slot's answer does not fit it"
-            for (start, stop), fill in zip(slot_spans(tok, healed, hole, span.start), fills):
+            for (start, stop), fill in zip(slot_spans(draft, hole, tok.mask_id, span.start), fills):
                 ids[start:stop] = fill + [tok.pad_id] * (stop - start - len(fill))
                 holes.append([start, stop])
                 focus += range(start, start + len(fill))
@@ -132,14 +133,12 @@ def canvas_record(tok: ModelTokenizer, task: dict, max_context: int, layout: str
     return {"ids": ids, "holes": holes, "focus": focus, "kind": task.get("kind", ""), "layout": layout}, ""
 
 
-def slot_spans(tok: ModelTokenizer, healed: str, hole: Hole, start: int) -> list[tuple[int, int]]:
-    """The canvas positions of each masked slot of a drafted hole laid out from `start` (as
-    `infill.fim.draft_ids` lays its pieces and slots)."""
-    spans, at = [], start + len(tok.encode(healed + hole.draft[0]))
-    for slot, piece in zip(hole.slots, hole.draft[1:]):
-        spans.append((at, at + slot))
-        at += slot + len(tok.encode(piece))
-    return spans
+def slot_spans(draft: list[int], hole: Hole, mask_id: int, start: int) -> list[tuple[int, int]]:
+    """The canvas positions of each masked slot of a drafted hole whose ids `draft`
+    (`infill.fim.draft_ids`) are laid out from `start`: its masks, cut by the slots' lengths."""
+    masks = [start + i for i, token in enumerate(draft) if token == mask_id]
+    ends = [sum(hole.slots[:k + 1]) for k in range(len(hole.slots))]
+    return [(masks[end - slot], masks[end - 1] + 1) for end, slot in zip(ends, hole.slots)]
 
 
 def slot_fills(tok: ModelTokenizer, healed: str, hole: Hole, target: str) -> list[list[int]] | None:
