@@ -99,6 +99,7 @@ _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
+_F_PREFIX = re.compile(r"(?<!\w)[rRbB]?[fF][rRbB]?$")
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -168,10 +169,53 @@ def alike(a: str, b: str, prose: bool = False) -> float:
     return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
 
 
-def _context(left: list[str]) -> list[str]:
-    """The left context of a pattern: back to the call it stands in (a name before a `(` not
-    closed since: `f(a, g(b)` stands in `f`, not `g`) within `CALL_TOKENS` tokens, else back to
-    the nearest name within `CONTEXT_TOKENS`."""
+def _closed_call(left: list[str]) -> list[str] | None:
+    """The call that `left` ends with, from its callee (with the mark before it: `.lower()`) to its
+    closing bracket, within `CALL_TOKENS` tokens; None when `left` ends otherwise or its bracket
+    opens no call (`(a + b)`, `if (x)`)."""
+    depth = 0
+    for at in range(len(left) - 1, max(-1, len(left) - CALL_TOKENS - 1), -1):
+        depth += {")": 1, "(": -1}.get(left[at], 0)
+        if depth <= 0:
+            break
+    else:
+        return None
+    if depth < 0 or left[at] != "(" or at == 0 or not _NAME.fullmatch(left[at - 1]) \
+            or keyword.iskeyword(left[at - 1]):
+        return None
+    start = at - 2 if at > 1 and left[at - 2] in _TIGHT_MARKS else at - 1
+    return left[start:]
+
+
+def in_string_text(left: str) -> bool:
+    """True when a change after `left` (its line up to the change) stands in a string's text: a quote
+    opened and not closed, but for the braces of an f-string (`f"<{self.__class__`: code)."""
+    at = 0
+    while at < len(left) and left[at] != "#":
+        if left[at] in "\"'":
+            end = left.find(left[at], at + 1)
+            if end < 0:
+                inside = left[at + 1:]
+                return not (_F_PREFIX.search(left[:at]) and inside.count("{") > inside.count("}"))
+            at = end
+        at += 1
+    return False
+
+
+def _balanced(tokens: list[str]) -> bool:
+    """True when the tokens close every bracket they open: what follows them stands in no bracket."""
+    return sum({"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(token, 0) for token in tokens) == 0
+
+
+def _context(left: list[str], closed: bool = True) -> list[str]:
+    """The left context of a pattern: with `closed` (not for a comment put after it: a linter's excuse
+    is one line's), the whole call that ends right before the change, when it stands in no bracket
+    (`_closed_call`: `getattr(f, "x", False)` before ` is True`); else back to the call it stands in (a name before a
+    `(` not closed since: `f(a, g(b)` stands in `f`, not `g`) within `CALL_TOKENS` tokens; else back
+    to the nearest name within `CONTEXT_TOKENS`."""
+    call = _closed_call(left) if closed and left[-1:] == [")"] else None
+    if call is not None and _balanced(left[:len(left) - len(call)]):
+        return call
     depth = 0
     for start in range(len(left) - 2, max(-1, len(left) - CALL_TOKENS - 1), -1):
         depth += {")": 1, "(": -1}.get(left[start + 1], 0)
@@ -189,10 +233,11 @@ def _context(left: list[str]) -> list[str]:
 
 def _token_pattern(token: str, any_name: bool = False) -> str:
     """A token's regex: any string for a string, any number for a number, any name for a name
-    when `any_name` (an argument of a call's context), else the token itself."""
+    when `any_name` (an argument of a call's context), else the token itself (a quote that opens
+    the string the change stands in is that quote: `f"<{self.__class__`)."""
     if any_name and _NAME.fullmatch(token) and not keyword.iskeyword(token):
         return _NAME.pattern
-    if token[0] in "\"'":
+    if token[0] in "\"'" and len(token) > 1:
         return f"(?:{_STRING.pattern})"
     if token[0].isdigit():
         return _NUMBER.pattern
@@ -213,7 +258,9 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
         return re.compile(rf"(?<=[^\s(\[{{,])([ \t]*{re.escape(rewrite.removed.lstrip())})(?=[ \t\r]*$)", re.MULTILINE)
     if whole_line(rewrite):
         return re.compile(rf"^[ \t]*({re.escape(rewrite.removed)})(?=[ \t\r]*$)", re.MULTILINE)
-    context = _context(_TOKEN.findall(rewrite.left))
+    if in_string_text(rewrite.left) and not re.search("[\"']", rewrite.removed + rewrite.inserted):
+        return None  # within a string's text: the word rule and the literal rule carry those
+    context = _context(_TOKEN.findall(rewrite.left), closed=not rewrite.inserted.lstrip().startswith("#"))
     right = _TOKEN.findall(rewrite.right)[:1]
     replaced = bool(rewrite.removed and rewrite.inserted)
     if not any(_NAME.fullmatch(token) and (replaced or not keyword.iskeyword(token))

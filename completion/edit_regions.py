@@ -38,7 +38,7 @@ from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from completion.edit_events import EditEvent
+from completion.edit_events import EditEvent, common_ends
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
 from completion.syntax import ParsedDocument, encode, new_parser
@@ -134,6 +134,14 @@ def _between(text: str, name: re.Match) -> tuple[str, str]:
     return text[:name.start()].rstrip()[-1:], text[name.end():].lstrip()[:1]
 
 
+def in_interpolation(text: str, was: str, now: str) -> bool:
+    """True when the string `was` of `text` is an f-string and what `now` changes in it stands inside
+    its braces (`f"<{self.__class__.__name__}>"` -> `f"<{type(self).__name__}>"`): code, not text."""
+    head, _ = common_ends(was, now)
+    return was[:head].count("{") > was[:head].count("}") \
+        and re.search(rf"(?<!\w)[rRbB]?[fF][rRbB]?{re.escape(was)}", text) is not None
+
+
 @functools.lru_cache(maxsize=4)
 def changed_literal(event: EditEvent) -> tuple[str, str] | None:
     """(old, new) when the event's lines differ only by one literal replaced by another, at one
@@ -144,6 +152,8 @@ def changed_literal(event: EditEvent) -> tuple[str, str] | None:
     if not same_rest or len(old) != len(new) or len(pairs) != 1:
         return None
     was, now = pairs.pop()
+    if in_interpolation(event.removed, was, now):
+        return None
     content = was.strip("\"'")
     if content == now.strip("\"'"):
         return None

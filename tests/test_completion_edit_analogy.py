@@ -650,3 +650,49 @@ def test_what_is_distinctive_without_its_context():
     assert not distinctive(rewrite("a.size", "a.length"))  # one word changed: the word rule's
     assert not distinctive(rewrite("a, b", "b, a"))  # too short to say where else it goes
     assert not distinctive(rewrite("1 + 2", "3"))  # no name
+
+
+def test_a_change_inside_an_f_string_goes_to_the_same_place_of_the_other_f_strings():
+    before = '''class Feed:
+    def __repr__(self):
+        return f"<{self.__class__.__name__} {self.url!r}>"
+
+
+class Entry:
+    def __repr__(self):
+        return f"<{self.__class__.__name__} {self.guid!r}>"
+
+    def title(self):
+        return self.__class__.__name__
+'''
+    after = before.replace("self.__class__", "type(self)", 1)
+    assert proposed(before, after, 2) == before.replace('{self.__class__', "{type(self)")
+
+
+def test_text_put_after_a_call_goes_after_the_calls_of_the_same_callee_and_shape():
+    before = '''def finalize(func, env):
+    if getattr(func, "contextfilter", False):
+        return 1
+    elif getattr(func, "evalcontextfilter", False):
+        return 2
+    elif hasattr(func, "environmentfilter"):
+        return 3
+    return getattr(env, "default", None)
+'''
+    after = before.replace('"contextfilter", False)', '"contextfilter", False) is True', 1)
+    carried = after.replace('"evalcontextfilter", False)', '"evalcontextfilter", False) is True')
+    assert proposed(before, after, 1) == carried
+
+
+def test_text_changed_within_a_string_is_not_carried_by_its_pattern_but_strings_joined_are():
+    before = '''def test_prompts(runner):
+    result = runner.invoke(ask, input="wau wau\\n")
+    result = runner.invoke(ask_twice, input="wau wau\\n")
+    message = "Unable to load " "the file"
+    other = "Unable to load " "the file"
+'''
+    retyped = before.replace("wau wau", "bar bar", 1)
+    assert rewrite_of(event(before, retyped)).removed == "wau wau"
+    assert analogy_sites(event(before, retyped)) == []
+    joined = before.replace('load " "the', "load the", 1)
+    assert proposed(before, joined, 3) == before.replace('load " "the', "load the")
