@@ -13,7 +13,12 @@ event's lines:
   on its right, strings and numbers in that context matching any string or number (sibling calls
   `f(1)` and `f(2)`, entries, decorators, repeated statements); inside a call the context
   reaches back to its callee (`CALL_TOKENS`) and the other names in it match any name
-  (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); a change at the end of its
+  (`route("/b", handler_b)` is a sibling of `route("/a", handler_a)`); right after a call that
+  stands in no bracket, the context is that whole call, its arguments matched the same way
+  (` is True` after `getattr(f, "x", False)`; not a comment put there); a change within a
+  string's text takes its context from that text alone, and has no sites with no word of it
+  before the change, but one inside an f-string's braces is code (`f"<{self.__class__` ->
+  `f"<{type(self)`); a change at the end of its
   line goes only to the ends of lines (`@fixture` -> `@fixture(name="x")` leaves `@fixture(` alone);
   an insertion or a deletion anchored by keywords alone (`else:` dropped, `) -> None:` made
   `) -> bool | None:`) has no sites; a pattern in code whose context matches no other line, when
@@ -187,19 +192,19 @@ def _closed_call(left: list[str]) -> list[str] | None:
     return left[start:]
 
 
-def in_string_text(left: str) -> bool:
-    """True when a change after `left` (its line up to the change) stands in a string's text: a quote
-    opened and not closed, but for the braces of an f-string (`f"<{self.__class__`: code)."""
+def string_opened_at(left: str) -> int | None:
+    """Where the string a change after `left` (its line up to the change) stands in opens: a quote
+    opened and not closed; None in code, and in the braces of an f-string (`f"<{self.__class__`)."""
     at = 0
     while at < len(left) and left[at] != "#":
         if left[at] in "\"'":
             end = left.find(left[at], at + 1)
             if end < 0:
                 inside = left[at + 1:]
-                return not (_F_PREFIX.search(left[:at]) and inside.count("{") > inside.count("}"))
+                return None if _F_PREFIX.search(left[:at]) and inside.count("{") > inside.count("}") else at
             at = end
         at += 1
-    return False
+    return None
 
 
 def _balanced(tokens: list[str]) -> bool:
@@ -258,9 +263,11 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
         return re.compile(rf"(?<=[^\s(\[{{,])([ \t]*{re.escape(rewrite.removed.lstrip())})(?=[ \t\r]*$)", re.MULTILINE)
     if whole_line(rewrite):
         return re.compile(rf"^[ \t]*({re.escape(rewrite.removed)})(?=[ \t\r]*$)", re.MULTILINE)
-    if in_string_text(rewrite.left) and not re.search("[\"']", rewrite.removed + rewrite.inserted):
-        return None  # within a string's text: the word rule and the literal rule carry those
-    context = _context(_TOKEN.findall(rewrite.left), closed=not rewrite.inserted.lstrip().startswith("#"))
+    opened = None if re.search("[\"']", rewrite.removed + rewrite.inserted) else string_opened_at(rewrite.left)
+    left = rewrite.left if opened is None else rewrite.left[opened + 1:]  # within a string: its own text
+    context = _context(_TOKEN.findall(left), closed=not rewrite.inserted.lstrip().startswith("#"))
+    if opened is not None and not any(_NAME.fullmatch(token) for token in context):
+        return None  # right after a string's quote: where else it goes, its line does not say
     right = _TOKEN.findall(rewrite.right)[:1]
     replaced = bool(rewrite.removed and rewrite.inserted)
     if not any(_NAME.fullmatch(token) and (replaced or not keyword.iskeyword(token))
