@@ -24,6 +24,7 @@ All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`comp
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -218,7 +219,7 @@ def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replac
         arguments = call.child_by_field_name("arguments")
         skip = int(_is_bound(call, before))  # `obj.f(a)` does not pass `self`
         one_line = arguments is not None and first_line(document, arguments) == last_line(document, arguments)
-        parts = _new_arguments(arguments, before[skip:], listed[skip:]) if one_line else None
+        parts = _new_arguments(arguments, before[skip:], listed[skip:], call) if one_line else None
         if parts is not None:
             found.append((arguments.start_byte, arguments.end_byte, parts))
     return found
@@ -230,9 +231,11 @@ def _is_bound(call: Node, before: list[str]) -> bool:
     return callee is not None and callee.type == "attribute" and before[:1] in (["self"], ["cls"])
 
 
-def _new_arguments(arguments: Node, before: list[str], listed: list[Node]) -> tuple[str | None, ...] | None:
+def _new_arguments(arguments: Node, before: list[str], listed: list[Node], call: Node) -> tuple[str | None, ...] | None:
     """The parts of the argument list `(...)` for the parameters `listed` now (their names
-    before: `before`) of a call on one line; None for a call this rule leaves alone."""
+    before: `before`) of a call on one line; None for a call this rule leaves alone. A call that
+    passes each parameter on by its own name, in order (`get_choices(cli, args)`), passes the added
+    ones the same way, no slot, where those names stand before it in its function (`_bound_before`)."""
     items = arguments.named_children
     if any(a.type in _SPLATS for a in items):
         return None
@@ -245,7 +248,21 @@ def _new_arguments(arguments: Node, before: list[str], listed: list[Node]) -> tu
     if not added:
         return None if texts == [_text(a) for a in items] else ("(" + ", ".join(texts) + ")",)
     plain = all(p.type in _PLAIN_PARAMETERS for p in listed)
+    if plain and before and [_text(a) for a in items] == before and _bound_before(call, [after[i] for i in added]):
+        return ("(" + ", ".join(after) + ")",)  # the call passes every parameter on by its own name
     return _with_slot(texts, items, after, plain, added[0])
+
+
+def _bound_before(call: Node, names: list[str]) -> bool:
+    """True when `call` stands in a function and each name stands as a word before it there: the
+    call's scope has something of that name to pass."""
+    scope = call
+    while scope.parent is not None and scope.type != "function_definition":
+        scope = scope.parent
+    if scope.type != "function_definition":
+        return False
+    text = (scope.text or b"")[:call.start_byte - scope.start_byte].decode("utf-8", "surrogatepass")
+    return all(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) for name in names)
 
 
 def _kept_arguments(items: list[Node], before: list[str], after: list[str]) -> list[str] | None:

@@ -188,6 +188,15 @@ def test_a_method_call_does_not_pass_self_and_a_keyword_only_parameter_is_passed
     assert keyword == Draft(("go(1, wait=", ")\n"), (SLOT_TOKENS,), CALL)
 
 
+def test_a_call_passing_each_parameter_on_by_its_name_passes_the_added_one_where_its_scope_has_it():
+    before = ("def choices(cli, args):\n    pass\n\n\ndef complete(cli, args, words):\n"
+              "    return choices(cli, args)\n\n\ndef other(cli, args):\n    return choices(cli, args)\n")
+    after = before.replace("def choices(cli, args):", "def choices(cli, args, words):")
+    carried, unbound = drafts_of(before, after, [(5, 6), (9, 10)])
+    assert carried == Draft(("    return choices(cli, args, words)\n",), (), CALL)
+    assert unbound == Draft(("    return choices(cli, args, ", ")\n"), (SLOT_TOKENS,), CALL)  # no `words` there
+
+
 def test_an_added_parameter_with_a_default_changes_nothing():
     positional, keyword = signature("base, name, sep, width=3")
     assert positional == Draft(('join("a", "b", "/")\n',)) and keyword.rule == COPY
