@@ -37,7 +37,8 @@ event's lines:
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
   a call joined on one line; not lines deleted, but for one decorator taken off) at the exact
   copies of the removed lines under any indent, each made the inserted lines under its indent
-  (`completion.edit_blocks`; a site spans its lines);
+  (`completion.edit_blocks`; a site spans its lines), and a stub's `...` joined onto its header at the
+  other stubs (`stub_joined`);
 - an *import's module* changed (`from click.utils import echo` -> `from .utils import echo`) at
   the other from-imports of the same place (`completion.edit_imports`).
 Each site is scored by how alike its line is to the event's line before the change (the share of
@@ -68,7 +69,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from completion.edit_blocks import block_of, block_sites
+from completion.edit_blocks import block_of, block_sites, stub_joined, stub_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
@@ -591,6 +592,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
+        if block is not None and stub_joined(block):
+            return stub_sites(event.after, event)
         return [] if block is None else block_sites(block, event.after, event)
     moved = None if rewrite.word else module_change(rewrite.line_before, rewrite.line_after)
     if moved is not None:  # a module made relative or moved (a word renamed is the word rule's, everywhere)

@@ -6,12 +6,15 @@ it rewritten, a call joined on one line; not lines deleted, but for one decorato
 lines reordered): the removed and inserted lines without the indent the removed ones share.
 `block_sites` finds the places where the removed lines stand as they did, under any indent, each
 becoming the inserted lines under its indent (a deleted one deleted whole); a site spans its
-lines. Exact copies only, so every site scores 1. The one-line rules are
+lines. Exact copies only, so every site scores 1. A stub's body `...` joined onto its definition's
+line (`def f(x) -> int:` and `...` made `def f(x) -> int: ...`, a formatter's style) goes to every
+other such stub, whatever its header (`stub_joined`, `stub_sites`). The one-line rules are
 `completion.edit_analogy`'s, which reads an event as a block when it is no one-line rewrite.
 Everything here is pure.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent, diff_span
@@ -22,6 +25,7 @@ from completion.postprocess import indent_of
 MIN_DELETED_CHARS = 12  # one decorator deleted alone goes to its copies when it holds this many characters
 MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
+_HEADER = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,4 +92,27 @@ def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
         new = brk.join(indent + inserted if inserted else "" for inserted in block.inserted)
         end = starts[last] + len(lines[last]) if block.inserted else starts[last + 1]  # deleted: its break too
         found.append(Site(starts[top], end, new, top, 1.0, lines=count))
+    return found
+
+
+def stub_joined(block: Block) -> bool:
+    """True when the block joins a stub's body `...` onto its definition's one-line header."""
+    return len(block.removed) == 2 and len(block.inserted) == 1 and block.removed[1].strip() == "..." \
+        and _HEADER.fullmatch(block.removed[0]) is not None \
+        and block.inserted[0] == block.removed[0].rstrip() + " ..."
+
+
+def stub_sites(text: str, event: EditEvent) -> list[Site]:
+    """The other stubs of `text` outside the event's lines: a definition's one-line header and, on
+    the next line and indented deeper, `...` alone; each made one line."""
+    lines, starts, found = split_lines(text), line_starts(text), []
+    for top in range(min(len(lines) - 1, MAX_MATCHES)):
+        header, body = lines[top], lines[top + 1]
+        if body.strip() != "..." or len(indent_of(body)) <= len(indent_of(header)) \
+                or _HEADER.fullmatch(header) is None or len(header) > MAX_LINE_CHARS \
+                or (top < event.after_end and top + 2 > event.start_line):
+            continue
+        found.append(Site(starts[top], starts[top + 1] + len(body), header.rstrip() + " ...", top, 1.0, lines=2))
+        if len(found) == MAX_SITES:
+            break
     return found

@@ -696,3 +696,21 @@ def test_text_changed_within_a_string_is_not_carried_by_its_pattern_but_strings_
     assert analogy_sites(event(before, retyped)) == []
     joined = before.replace('load " "the', "load the", 1)
     assert proposed(before, joined, 3) == before.replace('load " "the', "load the")
+
+
+def test_a_stub_body_joined_onto_its_header_goes_to_the_other_stubs_whatever_their_headers():
+    before = '''@overload
+def current(silent: Literal[False] = False) -> Context:
+    ...
+
+
+@overload
+def current(silent: bool = ...) -> Context | None:
+    ...
+
+
+def current(silent: bool = False) -> Context | None:
+    return None
+'''
+    after = before.replace("-> Context:\n    ...", "-> Context: ...", 1)
+    assert proposed(before, after, 1) == after.replace("-> Context | None:\n    ...", "-> Context | None: ...")
