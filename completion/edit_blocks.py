@@ -106,11 +106,11 @@ def stub_sites(text: str, event: EditEvent) -> list[Site]:
     """The other stubs of `text` outside the event's lines: a definition's one-line header and, on
     the next line and indented deeper, `...` alone; each made one line."""
     lines, starts, found = split_lines(text), line_starts(text), []
-    for top in range(min(len(lines) - 1, MAX_MATCHES)):
+    bodies = [at for at in range(1, len(lines)) if lines[at].strip() == "..."][:MAX_MATCHES]
+    for top in (at - 1 for at in bodies):
         header, body = lines[top], lines[top + 1]
-        if body.strip() != "..." or len(indent_of(body)) <= len(indent_of(header)) \
-                or _HEADER.fullmatch(header) is None or len(header) > MAX_LINE_CHARS \
-                or (top < event.after_end and top + 2 > event.start_line):
+        if len(indent_of(body)) <= len(indent_of(header)) or len(header) > MAX_LINE_CHARS \
+                or _HEADER.fullmatch(header) is None or (top < event.after_end and top + 2 > event.start_line):
             continue
         found.append(Site(starts[top], starts[top + 1] + len(body), header.rstrip() + " ...", top, 1.0, lines=2))
         if len(found) == MAX_SITES:

@@ -714,3 +714,10 @@ def current(silent: bool = False) -> Context | None:
 '''
     after = before.replace("-> Context:\n    ...", "-> Context: ...", 1)
     assert proposed(before, after, 1) == after.replace("-> Context | None:\n    ...", "-> Context | None: ...")
+
+
+def test_stubs_repeated_5000_times_give_a_bounded_answer():
+    before = "".join(f"def f{i}(x: int) -> int:\n    ...\n\n\n" for i in range(5000))
+    after = before.replace("-> int:\n    ...", "-> int: ...", 1)
+    found = analogy_sites(event(before, after))
+    assert 0 < len(found) <= MAX_SITES and all(site.new.endswith("-> int: ...") for site in found)
