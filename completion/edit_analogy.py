@@ -279,7 +279,9 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     if sibling_classes(rewrite):  # the class's own name is any class's name
         around = r"\bclass[ \t]+" + r"\s*".join(_token_pattern(token, True) for token in context)
     after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"
-    return re.compile(r"[ \t]*".join((around, f"({re.escape(rewrite.removed)})", after)), re.MULTILINE)
+    gap = r"[ \t]*?" if not rewrite.removed and not rewrite.left[-1:].isspace() else r"[ \t]*"  # text put in
+    #   right after a token goes right after it at a site too (`ParamType[t.Any] |`, not `ParamType [t.Any]|`)
+    return re.compile(f"{around}{gap}({re.escape(rewrite.removed)})[ \t]*{after}", re.MULTILINE)
 
 
 def sibling_classes(rewrite: Rewrite) -> bool:

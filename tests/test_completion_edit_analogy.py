@@ -721,3 +721,12 @@ def test_stubs_repeated_5000_times_give_a_bounded_answer():
     after = before.replace("-> int:\n    ...", "-> int: ...", 1)
     found = analogy_sites(event(before, after))
     assert 0 < len(found) <= MAX_SITES and all(site.new.endswith("-> int: ...") for site in found)
+
+
+def test_text_put_right_after_a_token_goes_right_after_it_at_the_sites():
+    before = '''class Option:
+    prompt_type: ParamType | None = None
+    confirm_type: ParamType | None = None
+'''
+    after = before.replace("ParamType |", "ParamType[t.Any] |", 1)
+    assert proposed(before, after, 1) == before.replace("ParamType |", "ParamType[t.Any] |")
