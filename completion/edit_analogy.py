@@ -73,7 +73,7 @@ from completion.edit_blocks import block_of, block_sites, stub_joined, stub_site
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
-from completion.edit_regions import rebound
+from completion.edit_regions import in_f_braces, rebound
 from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
@@ -105,7 +105,6 @@ _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
-_F_PREFIX = re.compile(r"(?<!\w)[rRbB]?[fF][rRbB]?$")
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -201,8 +200,7 @@ def string_opened_at(left: str) -> int | None:
         if left[at] in "\"'":
             end = left.find(left[at], at + 1)
             if end < 0:
-                inside = left[at + 1:]
-                return None if _F_PREFIX.search(left[:at]) and inside.count("{") > inside.count("}") else at
+                return None if in_f_braces(left[:at], left[at + 1:]) else at
             at = end
         at += 1
     return None

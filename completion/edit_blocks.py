@@ -25,7 +25,7 @@ from completion.postprocess import indent_of
 MIN_DELETED_CHARS = 12  # one decorator deleted alone goes to its copies when it holds this many characters
 MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
-_HEADER = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
+_ONE_LINE_DEF = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +98,7 @@ def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
 def stub_joined(block: Block) -> bool:
     """True when the block joins a stub's body `...` onto its definition's one-line header."""
     return len(block.removed) == 2 and len(block.inserted) == 1 and block.removed[1].strip() == "..." \
-        and _HEADER.fullmatch(block.removed[0]) is not None \
+        and _ONE_LINE_DEF.fullmatch(block.removed[0]) is not None \
         and block.inserted[0] == block.removed[0].rstrip() + " ..."
 
 
@@ -110,7 +110,7 @@ def stub_sites(text: str, event: EditEvent) -> list[Site]:
     for top in (at - 1 for at in bodies):
         header, body = lines[top], lines[top + 1]
         if len(indent_of(body)) <= len(indent_of(header)) or len(header) > MAX_LINE_CHARS \
-                or _HEADER.fullmatch(header) is None or (top < event.after_end and top + 2 > event.start_line):
+                or _ONE_LINE_DEF.fullmatch(header) is None or (top < event.after_end and top + 2 > event.start_line):
             continue
         found.append(Site(starts[top], starts[top + 1] + len(body), header.rstrip() + " ...", top, 1.0, lines=2))
         if len(found) == MAX_SITES:

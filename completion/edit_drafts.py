@@ -24,7 +24,6 @@ All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`comp
 from __future__ import annotations
 
 import keyword
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -43,6 +42,7 @@ from completion.node_lines import first_line, last_line
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument, encode
 from completion.tree_names import (
+    binds,
     call_nodes,
     first_identifier,
     overlapping,
@@ -235,7 +235,7 @@ def _new_arguments(arguments: Node, before: list[str], listed: list[Node], call:
     """The parts of the argument list `(...)` for the parameters `listed` now (their names
     before: `before`) of a call on one line; None for a call this rule leaves alone. A call that
     passes each parameter on by its own name, in order (`get_choices(cli, args)`), passes the added
-    ones the same way, no slot, where those names stand before it in its function (`_bound_before`)."""
+    ones the same way, no slot, where its function binds those names (`_passes_on`)."""
     items = arguments.named_children
     if any(a.type in _SPLATS for a in items):
         return None
@@ -248,21 +248,18 @@ def _new_arguments(arguments: Node, before: list[str], listed: list[Node], call:
     if not added:
         return None if texts == [_text(a) for a in items] else ("(" + ", ".join(texts) + ")",)
     plain = all(p.type in _PLAIN_PARAMETERS for p in listed)
-    if plain and before and [_text(a) for a in items] == before and _bound_before(call, [after[i] for i in added]):
+    if plain and before and [_text(a) for a in items] == before and _passes_on(call, [after[i] for i in added]):
         return ("(" + ", ".join(after) + ")",)  # the call passes every parameter on by its own name
     return _with_slot(texts, items, after, plain, added[0])
 
 
-def _bound_before(call: Node, names: list[str]) -> bool:
-    """True when `call` stands in a function and each name stands as a word before it there: the
-    call's scope has something of that name to pass."""
-    scope = call
-    while scope.parent is not None and scope.type != "function_definition":
-        scope = scope.parent
-    if scope.type != "function_definition":
-        return False
-    text = (scope.text or b"")[:call.start_byte - scope.start_byte].decode("utf-8", "surrogatepass")
-    return all(re.search(rf"(?<!\w){re.escape(name)}(?!\w)", text) for name in names)
+def _passes_on(call: Node, names: list[str]) -> bool:
+    """True when `call` stands in a Python function that binds each of `names` (a parameter, or an
+    assignment of its own body: `tree_names.binds`): it has something of that name to pass."""
+    function = call.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    return function is not None and all(binds(function, {name}) for name in names)
 
 
 def _kept_arguments(items: list[Node], before: list[str], after: list[str]) -> list[str] | None:

@@ -75,6 +75,7 @@ RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy",
 _STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
+_F_PREFIX = re.compile(r"(?<!\w)[rRbB]?[fF][rRbB]?$")  # an f-string's prefix, at the end of the text before its quote
 _LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'|(?<![\w.])\d+(?:\.\d+)?(?![\w.])""")  # a plain string or a number
 LITERAL_TYPES = frozenset({  # tree-sitter nodes whose whole text is one literal
     "string", "integer", "float",  # Python
@@ -134,12 +135,17 @@ def _between(text: str, name: re.Match) -> tuple[str, str]:
     return text[:name.start()].rstrip()[-1:], text[name.end():].lstrip()[:1]
 
 
+def in_f_braces(before: str, inside: str) -> bool:
+    """True when a string whose quote follows `before` is an f-string (its prefix ends `before`) and
+    `inside`, its text from the quote on, stands inside its braces: code, not text."""
+    return inside.count("{") > inside.count("}") and _F_PREFIX.search(before) is not None
+
+
 def in_interpolation(text: str, was: str, now: str) -> bool:
     """True when the string `was` of `text` is an f-string and what `now` changes in it stands inside
     its braces (`f"<{self.__class__.__name__}>"` -> `f"<{type(self).__name__}>"`): code, not text."""
     head, _ = common_ends(was, now)
-    return was[:head].count("{") > was[:head].count("}") \
-        and re.search(rf"(?<!\w)[rRbB]?[fF][rRbB]?{re.escape(was)}", text) is not None
+    return any(in_f_braces(text[:found.start()], was[:head]) for found in re.finditer(re.escape(was), text))
 
 
 @functools.lru_cache(maxsize=4)

@@ -102,7 +102,7 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
             return ancestor, False  # `except E as e:` binds `e` for its handler alone (Python deletes it after)
         defines = ancestor.child_by_field_name("name") == node  # a definition's name lives outside
         if ancestor.type in FUNCTION_TYPES and not defines \
-                and (language != "python" or _binds(ancestor, names)):
+                and (language != "python" or binds(ancestor, names)):
             return ancestor, False
         if ancestor.type in CLASS_TYPES and not defines:
             return (node, True) if language == "python" else (ancestor, False)
@@ -122,7 +122,7 @@ def _caught_as(clause: Node) -> str | None:
     return None
 
 
-def _binds(function: Node, names: set[str]) -> bool:
+def binds(function: Node, names: set[str]) -> bool:
     """True when the Python `function` binds one of `names`: a parameter or an assignment's
     target in its own body (not in a nested function or class)."""
     stack = list(function.children)
