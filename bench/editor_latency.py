@@ -178,7 +178,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--seed", type=int, default=0, help="the pace's and the pauses' seed")
     parser.add_argument("--pause-rate", type=float, default=0.15, help="the share of keys followed by a pause")
     parser.add_argument("--pause-ms", type=int, default=4000, help="the longest pause, ended by the answer")
-    parser.add_argument("--debounce-ms", type=int, default=20, help="the plugin's debounce (its default: 20)")
+    parser.add_argument("--debounce-ms", type=int, default=8, help="the plugin's debounce (its default: 8)")
     parser.add_argument("--deadline-ms", type=int, default=None, help="the deadlineMs setting (the server's default)")
     parser.add_argument("--busy", type=int, default=0, help="run this many busy loops beside it")
     parser.add_argument("--worker", default=None, help="a running worker's address (default: the server starts one)")

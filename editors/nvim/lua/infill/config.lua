@@ -11,7 +11,7 @@ M.defaults = {
   token_file = nil, -- that server's token file; default: the server's own default for the port
   filetypes = { "python", "javascript", "javascriptreact", "typescript", "typescriptreact",
                 "go", "rust", "java", "c", "cpp" },
-  debounce_ms = 20, -- ask for a completion after this long without a keystroke (75 cost 60 ms a key: README)
+  debounce_ms = 8, -- ask for a completion after this long without a keystroke (20 cost 15 ms a key: README)
   accept_key = "<Tab>", -- in insert mode, while a suggestion is shown; false: map it yourself
   arena_bottom_key = "<S-Tab>", -- insert mode, while an arena pair is shown (settings.arena): take the bottom
   settings = {}, -- the server's settings (initializationOptions): deadlineMs, maxTokens, mode, ...

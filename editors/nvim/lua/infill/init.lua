@@ -1,7 +1,7 @@
 -- infill for Neovim: ghost-text completions and next edits from `infill lsp` on the built-in LSP
 -- client.
 --
---   require("infill").setup({ debounce_ms = 20, settings = { deadlineMs = 1500 } })
+--   require("infill").setup({ debounce_ms = 8, settings = { deadlineMs = 1500 } })
 --   require("infill").setup({ address = "127.0.0.1:2087" }) -- a running `infill lsp --tcp 2087`
 --
 -- Buffers of the configured filetypes attach to the server. The plugin's own session
