@@ -127,15 +127,16 @@ class Attention(nn.Module):
         B, T, _ = x.shape
         if queries is not None:
             assert not cfg.causal, "query rows are a bidirectional model's shortcut"
-            x_q, cos_q, sin_q = x[:, queries], cos[:, :, queries], sin[:, :, queries]
+            cos_q, sin_q = cos[:, :, queries], sin[:, :, queries]
             if mask is not None and mask.shape[2] > 1:  # a mask broadcast over the queries stays as it is
                 mask = mask[:, :, queries]
         else:
-            x_q, cos_q, sin_q = x, cos, sin
-        Q = x_q.shape[1]
-        q = self.q_proj(x_q).view(B, Q, cfg.num_heads, cfg.head_dim).transpose(1, 2)  # (B, nh, Q, hd)
-        k = self.k_proj(x).view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
-        v = self.v_proj(x).view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)
+            cos_q, sin_q = cos, sin
+        q, k, v = self.project(x, queries)
+        Q = q.shape[1]
+        q = q.view(B, Q, cfg.num_heads, cfg.head_dim).transpose(1, 2)  # (B, nh, Q, hd)
+        k = k.view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)  # (B, nkv, T, hd)
+        v = v.view(B, T, cfg.num_kv_heads, cfg.head_dim).transpose(1, 2)
         if cfg.qk_norm:
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = apply_rotary(q, cos_q, sin_q), apply_rotary(k, cos, sin)
@@ -148,6 +149,12 @@ class Attention(nn.Module):
             q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=cfg.num_heads != cfg.num_kv_heads
         )  # (B, nh, Q, hd)
         return self.o_proj(y.transpose(1, 2).reshape(B, Q, -1)), new_kv
+
+    def project(self, x: torch.Tensor, queries: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
+        """Queries (B, Q, nh * hd) of the `queries` rows of x (all T when None); keys and values
+        (B, T, nkv * hd) of all T."""
+        x_q = x if queries is None else x[:, queries]
+        return self.q_proj(x_q), self.k_proj(x), self.v_proj(x)
 
 
 class MLP(nn.Module):
