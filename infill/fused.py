@@ -3,8 +3,8 @@ for its MLP's gate and up.
 
 On the CPU a decoding pass runs a few rows (a sliding window of about 10 positions), where each
 linear layer costs mostly its call: one product of width q + k + v instead of three, and one of
-width 2 x intermediate instead of two, makes a cached pass of the bundled model about a tenth
-cheaper (`bench.decode --cache`; the model card has the figures). The fused model computes what
+width 2 x intermediate instead of two, makes a cached pass of the bundled model's int8 copy
+1.08-1.24x faster (`bench.fused`; the model card has the figures). The fused model computes what
 the model did, its parameters laid end to end: an int8 model's rows keep their int8 values and
 scales (only a pass that wants some rows' outputs, `Transformer.hidden`'s `rows`, quantizes the last
 layer's queries on the range of every row's activations, not of those rows' alone); it is for
