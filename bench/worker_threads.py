@@ -1,18 +1,19 @@
 """The worker's torch threads and OpenMP wait policy, measured idle and beside busy loops.
 
-    python -m bench.worker_threads [--threads 1,2] [--policies default,passive,active]
+    python -m bench.worker_threads [--threads 1,2] [--policies default,passive,active,spin-1k,...]
                                    [--busy 0,2] [--answers 12] [--rounds 2] [--json]
 
-Each setting runs in a fresh process (`OMP_WAIT_POLICY` is read once, when torch's OpenMP
-starts; `default` leaves it unset: OpenMP's own default, where the worker sets `passive`,
-`engine.worker.cli.OMP_WAIT_POLICY`): the bundled model (`engine.worker.runner.ModelRunner`)
-loads, answers one request to warm up, then answers `--answers` single-line HumanEval holes (the
-first line of each task's missing text, the rest of the file as suffix) one after another, each
-to its end. A setting's figures are the median milliseconds per answer and per forward pass
-(over the rounds, of each round's median). Settings take turns within a round, a round's order
-the reverse of the last one's; `--busy N` runs N `while True: pass` loops beside the whole of
-that round (0: idle). Each figure's ratio to the fastest setting of the same load is given beside
-it. A human table goes to stdout; with `--json` its last line is one JSON object.
+Each setting runs in a fresh process (`OMP_WAIT_POLICY` and `GOMP_SPINCOUNT` are read once, when
+torch's OpenMP starts; `default` leaves both unset: OpenMP's own default, where the worker sets
+`passive`, `engine.worker.cli.OMP_WAIT_POLICY`; `POLICIES`): the bundled model, in int8 as the
+worker runs it (`engine.worker.runner.ModelRunner`), loads, answers one request to warm up, then
+answers `--answers` single-line HumanEval holes (the first line of each task's missing text, the
+rest of the file as suffix) one after another, each to its end. A setting's figures are the
+median milliseconds per answer and per forward pass (over the rounds, of each round's median).
+Settings take turns within a round, a round's order the reverse of the last one's; `--busy N` runs
+N `while True: pass` loops beside the whole of that round (0: idle). Each figure's ratio to the
+fastest setting of the same load is given beside it. A human table goes to stdout; with `--json`
+its last line is one JSON object.
 """
 from __future__ import annotations
 
@@ -31,7 +32,11 @@ from bench.editor_latency import busy_loops
 from bench.keystroke_order import DEFAULT_TASKS
 from bench.quality import load_tasks
 
-POLICIES = {"default": None, "passive": "PASSIVE", "active": "ACTIVE"}  # name: OMP_WAIT_POLICY
+# name: the OpenMP environment; spin-N: libgomp's own policy with a spin of N turns at a barrier before
+# the thread sleeps (`GOMP_SPINCOUNT`; passive is 0, the default 300,000, active unbounded)
+POLICIES = {"default": {}, "passive": {"OMP_WAIT_POLICY": "PASSIVE"}, "active": {"OMP_WAIT_POLICY": "ACTIVE"},
+            "spin-1k": {"GOMP_SPINCOUNT": "1000"}, "spin-10k": {"GOMP_SPINCOUNT": "10000"},
+            "spin-100k": {"GOMP_SPINCOUNT": "100000"}}
 
 
 def holes(tasks: Sequence[dict], count: int) -> list[tuple[str, str]]:
@@ -61,7 +66,7 @@ def time_answers(threads: int, answers: int, tasks_file: Path) -> dict:
     from infill.paths import bundled_model_dir
 
     torch.set_num_threads(threads)
-    runner = ModelRunner(bundled_model_dir())
+    runner = ModelRunner(bundled_model_dir(), weights="int8")
     per_answer, per_pass = [], []
     for index, (prefix, suffix) in enumerate(holes(load_tasks(tasks_file), answers + 1)):
         request = build_request(f"t{index}", prefix, suffix, Mode.SINGLE_LINE, DEFAULT_MAX_TOKENS, 60_000)
@@ -79,9 +84,8 @@ def time_answers(threads: int, answers: int, tasks_file: Path) -> dict:
 
 def run_setting(threads: int, policy: str, args: argparse.Namespace) -> dict:
     """One setting in a fresh process, its figures read from the last line it prints."""
-    env = {key: value for key, value in os.environ.items() if key != "OMP_WAIT_POLICY"}
-    if POLICIES[policy] is not None:
-        env["OMP_WAIT_POLICY"] = POLICIES[policy]
+    env = {key: value for key, value in os.environ.items() if key not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    env.update(POLICIES[policy])
     cmd = [sys.executable, "-m", "bench.worker_threads", "--one", str(threads), "--answers", str(args.answers),
            "--tasks", str(args.tasks)]
     done = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=args.timeout)
@@ -139,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m bench.worker_threads",
                                      description="Torch threads and OpenMP wait policy, idle and busy.")
     parser.add_argument("--threads", type=numbers, default=[1, 2], help="thread counts (default 1,2)")
-    parser.add_argument("--policies", type=policies, default=list(POLICIES), help="OMP_WAIT_POLICY settings")
+    parser.add_argument("--policies", type=policies, default=list(POLICIES), help="OpenMP wait settings (POLICIES)")
     parser.add_argument("--busy", type=numbers, default=[0, 2], help="busy loops beside each load (default 0,2)")
     parser.add_argument("--answers", type=int, default=12, help="timed answers per setting and round")
     parser.add_argument("--rounds", type=int, default=2, help="rounds, each in the reverse order of the last")
