@@ -17,25 +17,17 @@ import argparse
 import json
 import statistics
 import time
-import warnings
 
 import torch
 from torch import nn
 
 from infill.decode.passes import encode, window_pass
 from infill.paths import bundled_model_dir
-from infill.quantize import for_inference
+from infill.quantize import for_inference, int8_copy
 from infill.serving import load_model
 
 SHAPES = ((160, 10), (200, 13), (180, 34), (1000, 12), (1000, 40))  # (canvas tokens, window rows): a
 #   sliding window and a first pass's hole, in a short file and in a full canvas
-
-
-def unfused_int8(model: nn.Module) -> nn.Module:
-    """The int8 model as it was served before the fusion: each linear layer quantized on its own."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=False)
 
 
 def ms_per_call(call, repeats: int) -> float:
@@ -75,7 +67,7 @@ def main(argv: list[str] | None = None) -> None:
     torch.set_num_threads(args.threads)
     torch.manual_seed(0)
     model = load_model(args.model or bundled_model_dir(), device="cpu", dtype=torch.float32).eval()
-    models = {"unfused": unfused_int8(model), "fused": for_inference(model, "int8")}
+    models = {"unfused": int8_copy(model), "fused": for_inference(model, "int8")}
     with torch.inference_mode():
         rows = [time_shape(models, canvas, count, args.rounds) for canvas, count in SHAPES]
     print(f"{'canvas':>7}{'rows':>6}{'window ms (unfused / fused)':>30}{'x':>7}"

@@ -31,9 +31,15 @@ def for_inference(model: Transformer, weights: str) -> Transformer:
         raise ValueError("int8 weights are a CPU path; on a GPU use --dtype bf16, fp16 or fp32")
     if weight.dtype != torch.float32:
         raise ValueError(f"int8 weights quantize an fp32 model, not a {weight.dtype} one: load it in fp32")
+    quantized = int8_copy(model)
+    fuse_projections(quantized)
+    return quantized
+
+
+def int8_copy(model: Transformer) -> Transformer:
+    """A copy of `model` whose linear layers are int8, each on its own scale, not fused (torch's
+    dynamic quantization): what `for_inference` fuses, and `bench.fused`'s baseline."""
     with warnings.catch_warnings():  # torch's notices that this API moves to torchao one day
         warnings.filterwarnings("ignore", message=".*torchao.*")
         warnings.filterwarnings("ignore", message=".*quantized tensor creation functions.*")
-        quantized = torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=False)
-        fuse_projections(quantized)
-    return quantized
+        return torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=False)

@@ -1,6 +1,5 @@
 """Fused projections (infill.fused): the served model computes what the model computes, fp32 or int8."""
 import copy
-import warnings
 
 import pytest
 import torch
@@ -8,7 +7,7 @@ from torch import nn
 
 from infill.fused import FusedAttention, FusedMLP, fuse_projections
 from infill.model import ModelConfig, Transformer
-from infill.quantize import for_inference
+from infill.quantize import for_inference, int8_copy
 
 
 def small_model(**options) -> Transformer:
@@ -44,18 +43,12 @@ def test_fused_fp32_model_computes_the_same(options):
         torch.testing.assert_close(got, exact, rtol=1e-5, atol=1e-5)
 
 
-def unfused_int8(model: Transformer) -> Transformer:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return torch.ao.quantization.quantize_dynamic(model, {nn.Linear}, dtype=torch.qint8, inplace=False)
-
-
 @pytest.mark.parametrize("options", [{}, {"qkv_bias": True}])
 def test_int8_fused_rows_keep_their_values_and_scales(options):
     model = small_model(**options)
     served = for_inference(model, "int8")
     assert isinstance(served.model.layers[0].self_attn, FusedAttention)
-    reference = unfused_int8(model)
+    reference = int8_copy(model)
     attention, unfused = served.model.layers[1].self_attn, reference.model.layers[1].self_attn
     rows = [unfused.q_proj.weight(), unfused.k_proj.weight(), unfused.v_proj.weight()]
     fused = attention.qkv_proj.weight()
