@@ -70,10 +70,11 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from completion.edit_blocks import block_of, block_sites, stub_joined, stub_sites
+from completion.edit_copies import copy_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
-from completion.edit_regions import in_f_braces, rebound
+from completion.edit_regions import in_f_braces, rebound, signature_change
 from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
@@ -579,6 +580,43 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
 
+def copied(rewrite: Rewrite, text: str, in_prose: bool | None) -> bool:
+    """True when the rewrite goes to the exact copies of its line (`completion.edit_copies`), whatever
+    the other rules say: a change in code, or in prose one to a number (`.. versionadded:: 1.0`) or
+    a typo fixed (a word put for another in prose is as often one copy's mistake mended: `max` ->
+    `min` in one docstring of two alike); never a half-typed word (`half_typed`; a number is none),
+    unless the word stands whole in the text off the edited line (`exc` for `e`, though `exc_info`
+    is there too)."""
+    numbers = re.fullmatch(r"[\d.]*\d[\d.]*", rewrite.removed + rewrite.inserted) is not None
+    if numbers:
+        return True  # a number is no head of a name
+    if in_prose and not (rewrite.word and typo(rewrite.removed, rewrite.inserted)):
+        return False
+    ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
+    return not half_typed(rewrite, text, code=not in_prose) \
+        or (ending is not None and _whole_elsewhere(ending.group(), text, rewrite.line_after))
+
+
+def line_copies(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | None) -> list[Site]:
+    """The copies of the rewrite's line that it goes to (`copied`), each scoring 1; none for a change
+    to a function's parameters (a parameter's line copied in another signature is that function's)."""
+    text = event.after
+    if document is not None and document.tree is not None and signature_change(event, document) is not None:
+        return []
+    prose = prose_at(document) if document is not None else None
+    in_prose = edit_in_prose(rewrite, line_starts(text), prose)
+    if not copied(rewrite, text, in_prose):
+        return []
+    return copy_sites(rewrite.line_before, len(rewrite.left), rewrite.removed, rewrite.inserted, text, event)
+
+
+def with_copies(copies: list[Site], found: list[Site]) -> list[Site]:
+    """The sites of both lists, a copy first where both found a place; best first, `MAX_SITES` at most."""
+    taken = {site.line for site in copies}
+    merged = copies + [site for site in found if site.line not in taken]
+    return sorted(merged, key=lambda site: -site.score)[:MAX_SITES]
+
+
 def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                   document: ParsedDocument | None = None, repeated: bool = False,
                   floor: float | None = None) -> list[Site]:
@@ -588,13 +626,23 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     With the parsed `document` (the text after), a change in prose (strings, comments; `within`)
     goes to prose only, one in code to code, and a word changed in prose only where it keeps its
     sense (`in_sense`). `repeated`: the user made the same rewrite before; `floor`:
-    sites below the fixed cut down to it are kept too (`sites`)."""
+    sites below the fixed cut down to it are kept too (`sites`). The exact copies of the edited line
+    come first, whatever the rest says (`line_copies`), but for a word the rename rule renamed in its
+    scope: a copy in another scope names another variable there."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
         if block is not None and stub_joined(block):
             return stub_sites(event.after, event)
         return [] if block is None else block_sites(block, event.after, event)
+    own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
+    copies = [] if own_scope else line_copies(rewrite, event, document)
+    return with_copies(copies, rule_sites(rewrite, event, scoped, literal, document, repeated, floor))
+
+
+def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
+               document: ParsedDocument | None, repeated: bool, floor: float | None) -> list[Site]:
+    """The sites of a one-line rewrite by the rules of its kind (`analogy_sites`)."""
     moved = None if rewrite.word else module_change(rewrite.line_before, rewrite.line_after)
     if moved is not None:  # a module made relative or moved (a word renamed is the word rule's, everywhere)
         prose = prose_at(document) if document is not None else None

@@ -234,7 +234,7 @@ def gate(document: ParsedDocument | None, event: EditEvent | None) -> str | None
 
 def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     """The event renamed nothing, changed no literal and no signature, and its change ends in a
-    word that the text holds nowhere else and that is no keyword or builtin of the language
+    word that the text holds nowhere else and that is no number, no keyword or builtin of the language
     (`ZeroDivisionError`, `True`, `is` are whole as typed) nor the end of a linter's directive
     (`# noqa: E402`, `# type: ignore`; not `# noqa: E40`): the user is still typing it."""
     if renamed(event) is not None or changed_literal(event) is not None \
@@ -244,8 +244,8 @@ def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     head, tail = common_ends(event.removed, new)
     end = len(new) - tail  # where the change ends in the new lines
     words = [w.group() for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
-    if not words or (document.language == "python" and python_word(words[0])):
-        return False
+    if not words or words[0][0].isdigit() or (document.language == "python" and python_word(words[0])):
+        return False  # no word, a number (no name: `19.1` of `19.1.0`), or one of the language's own
     if _LINT_DIRECTIVE.search(new[new.rfind("\n", 0, end) + 1:end]):
         return False  # a linter's directive, whole: it ends in no word half typed
     return len(re.findall(rf"(?<!\w){re.escape(words[0])}(?!\w)", event.after)) == 1

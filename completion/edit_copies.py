@@ -1,0 +1,46 @@
+"""Edits by analogy of a line's exact copies: the user's change to one line, carried to the other
+lines that stood the same, under any indent.
+
+A line repeated word for word (`handler = c._structure_func.dispatch(type)` in three branches,
+`.. versionadded:: 1.0` under several methods, `with pytest.raises(Exception):` twice in a test) is
+one thing written several times: on the tuning commits, of the edited lines with such copies whose
+commit changed more of the file, the copies were changed alike in most, whatever the rules for the
+change's kind say (a local renamed in its scope, a keyword, a literal). `copy_sites` finds them;
+`completion.edit_analogy` decides which changes go to them (`copied`). A copy must hold
+`MIN_COPY_CHARS` characters of text: a short line (`self._meta,`, `return x`) repeats by chance.
+Everything here is pure.
+"""
+from __future__ import annotations
+
+from completion.edit_events import EditEvent
+from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
+from completion.positions import line_starts, split_lines
+from completion.postprocess import indent_of
+
+MIN_COPY_CHARS = 20  # a line's text (without its indent) at least this long to be carried to its copies
+
+
+def copy_sites(line_before: str, column: int, removed: str, inserted: str, text: str,
+               event: EditEvent) -> list[Site]:
+    """The places of `text` (the text after `event`) outside the event's lines where the edited
+    line stood as it did before the change (`line_before`, its change at `column`, `removed` made
+    `inserted`) under any indent: each gets the same change at the same place in its text. Every
+    site scores 1; at most `MAX_SITES`, among the first `MAX_MATCHES` lines that end alike."""
+    indent = indent_of(line_before)
+    key = line_before[len(indent):].rstrip()
+    if len(key) < MIN_COPY_CHARS or len(line_before) > MAX_LINE_CHARS or column < len(indent):
+        return []
+    at_key = column - len(indent)  # where the change stands in the line's text
+    starts, found, looked = line_starts(text), [], 0
+    for number, line in enumerate(split_lines(text)):
+        if not line.rstrip().endswith(key) or event.start_line <= number < event.after_end:
+            continue
+        looked += 1
+        own_indent = indent_of(line)
+        if looked > MAX_MATCHES or len(found) == MAX_SITES:
+            break
+        if line[len(own_indent):].rstrip() != key:
+            continue
+        start = starts[number] + len(own_indent) + at_key
+        found.append(Site(start, start + len(removed), inserted, number, 1.0))
+    return found

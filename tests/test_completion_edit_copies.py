@@ -1,0 +1,82 @@
+"""Edits carried to the exact copies of the edited line (`completion.edit_copies`), on shapes taken
+from real commits: a local renamed on one of three copied lines, `elif` made `if` on two copied
+branches, a builtin exception swapped in a copied `with`, a version number in copied docstrings; and
+what must not go: a short line repeated by chance, a word put for another in a copied docstring (one
+copy's mistake mended: the word rule decides), a half-typed word, 5,000 copies (bounded)."""
+from completion.edit_analogy import analogy_sites, line_copies, rewrite_of
+from completion.edit_copies import MIN_COPY_CHARS, copy_sites
+from completion.edit_sites import MAX_SITES
+from completion.syntax import ParsedDocument
+from edit_samples import event, proposed
+
+NOTES = '''def first(msg):
+    try:
+        run()
+    except ValueError as exc:
+        exc.__notes__ = [*getattr(e, "__notes__", []), msg]
+        raise
+
+
+def second(msg):
+    try:
+        run()
+    except KeyError as exc:
+        exc.__notes__ = [*getattr(e, "__notes__", []), msg]
+        raise
+'''
+
+
+def sites_of(before, after):
+    return analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+
+
+def test_a_local_renamed_on_a_copied_line_goes_to_its_copies_whatever_their_scope():
+    after = NOTES.replace("getattr(e,", "getattr(exc,", 1)
+    assert proposed(NOTES, after, 4) == NOTES.replace("getattr(e,", "getattr(exc,")
+
+
+def test_a_keyword_and_a_builtin_changed_on_copied_lines_go_to_the_copies():
+    branches = ("def write(self, data):\n    if self.closed:\n        return\n    elif self._file is stderr:\n"
+                "        flush()\n\n\ndef close(self):\n    if self.closed:\n        return\n"
+                "    elif self._file is stderr:\n        flush()\n")
+    made_if = branches.replace("elif", "if", 1)
+    assert proposed(branches, made_if, 3) == branches.replace("elif", "if")
+    raises = ("def test_a():\n    with pytest.raises(Exception):\n        a()\n\n\n"
+              "def test_b():\n    with pytest.raises(Exception):\n        b()\n")
+    swapped = raises.replace("Exception", "AssertionError", 1)
+    assert proposed(raises, swapped, 1) == raises.replace("Exception", "AssertionError")
+
+
+def test_a_version_in_copied_docstrings_goes_to_the_copies_but_a_word_put_for_another_does_not():
+    docs = ('def a():\n    """A.\n\n    .. versionadded:: 18.3.0\n    """\n\n\n'
+            'def b():\n    """B.\n\n    .. versionadded:: 18.3.0\n    """\n')
+    renumbered = docs.replace("18.3.0", "19.1.0", 1)
+    assert proposed(docs, renumbered, 3) == docs.replace("18.3.0", "19.1.0")
+    mended = ('def low(xs):\n    """Get the object with the max value of this attribute."""\n\n\n'
+              'def high(xs):\n    """Get the object with the max value of this attribute."""\n')
+    swapped = mended.replace("max", "min", 1)
+    rewrite = rewrite_of(event(mended, swapped))
+    assert line_copies(rewrite, event(mended, swapped), ParsedDocument.parse("python", swapped)) == []
+
+
+def test_a_short_line_repeated_by_chance_is_no_copy():
+    short = "def a(x):\n    if x is None:\n        return 1\n\n\ndef b(x):\n    if x is None:\n        return 2\n"
+    assert len("if x is None:") < MIN_COPY_CHARS
+    widened = short.replace("if x is None:", "if x is None and ready:", 1)
+    assert sites_of(short, widened) == []
+
+
+def test_a_half_typed_word_on_a_copied_line_goes_nowhere():
+    before = NOTES + "\n\ndef third(exception):\n    return exception\n"
+    half = before.replace("getattr(e,", "getattr(excep,", 1)
+    assert sites_of(before, half) == []
+
+
+def test_five_thousand_copies_give_a_bounded_answer():
+    line = "    total = total + compute(item, weight)\n"
+    text = "def f(item, weight, total):\n" + line * 5000
+    after = text.replace("weight)", "weight, 2)", 1)
+    found = sites_of(text, after)
+    assert 0 < len(found) <= MAX_SITES
+    assert all(after[site.start:site.end] == "" and site.new == ", 2" for site in found)
+    assert copy_sites("x = 1", 0, "x", "y", text, event(text, after)) == []  # too short to be a copy
