@@ -8,7 +8,9 @@ after `event` (its newest edit event), nearest the cursor first:
   defined in a class body or used as an attribute (`self.x`, `obj.x`) in every attribute of the
   file, any other name in the file; other languages search the innermost function or class
   around the edit, members (`this.x`, `p.x`) in the file; a name of a Python file also where
-  strings name it (its `__all__` entry, string annotations: `tree_names.name_strings`).
+  strings name it (its `__all__` entry, string annotations: `tree_names.name_strings`). A Python
+  binding split off a name rebound over itself (`for value in value:` made `for v in value:`)
+  renames only what it binds: the loop's body, or the rest of the assignment's block.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
@@ -69,6 +71,7 @@ MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
 FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: what names m moves with it
 GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
+SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statements that bind the names on their left
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 
 RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
@@ -218,9 +221,39 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
                 if not is_member(node) and not is_keyword(node)]
     if rebinds:
         return [node for node in uses if _in_from_import(node)]
+    shadowed = None if member else _shadowing(event, document, scope, old, renamed(event)[1])
+    if shadowed is not None:  # a binding split off a name that was rebound over itself
+        return [node for node in uses if shadowed[0] <= node.start_byte < shadowed[1]]
     if document.language == "python" and not member and scope.parent is None:  # a name of the file
         uses = sorted(uses + name_strings(root, old), key=lambda node: node.start_byte)
     return uses
+
+
+def _shadowing(event: EditEvent, document: ParsedDocument, scope: Node, old: str,
+               new: str) -> tuple[int, int] | None:
+    """The bytes a Python name the event's lines now bind speaks for, when those lines still read
+    the old name it was (`for value in value:` made `for v in value:`, `b = list(b)` made `lb =
+    list(b)`: one name had been rebound over itself): the loop's body, or the rest of the block
+    after the assignment; None otherwise."""
+    if document.language != "python":
+        return None
+    def on_event(node: Node) -> bool:
+        return event.start_line <= first_line(document, node) < event.after_end
+    if not any(on_event(node) and not is_member(node) for node in nodes_named(scope, "python", old, NAME_TYPES)):
+        return None
+    for node in filter(on_event, nodes_named(scope, "python", new, NAME_TYPES)):
+        statement = node.parent
+        while statement is not None and statement.type not in SHADOWING_TYPES:
+            statement = statement.parent
+        target = None if statement is None else statement.child_by_field_name("left")
+        if target is None or not target.start_byte <= node.start_byte < target.end_byte:
+            continue
+        if statement.type == "for_statement":
+            body = statement.child_by_field_name("body")
+            return None if body is None else (body.start_byte, body.end_byte)
+        block = statement.parent.parent if statement.parent is not None else None  # around its expression statement
+        return None if block is None else (statement.end_byte, block.end_byte)
+    return None
 
 
 def rebound(event: EditEvent, document: ParsedDocument) -> bool:

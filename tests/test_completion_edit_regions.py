@@ -378,3 +378,33 @@ def test_an_import_line_sorted_into_another_leaves_the_old_name_alone():
     before = "import re\nimport os\nimport codecs\n\nPATTERN = re.compile('x')\nOPEN = codecs.open\n"
     event, document, _ = edited(before, "import re", "import codecs")
     assert edit_regions.rebound(event, document) and edit_regions.rename_uses(event, document) == []
+
+
+SHADOWED = '''def flatten(mapping):
+    for key, value in mapping.items():
+        if isinstance(value, (tuple, list)):
+            for value in value:
+                yield key, value
+        else:
+            yield key, value
+
+
+def runs(data):
+    for _, b in groups(data):
+        b = list(b)
+        yield b[0], b[-1]
+    return b
+'''
+
+
+def use_lines(event: EditEvent, document: ParsedDocument) -> list[int]:
+    return [node.start_point.row for node in edit_regions.rename_uses(event, document)]
+
+
+def test_a_binding_split_off_a_name_rebound_over_itself_renames_only_what_it_binds():
+    loop, document, _ = edited(SHADOWED, "for value in value:", "            for v in value:")
+    assert use_lines(loop, document) == [line_of(SHADOWED, "yield key, value")]  # the loop's body only
+    assigned, document, _ = edited(SHADOWED, "b = list(b)", "        lb = list(b)")
+    assert use_lines(assigned, document) == [line_of(SHADOWED, "yield b[0]")] * 2  # the rest of its block
+    plain, document, _ = edited(SHADOWED, "for _, b in groups", "    for _, run in groups(data):")
+    assert line_of(SHADOWED, "b = list(b)") in use_lines(plain, document)  # no shadowing: the whole scope
