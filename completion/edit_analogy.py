@@ -106,6 +106,8 @@ _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
+_PLAIN_IMPORT = re.compile(r"\s*import\s")  # `import a.b`
+_FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -617,6 +619,42 @@ def with_copies(copies: list[Site], found: list[Site]) -> list[Site]:
     return sorted(merged, key=lambda site: -site.score)[:MAX_SITES]
 
 
+def module_references(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | None) -> list[Site]:
+    """For a module renamed on an import's line (`import jinja2` -> `import jinja`, `from .types import
+    X` -> `from .typing import X`, or a module imported by name, lowercase by PEP 8: `from structlog
+    import common` -> `... import processors`): the places in strings and comments where the old name
+    is part of a dotted path (`structlog.types.EventDict` in a docstring, `"jinja2.ext.i18n"`; one
+    imported by name, after its package: `structlog.common`), each scoring 1; the code is the
+    rename rule's. A class or function imported by name (`from typing import Sequence`) is no module."""
+    after = module_named(rewrite)
+    if after is None or document is None:
+        return []
+    prose, text, starts = prose_at(document), event.after, line_starts(event.after)
+    if prose is None:
+        return []
+    pattern = re.compile(rf"(?<!\w){re.escape(after)}({re.escape(rewrite.removed)})(?!\w)")
+    return [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
+            for match, line, _ in matches_off_event(pattern, text, starts, event)
+            if dotted(text, match.start(1), match.end(1)) and within(prose, match.start(1))][:MAX_SITES]
+
+
+def module_named(rewrite: Rewrite) -> str | None:
+    """What must stand right before a dotted reference to the module the rewrite renamed on an
+    import's line: nothing for a module of the import's path, its package and a dot for a module
+    imported by name; None when the rewrite renamed no module."""
+    if not rewrite.word:
+        return None
+    if _PLAIN_IMPORT.match(rewrite.line_before):
+        return ""
+    imported = _FROM_IMPORT.match(rewrite.line_before)
+    if imported is None:
+        return None
+    if len(rewrite.left) < imported.end(1):
+        return ""  # in the module's path
+    package = imported.group(1)
+    return f"{package}." if rewrite.removed.islower() and not package.startswith(".") else None
+
+
 def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                   document: ParsedDocument | None = None, repeated: bool = False,
                   floor: float | None = None) -> list[Site]:
@@ -637,7 +675,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         return [] if block is None else block_sites(block, event.after, event)
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)
-    return with_copies(copies, rule_sites(rewrite, event, scoped, literal, document, repeated, floor))
+    found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)
+    return with_copies(copies, found + module_references(rewrite, event, document))
 
 
 def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,

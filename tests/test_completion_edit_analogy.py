@@ -730,3 +730,28 @@ def test_text_put_right_after_a_token_goes_right_after_it_at_the_sites():
 '''
     after = before.replace("ParamType |", "ParamType[t.Any] |", 1)
     assert proposed(before, after, 1) == before.replace("ParamType |", "ParamType[t.Any] |")
+
+
+def module_sites(before, after):
+    return analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+
+
+def test_a_module_renamed_in_an_import_goes_to_its_dotted_references_in_prose():
+    module = ('from .types import EventDict\n\n\nclass Capture:\n'
+              '    """:ivar List[structlog.types.EventDict] entries: the entries; types are kept."""\n\n'
+              '    def __init__(self) -> None:\n        self.entries: list[EventDict] = []\n')
+    moved = module.replace("from .types", "from .typing")
+    assert module_sites(module, moved)
+    assert proposed(module, moved) == moved.replace("structlog.types.", "structlog.typing.")
+    local = 'def f():\n    types = load()\n    """See structlog.types.EventDict."""\n    return types\n'
+    renamed = local.replace("types = load()", "kinds = load()")  # a local, on no import's line
+    assert 2 not in [site.line for site in module_sites(local, renamed)]  # its docstring names the module
+    typed = ('from typing import Sequence\n\n\nclass Group:\n'
+             '    """:var ~typing.Sequence[BaseException] exceptions: raised together."""\n\n'
+             '    exceptions: Sequence[BaseException]\n')
+    listed = typed.replace("import Sequence", "import List")  # a class imported by name is no module
+    assert 4 not in [site.line for site in module_sites(typed, listed)]
+    by_name = ('from structlog import common\n\n\nclass JSONRenderer(common.JSONRenderer):\n'
+               '    """Like :class:`structlog.common.JSONRenderer`; common to all."""\n')
+    moved = by_name.replace("import common", "import processors")  # a module imported by name: after its package
+    assert proposed(by_name, moved) == moved.replace("common.JSON", "processors.JSON")

@@ -80,3 +80,4 @@ def test_five_thousand_copies_give_a_bounded_answer():
     assert 0 < len(found) <= MAX_SITES
     assert all(after[site.start:site.end] == "" and site.new == ", 2" for site in found)
     assert copy_sites("x = 1", 0, "x", "y", text, event(text, after)) == []  # too short to be a copy
+
