@@ -29,6 +29,13 @@ event's lines:
   `f"..."` -> `"..."`) at every string with the same prefix, at any score (`string_prefix`);
 - a *line* whose whole text was replaced (`1 // 0` -> `raise ZeroDivisionError`; three tokens or
   more, not marks alone) at the exact copies of that line under any indent (`whole_line`);
+- the *exact copies* of the edited line, under any indent, whatever the kind's rules say (`line_copies`,
+  `completion.edit_copies`: a local fixed on three copied lines, `elif` made `if`, a version in copied
+  docstrings), but for a local renamed in its scope, a parameter list, a prose word put for another
+  and a half-typed word;
+- a *module* renamed on an import's line at its dotted references in strings and comments
+  (`module_references`: `structlog.types.EventDict` in a docstring after `from .types import` ->
+  `from .typing import`);
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type);
