@@ -82,7 +82,7 @@ from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_regions import in_f_braces, rebound, signature_change
-from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
+from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, Site
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, enclosing_at
@@ -539,6 +539,16 @@ def matches_off_event(pattern: re.Pattern, text: str, starts: list[int],
             yield match, line, text[starts[line]:starts[line + 1]].rstrip("\r\n")
 
 
+def nearest(matches: list[tuple[re.Match, int, str]], line: int) -> list[tuple[re.Match, int, str]]:
+    """The matches (match, its line, that line's text) nearest `line`, `MAX_SCORED` at most, in text
+    order: a pattern found all over a large file is scored near the edit only (each score is a diff
+    of two lines: 2,000 of them took 140 ms in a 390 KB file)."""
+    if len(matches) <= MAX_SCORED:
+        return matches
+    return sorted(sorted(matches, key=lambda found: abs(found[1] - line))[:MAX_SCORED],
+                  key=lambda found: found[0].start())
+
+
 def line_scorer(rewrite: Rewrite, prose: bool) -> Callable[[str], float]:
     """How alike a site's line is to the edited line before the change (`alike`); for a change to
     a class's bases, the two headers without their classes' names (`sibling_classes`)."""
@@ -577,7 +587,7 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
                          in_prose, prose_only, owner)
     score_of = line_scorer(rewrite, bool(in_prose))
     found: list[Site] = []
-    for match, line, line_text in matches_off_event(pattern, text, starts, event):
+    for match, line, line_text in nearest(list(matches_off_event(pattern, text, starts, event)), rewrite.line):
         if not may_be(match.start(1), match.end(1), starts[line], line_text):
             continue
         score = score_of(line_text)
@@ -612,11 +622,10 @@ def line_copies(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | N
     text = event.after
     if document is not None and document.tree is not None and signature_change(event, document) is not None:
         return []
-    prose = prose_at(document) if document is not None else None
-    in_prose = edit_in_prose(rewrite, line_starts(text), prose)
-    if not copied(rewrite, text, in_prose):
+    prose, starts = prose_at(document) if document is not None else None, line_starts(text)
+    if not copied(rewrite, text, edit_in_prose(rewrite, starts, prose)):
         return []
-    return copy_sites(rewrite.line_before, len(rewrite.left), rewrite.removed, rewrite.inserted, text, event)
+    return copy_sites(rewrite.line_before, len(rewrite.left), rewrite.removed, rewrite.inserted, text, event, starts)
 
 
 def with_copies(copies: list[Site], found: list[Site]) -> list[Site]:

@@ -12,35 +12,38 @@ Everything here is pure.
 """
 from __future__ import annotations
 
+import bisect
+import re
+
 from completion.edit_events import EditEvent
 from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
-from completion.positions import line_starts, split_lines
 from completion.postprocess import indent_of
 
 MIN_COPY_CHARS = 20  # a line's text (without its indent) at least this long to be carried to its copies
 
 
 def copy_sites(line_before: str, column: int, removed: str, inserted: str, text: str,
-               event: EditEvent) -> list[Site]:
-    """The places of `text` (the text after `event`) outside the event's lines where the edited
-    line stood as it did before the change (`line_before`, its change at `column`, `removed` made
-    `inserted`) under any indent: each gets the same change at the same place in its text. Every
-    site scores 1; at most `MAX_SITES`, among the first `MAX_MATCHES` lines that end alike."""
+               event: EditEvent, starts: list[int]) -> list[Site]:
+    """The places of `text` (the text after `event`, its lines starting at `starts`) outside the
+    event's lines where the edited line stood as it did before the change (`line_before`, its change
+    at `column`, `removed` made `inserted`) under any indent: each gets the same change at the same
+    place in its text. Every site scores 1; at most `MAX_SITES`, among the first `MAX_MATCHES` places
+    that hold the line's text."""
     indent = indent_of(line_before)
     key = line_before[len(indent):].rstrip()
     if len(key) < MIN_COPY_CHARS or len(line_before) > MAX_LINE_CHARS or column < len(indent):
         return []
     at_key = column - len(indent)  # where the change stands in the line's text
-    starts, found, looked = line_starts(text), [], 0
-    for number, line in enumerate(split_lines(text)):
-        if not line.rstrip().endswith(key) or event.start_line <= number < event.after_end:
-            continue
-        looked += 1
-        own_indent = indent_of(line)
-        if looked > MAX_MATCHES or len(found) == MAX_SITES:
+    found: list[Site] = []
+    for count, place in enumerate(re.finditer(re.escape(key), text)):
+        line = bisect.bisect_right(starts, place.start()) - 1
+        if count == MAX_MATCHES or len(found) == MAX_SITES:
             break
-        if line[len(own_indent):].rstrip() != key:
+        if event.start_line <= line < event.after_end:
             continue
-        start = starts[number] + len(own_indent) + at_key
-        found.append(Site(start, start + len(removed), inserted, number, 1.0))
+        line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
+        own_indent = indent_of(line_text)
+        if place.start() == starts[line] + len(own_indent) and line_text[len(own_indent):].rstrip() == key:
+            start = place.start() + at_key
+            found.append(Site(start, start + len(removed), inserted, line, 1.0))
     return found

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 MAX_SITES = 24  # sites one edit proposes at most
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
+MAX_SCORED = 400  # of those, scored by how alike their line is: the nearest the edit
 MAX_LINE_CHARS = 400  # a longer line is no event's line and no site's
 
 

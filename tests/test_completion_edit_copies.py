@@ -6,6 +6,7 @@ copy's mistake mended: the word rule decides), a half-typed word, 5,000 copies (
 from completion.edit_analogy import analogy_sites, line_copies, rewrite_of
 from completion.edit_copies import MIN_COPY_CHARS, copy_sites
 from completion.edit_sites import MAX_SITES
+from completion.positions import line_starts
 from completion.syntax import ParsedDocument
 from edit_samples import event, proposed
 
@@ -80,5 +81,5 @@ def test_five_thousand_copies_give_a_bounded_answer():
     found = sites_of(text, after)
     assert 0 < len(found) <= MAX_SITES
     assert all(after[site.start:site.end] == "" and site.new == ", 2" for site in found)
-    assert copy_sites("x = 1", 0, "x", "y", text, event(text, after)) == []  # too short to be a copy
+    assert copy_sites("x = 1", 0, "x", "y", text, event(text, after), line_starts(after)) == []  # too short
 
