@@ -13,6 +13,7 @@ Everything here is pure.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 
 from completion.edit_events import EditEvent
@@ -27,18 +28,16 @@ def copy_sites(line_before: str, column: int, removed: str, inserted: str, text:
     """The places of `text` (the text after `event`, its lines starting at `starts`) outside the
     event's lines where the edited line stood as it did before the change (`line_before`, its change
     at `column`, `removed` made `inserted`) under any indent: each gets the same change at the same
-    place in its text. Every site scores 1; at most `MAX_SITES`, among the first `MAX_MATCHES` places
-    that hold the line's text."""
+    place in its text. Every site scores 1; the `MAX_SITES` nearest the edit, among the first
+    `MAX_MATCHES` places that hold the line's text."""
     indent = indent_of(line_before)
     key = line_before[len(indent):].rstrip()
     if len(key) < MIN_COPY_CHARS or len(line_before) > MAX_LINE_CHARS or column < len(indent):
         return []
     at_key = column - len(indent)  # where the change stands in the line's text
     found: list[Site] = []
-    for count, place in enumerate(re.finditer(re.escape(key), text)):
+    for place in itertools.islice(re.finditer(re.escape(key), text), MAX_MATCHES):
         line = bisect.bisect_right(starts, place.start()) - 1
-        if count == MAX_MATCHES or len(found) == MAX_SITES:
-            break
         if event.start_line <= line < event.after_end:
             continue
         line_text = text[starts[line]:starts[line + 1]].rstrip("\r\n")
@@ -46,4 +45,4 @@ def copy_sites(line_before: str, column: int, removed: str, inserted: str, text:
         if place.start() == starts[line] + len(own_indent) and line_text[len(own_indent):].rstrip() == key:
             start = place.start() + at_key
             found.append(Site(start, start + len(removed), inserted, line, 1.0))
-    return found
+    return sorted(found, key=lambda site: abs(site.line - event.start_line))[:MAX_SITES]

@@ -755,3 +755,17 @@ def test_a_module_renamed_in_an_import_goes_to_its_dotted_references_in_prose():
                '    """Like :class:`structlog.common.JSONRenderer`; common to all."""\n')
     moved = by_name.replace("import common", "import processors")  # a module imported by name: after its package
     assert proposed(by_name, moved) == moved.replace("common.JSON", "processors.JSON")
+
+
+def test_a_pattern_all_over_a_large_file_is_scored_near_the_edit_and_its_copies_too():
+    far = "".join(f"    total = call(item, {n})  # x\n" for n in range(600))  # the edited line's shape exactly
+    near = [f"    total = call(item, {n})  # x y\n" for n in range(600, 1050)]  # alike it, a little less
+    edited_line = "    total = call(item, 5000)  # x\n"
+    text = "def f(item, total):\n" + far + "".join(near[:225]) + edited_line + "".join(near[225:])
+    after = text.replace("call(item, 5000)", "call(item, 5000, strict=True)")
+    found = module_sites(text, after)
+    assert len(found) == MAX_SITES and all(site.line > 600 for site in found)  # the nearest matches were scored
+    copies = ["def g(item, total):\n"] + ["    total = call(item, 5)  # x\n"] * 1000
+    edited = copies[:500] + ["    total = call(item, 5, strict=True)  # x\n"] + copies[501:]  # line 500
+    lines = sorted(site.line for site in module_sites("".join(copies), "".join(edited)))
+    assert lines == [*range(488, 500), *range(501, 513)]  # the copies nearest the edit
