@@ -30,7 +30,7 @@ event's lines:
 - a *line* whose whole text was replaced (`1 // 0` -> `raise ZeroDivisionError`; three tokens or
   more, not marks alone) at the exact copies of that line under any indent (`whole_line`);
 - the *exact copies* of the edited line, under any indent, whatever the kind's rules say (`line_copies`,
-  `completion.edit_copies`: a local fixed on three copied lines, `elif` made `if`, a version in copied
+  `completion.edit_blocks.line_copy`: a local fixed on three copied lines, `elif` made `if`, a version in copied
   docstrings), but for a local renamed in its scope, a parameter list, a prose word put for another
   and a half-typed word;
 - a *module* renamed on an import's line at its dotted references in strings and comments
@@ -76,8 +76,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from completion.edit_blocks import block_of, block_sites, stub_joined, stub_sites
-from completion.edit_copies import copy_sites
+from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
@@ -600,7 +599,7 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
 
 
 def copied(rewrite: Rewrite, text: str, in_prose: bool | None) -> bool:
-    """True when the rewrite goes to the exact copies of its line (`completion.edit_copies`), whatever
+    """True when the rewrite goes to the exact copies of its line (`line_copies`), whatever
     the other rules say: a change in code, or in prose one to a number (`.. versionadded:: 1.0`) or
     a typo fixed (a word put for another in prose is as often one copy's mistake mended: `max` ->
     `min` in one docstring of two alike); never a half-typed word (`half_typed`; a number is none),
@@ -617,15 +616,16 @@ def copied(rewrite: Rewrite, text: str, in_prose: bool | None) -> bool:
 
 
 def line_copies(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | None) -> list[Site]:
-    """The copies of the rewrite's line that it goes to (`copied`), each scoring 1; none for a change
-    to a function's parameters (a parameter's line copied in another signature is that function's)."""
-    text = event.after
-    if document is not None and document.tree is not None and signature_change(event, document) is not None:
+    """The exact copies of the rewrite's line (`completion.edit_blocks.line_copy`, `block_sites`) when
+    the change goes to them (`copied`), each scoring 1; none for a change to a function's parameters
+    (a parameter's line copied in another signature is that function's)."""
+    block = line_copy(rewrite.line_before, rewrite.line_after)
+    found = [] if block is None else block_sites(block, event.after, event)
+    if not found or (document is not None and document.tree is not None
+                     and signature_change(event, document) is not None):
         return []
-    prose, starts = prose_at(document) if document is not None else None, line_starts(text)
-    if not copied(rewrite, text, edit_in_prose(rewrite, starts, prose)):
-        return []
-    return copy_sites(rewrite.line_before, len(rewrite.left), rewrite.removed, rewrite.inserted, text, event, starts)
+    prose = prose_at(document) if document is not None else None
+    return found if copied(rewrite, event.after, edit_in_prose(rewrite, line_starts(event.after), prose)) else []
 
 
 def with_copies(copies: list[Site], found: list[Site]) -> list[Site]:

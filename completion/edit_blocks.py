@@ -6,14 +6,18 @@ it rewritten, a call joined on one line; not lines deleted, but for one decorato
 lines reordered): the removed and inserted lines without the indent the removed ones share.
 `block_sites` finds the places where the removed lines stand as they did, under any indent, each
 becoming the inserted lines under its indent (a deleted one deleted whole); a site spans its
-lines. Exact copies only, so every site scores 1. A stub's body `...` joined onto its definition's
-line (`def f(x) -> int:` and `...` made `def f(x) -> int: ...`, a formatter's style) goes to every
-other such stub, whatever its header (`stub_joined`, `stub_sites`). The one-line rules are
-`completion.edit_analogy`'s, which reads an event as a block when it is no one-line rewrite.
+lines. Exact copies only, so every site scores 1. One line changed alone is a block of one line
+too (`line_copy`), for its copies (`completion.edit_analogy.line_copies` says which changes go).
+A stub's body `...` joined onto its definition's line (`def f(x) -> int:` and `...` made `def f(x)
+-> int: ...`, a formatter's style) goes to every other such stub, whatever its header (`stub_joined`,
+`stub_sites`). The one-line rules are `completion.edit_analogy`'s, which reads an event as a block
+when it is no one-line rewrite.
 Everything here is pure.
 """
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
@@ -24,6 +28,7 @@ from completion.postprocess import indent_of
 
 MIN_DELETED_CHARS = 12  # one decorator deleted alone goes to its copies when it holds this many characters
 MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
+MIN_COPY_CHARS = 20  # one line changed alone goes to its exact copies when its text holds this many (`line_copy`)
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
 _ONE_LINE_DEF = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
 
@@ -70,29 +75,48 @@ def block_of(event: EditEvent) -> Block | None:
     return Block(removed, inserted)
 
 
+def line_copy(line_before: str, line_after: str) -> Block | None:
+    """One line changed alone read as a block of one line, for its exact copies (`block_sites`): None
+    when its text holds fewer than `MIN_COPY_CHARS` characters (a short line, `self._meta,`, repeats by
+    chance) or the change took from its indent."""
+    indent = indent_of(line_before)
+    removed, inserted = _dedented([line_before], indent), _dedented([line_after], indent)
+    if removed is None or inserted is None or len(removed[0].strip()) < MIN_COPY_CHARS \
+            or len(line_before) > MAX_LINE_CHARS:
+        return None
+    return Block(removed, inserted)
+
+
 def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
     """The places of `text` (the text after `event`) outside the event's lines where the block's
     removed lines stand as they did, under any indent: each becomes the inserted lines under that
-    indent. Exact copies only, so every site scores 1."""
-    lines, starts = split_lines(text), line_starts(text)
+    indent. Exact copies only, so every site scores 1; the `MAX_SITES` nearest the event, among the
+    first `MAX_MATCHES` places of the block's first line with text (one search of the text)."""
     first = next(i for i, line in enumerate(block.removed) if line)  # its first line with text
-    count, key, found, looked = len(block.removed), block.removed[first], [], 0
-    for top in range(len(lines) - count + 1):
-        line = lines[top + first]
+    count, key, found, starts, seen = len(block.removed), block.removed[first], [], None, set()
+    for place in itertools.islice(re.finditer(re.escape(key), text), MAX_MATCHES):
+        starts = starts or line_starts(text)
+        number = bisect.bisect_right(starts, place.start()) - 1
+        top, line = number - first, _line(text, starts, number)
         indent = line[:len(line) - len(key)]
-        if not line.endswith(key) or indent.strip() or (top < event.after_end and top + count > event.start_line):
+        if number in seen or not line.endswith(key) or indent.strip() or top < 0 or top + count >= len(starts) \
+                or (top < event.after_end and top + count > event.start_line):
             continue
-        looked += 1
-        if looked > MAX_MATCHES or len(found) == MAX_SITES:
-            break
-        if _dedented(lines[top:top + count], indent) != block.removed:
+        seen.add(number)
+        if _dedented([_line(text, starts, at) for at in range(top, top + count)], indent) != block.removed:
             continue
         last = top + count - 1
-        brk = text[starts[top] + len(lines[top]):starts[top + 1]] or "\n"
+        brk = text[starts[top] + len(_line(text, starts, top)):starts[top + 1]] or "\n"
         new = brk.join(indent + inserted if inserted else "" for inserted in block.inserted)
-        end = starts[last] + len(lines[last]) if block.inserted else starts[last + 1]  # deleted: its break too
+        end = starts[last] + len(_line(text, starts, last)) if block.inserted \
+            else starts[last + 1]  # deleted: its break too
         found.append(Site(starts[top], end, new, top, 1.0, lines=count))
-    return found
+    return sorted(found, key=lambda site: abs(site.line - event.start_line))[:MAX_SITES]
+
+
+def _line(text: str, starts: list[int], number: int) -> str:
+    """Line `number` of `text` (its lines starting at `starts`), without its break."""
+    return text[starts[number]:starts[number + 1]].rstrip("\r\n")
 
 
 def stub_joined(block: Block) -> bool:

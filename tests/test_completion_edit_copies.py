@@ -1,12 +1,12 @@
-"""Edits carried to the exact copies of the edited line (`completion.edit_copies`), on shapes taken
-from real commits: a local renamed on one of three copied lines, `elif` made `if` on two copied
-branches, a builtin exception swapped in a copied `with`, a version number in copied docstrings; and
-what must not go: a short line repeated by chance, a word put for another in a copied docstring (one
-copy's mistake mended: the word rule decides), a half-typed word, 5,000 copies (bounded)."""
+"""Edits carried to the exact copies of the edited line (`completion.edit_blocks.line_copy`,
+`block_sites`), on shapes taken from real commits: a local renamed on one of three copied lines,
+`elif` made `if` on two copied branches, a builtin exception swapped in a copied `with`, a version
+number in copied docstrings; and what must not go: a short line repeated by chance, a word put for
+another in a copied docstring (one copy's mistake mended: the word rule decides), a half-typed
+word, 5,000 copies (bounded)."""
 from completion.edit_analogy import analogy_sites, line_copies, rewrite_of
-from completion.edit_copies import MIN_COPY_CHARS, copy_sites
+from completion.edit_blocks import MIN_COPY_CHARS, line_copy
 from completion.edit_sites import MAX_SITES
-from completion.positions import line_starts
 from completion.syntax import ParsedDocument
 from edit_samples import event, proposed
 
@@ -80,6 +80,8 @@ def test_five_thousand_copies_give_a_bounded_answer():
     after = text.replace("weight)", "weight, 2)", 1)
     found = sites_of(text, after)
     assert 0 < len(found) <= MAX_SITES
-    assert all(after[site.start:site.end] == "" and site.new == ", 2" for site in found)
-    assert copy_sites("x = 1", 0, "x", "y", text, event(text, after), line_starts(after)) == []  # too short
+    edited_line = "    total = total + compute(item, weight, 2)"
+    assert all(after[site.start:site.end] == line.rstrip("\n") and site.new == edited_line
+               for site in found)  # each copy's line made the edited one
+    assert line_copy("    x = 1", "    y = 1") is None  # too short to be a copy
 
