@@ -25,6 +25,9 @@ event's lines:
   its before-text says where else it goes by itself (`distinctive`: `t.Optional[str]`,
   `lambda e: len(e)`), goes where that text stands in code between the same two characters, on
   lines alike by `TEXT_SCORE` (`text_sites`: a parameter's annotation and an attribute's);
+- a string's *start or end* changed where the literal rule owns the change (its whole text found
+  nowhere else: `match="... allowed."` -> `match="... allowed"`) at the strings right after the same
+  tokens that start or end alike (`string_end_sites`);
 - a string's *prefix* spelled anew, its kind kept (`br"..."` -> `rb"..."`, `u"..."` -> `"..."`; not
   `f"..."` -> `"..."`) at every string with the same prefix, at any score (`string_prefix`);
 - a *line* whose whole text was replaced (`1 // 0` -> `raise ZeroDivisionError`; three tokens or
@@ -101,6 +104,7 @@ TEXT_SCORE = 0.7  # and its site's line alike the edited one by this share (`tex
 _TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")
+_STRING_PREFIX_END = re.compile(r"(?<!\w)[rRbBuUfF]{1,2}$")  # a string's prefix, right before its quote
 _TIGHT_MARKS = frozenset({"<", "/", "."})
 _PROSE_TOKEN = re.compile(r"\w+|\S")
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
@@ -525,6 +529,53 @@ def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
     return found
 
 
+def string_end(rewrite: Rewrite) -> tuple[int, bool] | None:
+    """(where the string the change stands in opens on its line, True for its end) when the rewrite
+    takes text off the start or the end of one string's text, or puts other text there (`match="...
+    allowed."` -> `match="... allowed"`, `"http://localhost/auth"` -> `"/auth"`); None otherwise."""
+    opened = string_opened_at(rewrite.left)
+    if opened is None or not rewrite.removed or re.search("[\"'\\\\]", rewrite.removed + rewrite.inserted):
+        return None
+    quote = rewrite.left[opened]
+    if rewrite.right.startswith(quote):
+        return opened, True
+    return (opened, False) if opened == len(rewrite.left) - 1 and quote in rewrite.right else None
+
+
+def _named_context(left: list[str]) -> list[str]:
+    """The tokens of `left` back to its last name that is no keyword (with the mark before it: `.location`),
+    within `CALL_TOKENS`; none without one."""
+    for at in range(len(left) - 1, max(-1, len(left) - CALL_TOKENS - 1), -1):
+        if _NAME.fullmatch(left[at]) and not keyword.iskeyword(left[at]):
+            return left[at - 1 if at > 0 and left[at - 1] in _TIGHT_MARKS else at:]
+    return []
+
+
+def string_end_sites(rewrite: Rewrite, event: EditEvent, prose: Callable[[int], bool] | None) -> list[Site]:
+    """For a `string_end` change of a string the literal rule owns (its whole text found nowhere
+    else): the strings in code right after the same tokens (back to a name: `match=`, `.location ==`,
+    `_named_context`; a key's string too: `headers["Location"] ==`) whose text starts or ends as the edited
+    one's did, at any score (the tokens and the text are the analogy: on the tuning commits no site
+    of this rule was a false edit), each made to start or end as the edit left it."""
+    found_end = string_end(rewrite)
+    if found_end is None or prose is None:
+        return []
+    opened, at_end = found_end
+    code = _STRING_PREFIX_END.sub("", rewrite.left[:opened])  # the code before the string, its prefix off
+    quote, context = rewrite.left[opened], _named_context(_TOKEN.findall(code))
+    if not context:
+        return []
+    around = (r"(?<!\w)" if _NAME.match(context[0]) else "") + r"\s*".join(map(re.escape, context))
+    removed, other = re.escape(rewrite.removed), f"[^{quote}\\\\\n]*"
+    text_of = f"{other}({removed}){quote}" if at_end else f"({removed}){other}{quote}"
+    pattern = re.compile(f"{around}[ \\t]*(?:{_STRING_PREFIX.pattern})?{quote}{text_of}")
+    starts, text = line_starts(event.after), event.after
+    found = [Site(match.start(1), match.end(1), rewrite.inserted, line, alike(line_text, rewrite.line_before), 0.0)
+             for match, line, line_text in matches_off_event(pattern, text, starts, event)
+             if not within(prose, match.start())]
+    return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
+
+
 def matches_off_event(pattern: re.Pattern, text: str, starts: list[int],
                       event: EditEvent) -> Iterator[tuple[re.Match, int, str]]:
     """(match, its line, that line's text) for the pattern's first `MAX_MATCHES` matches in `text`
@@ -676,7 +727,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                   floor: float | None = None) -> list[Site]:
     """The sites of the event's rewrite in its text after (none when it is no one-line rewrite);
     `scoped` when the rename rule found the renamed name's uses in its scope; `literal` when the
-    literal rule owns the event (a whole string or number changed): then only a word has sites.
+    literal rule owns the event (a whole string or number changed): then only a word has sites, and a
+    string's start or end (`string_end_sites`).
     With the parsed `document` (the text after), a change in prose (strings, comments; `within`)
     goes to prose only, one in code to code, and a word changed in prose only where it keeps its
     sense (`in_sense`). `repeated`: the user made the same rewrite before; `floor`:
@@ -706,8 +758,9 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
     if directed is not None:  # E402 excused on one import below code: the others below it
         return directed
-    if (literal and not rewrite.word) \
-            or (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
+    if literal and not rewrite.word:
+        return string_end_sites(rewrite, event, None if document is None else prose_at(document))
+    if (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
             or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
         return []

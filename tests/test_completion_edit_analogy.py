@@ -769,3 +769,38 @@ def test_a_pattern_all_over_a_large_file_is_scored_near_the_edit_and_its_copies_
     edited = copies[:500] + ["    total = call(item, 5, strict=True)  # x\n"] + copies[501:]  # line 500
     lines = sorted(site.line for site in module_sites("".join(copies), "".join(edited)))
     assert lines == [*range(488, 500), *range(501, 513)]  # the copies nearest the edit
+
+
+def test_a_string_s_end_taken_off_goes_to_the_strings_after_the_same_code_that_end_alike():
+    before = '''import pytest
+
+
+def test_one():
+    with pytest.raises(ValueError, match="Only one column allowed."):
+        check(1)
+
+
+def test_two():
+    with pytest.raises(
+        TypeError,
+        match="Both values given.",
+    ):
+        check(2)
+    log("Both values given.")
+    assert check.__doc__ == "Checks one value."
+'''
+    after = before.replace('match="Only one column allowed."', 'match="Only one column allowed"')
+    assert proposed(before, after) == after.replace('match="Both values given."', 'match="Both values given"')
+
+
+def test_a_string_s_start_taken_off_goes_to_the_strings_after_the_same_code_that_start_alike():
+    before = '''def test_redirects(client):
+    response = client.get("/a")
+    assert response.headers["Location"] == "http://localhost/auth/login"
+    response = client.get("/b")
+    assert response.headers["Location"] == "http://localhost/"
+    assert response.headers["Server"] == "http://localhost/"
+    assert client.base == "http://localhost/"
+'''
+    after = before.replace('"http://localhost/auth/login"', '"/auth/login"')
+    assert proposed(before, after) == after.replace('"Location"] == "http://localhost/"', '"Location"] == "/"')
