@@ -118,6 +118,7 @@ _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to i
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _PLAIN_IMPORT = re.compile(r"\s*import\s")  # `import a.b`
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
+_ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -702,7 +703,13 @@ def module_references(rewrite: Rewrite, event: EditEvent, document: ParsedDocume
     pattern = re.compile(rf"(?<!\w){re.escape(after)}({re.escape(rewrite.removed)})(?!\w)")
     return [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
             for match, line, _ in matches_off_event(pattern, text, starts, event)
-            if dotted(text, match.start(1), match.end(1)) and within(prose, match.start(1))][:MAX_SITES]
+            if module_path(text, match.start(1), match.end(1)) and within(prose, match.start(1))][:MAX_SITES]
+
+
+def module_path(text: str, start: int, end: int) -> bool:
+    """True when the word at `text[start:end]` (in prose) is part of a dotted path (`dotted`), its
+    dot escaped in a regex's text too (`jinja2\\.exceptions`)."""
+    return dotted(text, start, end) or _ESCAPED_DOT.match(text, end) is not None
 
 
 def module_named(rewrite: Rewrite) -> str | None:

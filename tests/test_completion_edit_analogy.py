@@ -755,6 +755,11 @@ def test_a_module_renamed_in_an_import_goes_to_its_dotted_references_in_prose():
                '    """Like :class:`structlog.common.JSONRenderer`; common to all."""\n')
     moved = by_name.replace("import common", "import processors")  # a module imported by name: after its package
     assert proposed(by_name, moved) == moved.replace("common.JSON", "processors.JSON")
+    escaped = ('import jinja2\n\n\ndef test_raises(env):\n'
+               '    match = r"(jinja2\\.exceptions\\.)?TemplateSyntaxError: wtf"\n'
+               '    other = "(jinja2_extra)"\n    return env, match, other\n')
+    moved = escaped.replace("import jinja2", "import jinja")  # a dotted reference in a regex: its dot escaped
+    assert proposed(escaped, moved) == moved.replace("(jinja2\\.", "(jinja\\.")
 
 
 def test_a_pattern_all_over_a_large_file_is_scored_near_the_edit_and_its_copies_too():
