@@ -45,7 +45,8 @@ event's lines:
 - pycodestyle's *E402 excused* on one import below code at the other imports below that code
   (`completion.edit_directives`: the one directive that says where else it belongs);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
-  a call joined on one line; not lines deleted, but for one decorator taken off) at the exact
+  a call joined on one line; not lines deleted, but for one decorator taken off), or one line split in
+  several that keep most of its tokens (not a parameter list: its copies are other functions') at the exact
   copies of the removed lines under any indent, each made the inserted lines under its indent
   (`completion.edit_blocks`; a site spans its lines), and a stub's `...` joined onto its header at the
   other stubs (`stub_joined`);
@@ -747,7 +748,10 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         block = None if scoped or literal else block_of(event)
         if block is not None and stub_joined(block):
             return stub_sites(event.after, event)
-        return [] if block is None else block_sites(block, event.after, event)
+        if block is None or (len(block.removed) == 1 and document is not None and document.tree is not None
+                             and signature_change(event, document) is not None):
+            return []  # a parameter list split: its copies are other functions' (`line_copies`)
+        return block_sites(block, event.after, event)
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)
     found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)

@@ -2,8 +2,8 @@
 exact copies of the removed lines elsewhere.
 
 `block_of(event)` reads the event's changed lines as a block (a comment and the statement under
-it rewritten, a call joined on one line; not lines deleted, but for one decorator, nor the same
-lines reordered): the removed and inserted lines without the indent the removed ones share.
+it rewritten, a call joined on one line, one line split in several; not lines deleted, but for one
+decorator, nor the same lines reordered): the removed and inserted lines without the indent the removed ones share.
 `block_sites` finds the places where the removed lines stand as they did, under any indent, each
 becoming the inserted lines under its indent (a deleted one deleted whole); a site spans its
 lines. Exact copies only, so every site scores 1. One line changed alone is a block of one line
@@ -17,6 +17,7 @@ Everything here is pure.
 from __future__ import annotations
 
 import bisect
+import difflib
 import itertools
 import re
 from dataclasses import dataclass
@@ -29,7 +30,9 @@ from completion.postprocess import indent_of
 MIN_DELETED_CHARS = 12  # one decorator deleted alone goes to its copies when it holds this many characters
 MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
 MIN_COPY_CHARS = 20  # one line changed alone goes to its exact copies when its text holds this many (`line_copy`)
+SPLIT_KEPT = 0.6  # one line made several goes to its copies when they keep this share of its tokens (`split_line`)
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
+_WORDS_AND_MARKS = re.compile(r"\w+|\S").findall
 _ONE_LINE_DEF = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
 
 
@@ -52,7 +55,8 @@ def _dedented(lines: list[str], indent: str) -> tuple[str, ...] | None:
 def block_of(event: EditEvent) -> Block | None:
     """The event's change as a block: its changed lines less those both sides share at their
     ends; None unless two or more lines with text were removed (one line's copy says too little:
-    on real commits one line made several, `try:` around a call, went to lines left as they were)
+    on real commits one line made several, `try:` around a call, went to lines left as they were),
+    or one line was rewritten as several that keep most of its tokens (`split_line`)
     and some text was inserted (lines deleted were deleted elsewhere at 2 of 6 sites on the tuning
     commits; but one decorator deleted alone, `@pytest.mark.xfail(...)` taken off a test, is taken
     off its copies: a block with no inserted lines, its sites deleted whole), other than the same
@@ -63,7 +67,7 @@ def block_of(event: EditEvent) -> Block | None:
     old, new = removed[changed.start_line:changed.before_end], inserted[changed.start_line:changed.after_end]
     if len(old) == 1 and not new and old[0].strip().startswith("@") and len(old[0].strip()) >= MIN_DELETED_CHARS:
         return Block((old[0].strip(),), ())  # one decorator deleted: `@pytest.mark.xfail(...)` off each test
-    if len(old) > MAX_BLOCK_LINES or sum(bool(line.strip()) for line in old) < 2 \
+    if len(old) > MAX_BLOCK_LINES or (sum(bool(line.strip()) for line in old) < 2 and not split_line(old, new)) \
             or not any(line.strip() for line in new) or sorted(old) == sorted(new) \
             or sum(len(line.strip()) for line in old) < MIN_BLOCK_CHARS \
             or max(map(len, old + new)) > MAX_LINE_CHARS:
@@ -73,6 +77,16 @@ def block_of(event: EditEvent) -> Block | None:
     if removed is None or inserted is None:
         return None
     return Block(removed, inserted)
+
+
+def split_line(old: list[str], new: list[str]) -> bool:
+    """True when one line was rewritten as several that keep `SPLIT_KEPT` of its tokens or more (a
+    call or a tuple split by a formatter, one assignment made two; not the line wrapped whole in a
+    `try:` or a `with`, nor comments put in its place)."""
+    if len(old) != 1 or len(new) < 2 or old[0].strip() in {line.strip() for line in new}:
+        return False
+    kept = difflib.SequenceMatcher(None, _WORDS_AND_MARKS(old[0]), _WORDS_AND_MARKS(" ".join(new)), autojunk=False)
+    return kept.ratio() >= SPLIT_KEPT
 
 
 def line_copy(line_before: str, line_after: str) -> Block | None:

@@ -809,3 +809,33 @@ def test_a_string_s_start_taken_off_goes_to_the_strings_after_the_same_code_that
 '''
     after = before.replace('"http://localhost/auth/login"', '"/auth/login"')
     assert proposed(before, after) == after.replace('"Location"] == "http://localhost/"', '"Location"] == "/"')
+
+
+def test_one_line_split_in_several_goes_to_its_copies_but_not_a_line_wrapped_or_replaced():
+    before = '''def test_etag(response):
+    assert response.get_etag() == ("0a4d55a8d778e5022fab701977c5d840bbc486d0", False)
+
+
+def test_etag_again(response):
+    response.add_etag()
+    assert response.get_etag() == ("0a4d55a8d778e5022fab701977c5d840bbc486d0", False)
+'''
+    split = '''    assert response.get_etag() == (
+        "e167f68d6563d75bb25f3aa49c29ef612d41352dc00606de7cbd630bb2665f51",
+        False,
+    )
+'''
+    old = '    assert response.get_etag() == ("0a4d55a8d778e5022fab701977c5d840bbc486d0", False)\n'
+    after = before.replace(old, split, 1)
+    assert proposed(before, after) == before.replace(old, split)
+    wrapped = before.replace(old, "    try:\n" + old.replace("    ", "        ", 1) + "    except KeyError:\n"
+                             "        pass\n", 1)  # the same line under a `try:`: that place's own
+    assert proposed(before, wrapped) == wrapped
+    commented = before.replace(old, "    # The etag of an empty response is fixed: the\n"
+                               "    # hash of no bytes at all, computed once.\n", 1)  # comments in its place
+    assert proposed(before, commented) == commented
+    header = "    def __init__(self, stream: t.BinaryIO, limit: int | None = None) -> None:\n"
+    params = f"class Reader:\n{header}        self.s = stream\n\n\nclass Peeker:\n{header}        self.n = limit\n"
+    split_params = params.replace(header, "    def __init__(\n        self, stream: t.BinaryIO, limit: int | None"
+                                          " = None, encoding: str = 'utf-8'\n    ) -> None:\n", 1)  # a parameter added
+    assert proposed(params, split_params) == split_params  # a parameter list: another function's copy
