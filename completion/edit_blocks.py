@@ -3,7 +3,8 @@ exact copies of the removed lines elsewhere.
 
 `block_of(event)` reads the event's changed lines as a block (a comment and the statement under
 it rewritten, a call joined on one line, one line split in several; not lines deleted, but for one
-decorator, nor the same lines reordered): the removed and inserted lines without the indent the removed ones share.
+decorator, nor the same lines reordered): the removed and inserted lines without the indent the
+removed ones share.
 `block_sites` finds the places where the removed lines stand as they did, under any indent, each
 becoming the inserted lines under its indent (a deleted one deleted whole); a site spans its
 lines. Exact copies only, so every site scores 1. One line changed alone is a block of one line
