@@ -85,7 +85,7 @@ from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_regions import in_f_braces, rebound, signature_change
-from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, Site
+from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, enclosing_at
@@ -102,12 +102,10 @@ MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds th
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
 MIN_TEXT_CHARS = 6  # a before-text of several tokens looked for without its context is this long at least
 TEXT_SCORE = 0.7  # and its site's line alike the edited one by this share (`text_sites`)
-_TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")
 _NAME = re.compile(r"[^\W\d]\w*")
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")
 _STRING_PREFIX_END = re.compile(r"(?<!\w)[rRbBuUfF]{1,2}$")  # a string's prefix, right before its quote
 _TIGHT_MARKS = frozenset({"<", "/", "."})
-_PROSE_TOKEN = re.compile(r"\w+|\S")
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
 _NUMBER = re.compile(r"\d[\w.]*")
 _KNOWN_NAMES = PYTHON_BUILTINS | {"Any", "Self"}
@@ -177,18 +175,6 @@ def rewrite_of(event: EditEvent) -> Rewrite | None:
                    old[old_end:])
 
 
-def shape(line: str) -> list[str]:
-    """The line's tokens, each string as `"s"` and each number as `0`."""
-    return ['"s"' if token[0] in "\"'" else "0" if token[0].isdigit() else token for token in _TOKEN.findall(line)]
-
-
-def alike(a: str, b: str, prose: bool = False) -> float:
-    """The share of the two lines' shaped tokens that a diff keeps (1.0: the same shape); for
-    `prose` (a change in a string or a comment) their words and marks as they are."""
-    tokens = _PROSE_TOKEN.findall if prose else shape
-    return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
-
-
 def _closed_call(left: list[str]) -> list[str] | None:
     """The call that `left` ends with, from its callee (with the mark before it: `.lower()`) to its
     closing bracket, within `CALL_TOKENS` tokens; None when `left` ends otherwise or its bracket
@@ -240,21 +226,23 @@ def _context(left: list[str], closed: bool = True) -> list[str]:
         depth += {")": 1, "(": -1}.get(left[start + 1], 0)
         if depth < 0 and left[start + 1] == "(" and _NAME.fullmatch(left[start]):
             return left[start:]
-    context: list[str] = []
-    for at in range(len(left) - 1, max(-1, len(left) - CONTEXT_TOKENS - 1), -1):
-        context.insert(0, left[at])
-        if _NAME.fullmatch(left[at]):
-            if at > 0 and left[at - 1] in _TIGHT_MARKS:
-                context.insert(0, left[at - 1])  # `</body` is no `<body`, `x.f` no `f`
-            break
-    return context
+    return _back_to_name(left, CONTEXT_TOKENS, _NAME.fullmatch)[0]
+
+
+def _back_to_name(left: list[str], limit: int, is_name: Callable[[str], object]) -> tuple[list[str], bool]:
+    """The last tokens of `left` back to its last name (`is_name`) within `limit` tokens, with the mark
+    right before it (`</body` is no `<body`, `x.f` no `f`), and True; else its last `limit` tokens and False."""
+    for at in range(len(left) - 1, max(-1, len(left) - limit - 1), -1):
+        if is_name(left[at]):
+            return left[at - 1 if at > 0 and left[at - 1] in _TIGHT_MARKS else at:], True
+    return left[max(0, len(left) - limit):], False
 
 
 def _token_pattern(token: str, any_name: bool = False) -> str:
     """A token's regex: any string for a string, any number for a number, any name for a name
     when `any_name` (an argument of a call's context), else the token itself (a quote that opens
     the string the change stands in is that quote: `f"<{self.__class__`)."""
-    if any_name and _NAME.fullmatch(token) and not keyword.iskeyword(token):
+    if any_name and _plain_name(token):
         return _NAME.pattern
     if token[0] in "\"'" and len(token) > 1:
         return f"(?:{_STRING.pattern})"
@@ -279,13 +267,13 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
         return re.compile(rf"^[ \t]*({re.escape(rewrite.removed)})(?=[ \t\r]*$)", re.MULTILINE)
     opened = None if re.search("[\"']", rewrite.removed + rewrite.inserted) else string_opened_at(rewrite.left)
     left = rewrite.left if opened is None else rewrite.left[opened + 1:]  # within a string: its own text
-    context = _context(_TOKEN.findall(left), closed=not rewrite.inserted.lstrip().startswith("#"))
+    context = _context(TOKEN.findall(left), closed=not rewrite.inserted.lstrip().startswith("#"))
     if opened is not None and not any(_NAME.fullmatch(token) for token in context):
         return None  # right after a string's quote: where else it goes, its line does not say
-    right = _TOKEN.findall(rewrite.right)[:1]
+    right = TOKEN.findall(rewrite.right)[:1]
     replaced = bool(rewrite.removed and rewrite.inserted)
     if not any(_NAME.fullmatch(token) and (replaced or not keyword.iskeyword(token))
-               for token in context + right + _TOKEN.findall(rewrite.removed)):
+               for token in context + right + TOKEN.findall(rewrite.removed)):
         return None
     lead = next((index for index, token in enumerate(context) if _NAME.fullmatch(token)), 0)  # its name
     around = r"\s*".join(_token_pattern(token, index > lead) for index, token in enumerate(context))
@@ -304,7 +292,7 @@ def sibling_classes(rewrite: Rewrite) -> bool:
     without them. A base given to a class that had none (`class Bar:` -> `class Bar(Generic[V]):`)
     is that class's own."""
     header = _CLASS_NAME.match(rewrite.left)
-    return header is not None and _context(_TOKEN.findall(rewrite.left))[:1] == [header.group(2)] \
+    return header is not None and _context(TOKEN.findall(rewrite.left))[:1] == [header.group(2)] \
         and ("(" in rewrite.left or rewrite.removed.lstrip().startswith("("))
 
 
@@ -324,7 +312,7 @@ def whole_line(rewrite: Rewrite) -> bool:
     `MIN_LINE_TOKENS` tokens or more, not marks alone (`...`): its sites are the exact copies of the
     line, under any indent."""
     return not rewrite.left.strip() and not rewrite.right.strip() and bool(rewrite.inserted.strip()) \
-        and len(_TOKEN.findall(rewrite.removed)) >= MIN_LINE_TOKENS and re.search(r"\w", rewrite.removed) is not None
+        and len(TOKEN.findall(rewrite.removed)) >= MIN_LINE_TOKENS and re.search(r"\w", rewrite.removed) is not None
 
 
 def comment_dropped(rewrite: Rewrite) -> bool:
@@ -505,10 +493,10 @@ def distinctive(rewrite: Rewrite) -> bool:
     """True when the rewrite's before-text says where else it goes without its line's context: text
     put for other text, `MIN_TEXT_CHARS` or more in two tokens or more with a name among them
     (`t.Optional[str]`, `lambda e: len(e)`); not a word (the word rule's) nor a line's whole text."""
-    tokens = _TOKEN.findall(rewrite.removed)
+    tokens = TOKEN.findall(rewrite.removed)
     return bool(rewrite.inserted) and not rewrite.word and len(tokens) >= 2 \
         and len(rewrite.removed.strip()) >= MIN_TEXT_CHARS and not whole_line(rewrite) \
-        and any(_NAME.fullmatch(token) and not keyword.iskeyword(token) for token in tokens)
+        and any(map(_plain_name, tokens))
 
 
 def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
@@ -545,12 +533,15 @@ def string_end(rewrite: Rewrite) -> tuple[int, bool] | None:
 
 
 def _named_context(left: list[str]) -> list[str]:
-    """The tokens of `left` back to its last name that is no keyword (with the mark before it: `.location`),
-    within `CALL_TOKENS`; none without one."""
-    for at in range(len(left) - 1, max(-1, len(left) - CALL_TOKENS - 1), -1):
-        if _NAME.fullmatch(left[at]) and not keyword.iskeyword(left[at]):
-            return left[at - 1 if at > 0 and left[at - 1] in _TIGHT_MARKS else at:]
-    return []
+    """The tokens of `left` back to its last name that is no keyword (`.location`), within `CALL_TOKENS`;
+    none without one."""
+    context, named = _back_to_name(left, CALL_TOKENS, _plain_name)
+    return context if named else []
+
+
+def _plain_name(token: str) -> bool:
+    """True for a name that is no keyword."""
+    return _NAME.fullmatch(token) is not None and not keyword.iskeyword(token)
 
 
 def string_end_sites(rewrite: Rewrite, event: EditEvent, prose: Callable[[int], bool] | None) -> list[Site]:
@@ -564,7 +555,7 @@ def string_end_sites(rewrite: Rewrite, event: EditEvent, prose: Callable[[int], 
         return []
     opened, at_end = found_end
     code = _STRING_PREFIX_END.sub("", rewrite.left[:opened])  # the code before the string, its prefix off
-    quote, context = rewrite.left[opened], _named_context(_TOKEN.findall(code))
+    quote, context = rewrite.left[opened], _named_context(TOKEN.findall(code))
     if not context:
         return []
     around = (r"(?<!\w)" if _NAME.match(context[0]) else "") + r"\s*".join(map(re.escape, context))

@@ -18,13 +18,12 @@ Everything here is pure.
 from __future__ import annotations
 
 import bisect
-import difflib
 import itertools
 import re
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent, diff_span
-from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site
+from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site, alike
 from completion.positions import line_starts, split_lines
 from completion.postprocess import indent_of
 
@@ -33,7 +32,6 @@ MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characte
 MIN_COPY_CHARS = 20  # one line changed alone goes to its exact copies when its text holds this many (`line_copy`)
 SPLIT_KEPT = 0.6  # one line made several goes to its copies when they keep this share of its tokens (`split_line`)
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
-_WORDS_AND_MARKS = re.compile(r"\w+|\S").findall
 _ONE_LINE_DEF = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
 
 
@@ -86,8 +84,7 @@ def split_line(old: list[str], new: list[str]) -> bool:
     `try:` or a `with`, nor comments put in its place)."""
     if len(old) != 1 or len(new) < 2 or old[0].strip() in {line.strip() for line in new}:
         return False
-    kept = difflib.SequenceMatcher(None, _WORDS_AND_MARKS(old[0]), _WORDS_AND_MARKS(" ".join(new)), autojunk=False)
-    return kept.ratio() >= SPLIT_KEPT
+    return alike(old[0], " ".join(new), prose=True) >= SPLIT_KEPT  # its words and marks kept
 
 
 def line_copy(line_before: str, line_after: str) -> Block | None:

@@ -1,14 +1,18 @@
 """A site of an edit by analogy (`Site`: characters of the text after the user's edit and their new
-text), the bounds every rule that finds sites keeps, and the sites as byte replacements
-(`completion.edit_drafts`' shape). Pure data and functions."""
+text), the bounds every rule that finds sites keeps, how alike a site's line is to the edited one
+(`alike`), and the sites as byte replacements (`completion.edit_drafts`' shape). Pure data and functions."""
 from __future__ import annotations
 
+import difflib
+import re
 from dataclasses import dataclass
 
 MAX_SITES = 24  # sites one edit proposes at most
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
 MAX_SCORED = 400  # of those, scored by how alike their line is: the nearest the edit
 MAX_LINE_CHARS = 400  # a longer line is no event's line and no site's
+TOKEN = re.compile(r"""[^\W\d]\w*|\d[\w.]*|"[^"\n]*"|'[^'\n]*'|\S""")  # a name, a number, a one-line string, a mark
+_PROSE_TOKEN = re.compile(r"\w+|\S")
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,6 +27,18 @@ class Site:
     score: float
     needed: float = 0.0
     lines: int = 1  # lines of the text it spans from `line` on (a block's, `block_sites`)
+
+
+def shape(line: str) -> list[str]:
+    """The line's tokens, each string as `"s"` and each number as `0`."""
+    return ['"s"' if token[0] in "\"'" else "0" if token[0].isdigit() else token for token in TOKEN.findall(line)]
+
+
+def alike(a: str, b: str, prose: bool = False) -> float:
+    """The share of the two lines' shaped tokens that a diff keeps (1.0: the same shape); for
+    `prose` (a change in a string or a comment) their words and marks as they are."""
+    tokens = _PROSE_TOKEN.findall if prose else shape
+    return difflib.SequenceMatcher(None, tokens(a), tokens(b), autojunk=False).ratio()
 
 
 def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tuple[str, ...]]]:

@@ -23,10 +23,10 @@ from functools import cache
 from pathlib import Path
 
 from completion.edit_analogy import (Rewrite, analogy_sites, comment_dropped, edit_in_prose, prose_at,
-                                     rewrite_of, shape, typo)
+                                     rewrite_of, typo)
 from completion.edit_events import EditEvent
 from completion.edit_patterns import memory_of
-from completion.edit_sites import Site
+from completion.edit_sites import Site, shape
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument
 
