@@ -161,6 +161,8 @@ def rewrite_of(event: EditEvent) -> Rewrite | None:
     if len(differ) != 1 or max(len(old_lines[differ[0]]), len(new_lines[differ[0]])) > MAX_LINE_CHARS:
         return None
     old, new = old_lines[differ[0]], new_lines[differ[0]]
+    if old.strip() and not new.strip():
+        return None  # a line's text deleted whole (the file's last line, with no line break after it)
     head, tail = common_ends(old, new)
     start, old_end, new_end = head, len(old) - tail, len(new) - tail
     first = old[start:old_end] + new[start:new_end]
@@ -282,7 +284,11 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"
     gap = r"[ \t]*?" if not rewrite.removed and not rewrite.left[-1:].isspace() else r"[ \t]*"  # text put in
     #   right after a token goes right after it at a site too (`ParamType[t.Any] |`, not `ParamType [t.Any]|`)
-    return re.compile(f"{around}{gap}({re.escape(rewrite.removed)})[ \t]*{after}", re.MULTILINE)
+    trail = r"[ \t]*"
+    if not (rewrite.removed + rewrite.inserted).strip():  # spacing: a site's space as the line's was (`url,  data`)
+        gap = re.escape(rewrite.left[len(rewrite.left.rstrip()):])
+        trail = re.escape(rewrite.right[:len(rewrite.right) - len(rewrite.right.lstrip())]) + r"(?![ \t])"
+    return re.compile(f"{around}{gap}({re.escape(rewrite.removed)}){trail}{after}", re.MULTILINE)
 
 
 def sibling_classes(rewrite: Rewrite) -> bool:
@@ -290,10 +296,11 @@ def sibling_classes(rewrite: Rewrite) -> bool:
     name in its header: `class TestLoaders():` -> `class TestLoaders(object):`, `class C(object):` ->
     `class C:`): its sites are the headers of the other classes, whatever their names, compared
     without them. A base given to a class that had none (`class Bar:` -> `class Bar(Generic[V]):`)
-    is that class's own."""
+    is that class's own, but `object`, every class's base (`class Api:` -> `class Api(object):`)."""
     header = _CLASS_NAME.match(rewrite.left)
     return header is not None and _context(TOKEN.findall(rewrite.left))[:1] == [header.group(2)] \
-        and ("(" in rewrite.left or rewrite.removed.lstrip().startswith("("))
+        and ("(" in rewrite.left or rewrite.removed.lstrip().startswith("(")
+             or (not rewrite.removed and rewrite.inserted == "(object)"))
 
 
 def string_prefix(rewrite: Rewrite) -> bool:
@@ -433,10 +440,11 @@ def within(prose: Callable[[int], bool], at: int) -> bool:
 
 def dotted(text: str, start: int, end: int) -> bool:
     """True when the word at `text[start:end]` is part of a dotted name or a path (`click.parser`,
-    `~click.Context`, `github.com/pallets/click/issues`): in prose, a reference to code or to a
-    place, not the word it spells."""
+    `~click.Context`, `github.com/pallets/click/issues`) or a URL's scheme (`http://`): in prose, a
+    reference to code or to a place, not the word it spells."""
     return (start >= 2 and text[start - 1] in "./" and _is_word(text[start - 2])) \
-        or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " "))
+        or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " ")) \
+        or text.startswith("://", end)
 
 
 def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,

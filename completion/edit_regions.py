@@ -46,9 +46,11 @@ from completion.positions import split_lines
 from completion.syntax import ParsedDocument, encode, new_parser
 from completion.tree_names import (
     CALLEES,
+    COMPREHENSION_TYPES,
     FUNCTION_TYPES,
     MEMBER_TYPES,
     NAME_TYPES,
+    alike_comprehensions,
     bound_in_file,
     call_nodes,
     imported_names,
@@ -217,7 +219,8 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
         uses = [node for node in nodes_named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
                 if is_member(node)]
     else:
-        uses = [node for node in nodes_named(scope, document.language, old, NAME_TYPES)
+        scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
+        uses = [node for each in scopes for node in nodes_named(each, document.language, old, NAME_TYPES)
                 if not is_member(node) and not is_keyword(node)]
     if rebinds:
         return [node for node in uses if _in_from_import(node)]

@@ -1,9 +1,9 @@
 """Names and nodes in a syntax tree: the node kinds and lookups the next-edit rules share.
 
 `nodes_named` finds the nodes of some kinds whose text is a name (one tree-sitter query), `scope_of`
-says where a renamed name lives (its function, an exception's handler, a class's members, the file),
-`overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
-callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
+says where a renamed name lives (its function, a comprehension, an exception's handler, a class's
+members, the file), `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a
+function by its callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
 where a Python file binds a name, `name_strings` where its strings name one, `names_parent` says
 whether a node is its parent's name, and `python_word` knows its builtins and keywords. Used by
 `completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
@@ -33,6 +33,9 @@ FUNCTION_TYPES = frozenset({
 CLASS_TYPES = frozenset({
     "class_definition", "class_declaration", "class_specifier", "struct_specifier",
     "impl_item", "interface_declaration",
+})
+COMPREHENSION_TYPES = frozenset({  # Python 3: their `for` targets are their own
+    "list_comprehension", "set_comprehension", "dictionary_comprehension", "generator_expression",
 })
 NAME_TYPES = ("identifier", "type_identifier", "shorthand_property_identifier")
 MEMBER_TYPES = ("property_identifier", "field_identifier")
@@ -100,6 +103,8 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
     while ancestor is not None:
         if ancestor.type == "except_clause" and _caught_as(ancestor) in names:
             return ancestor, False  # `except E as e:` binds `e` for its handler alone (Python deletes it after)
+        if ancestor.type in COMPREHENSION_TYPES and _iterated_in(ancestor) & names:
+            return ancestor, False  # `[h.plugin for h in hooks]` binds `h` for itself alone
         defines = ancestor.child_by_field_name("name") == node  # a definition's name lives outside
         if ancestor.type in FUNCTION_TYPES and not defines \
                 and (language != "python" or binds(ancestor, names)):
@@ -111,6 +116,37 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
     while root.parent is not None:
         root = root.parent
     return root, False
+
+
+def alike_comprehensions(comprehension: Node, names: set[str]) -> list[Node]:
+    """The comprehensions of the function (or file) around a `comprehension` whose `for` clauses
+    bind one of `names` as it does (`cl for cl in what` twice in one function): one name in each,
+    renamed in one, is renamed in the others; none nested in another of them."""
+    outer = comprehension.parent
+    while outer.parent is not None and outer.type not in FUNCTION_TYPES:
+        outer = outer.parent
+    found, stack = [], [outer]
+    while stack:
+        node = stack.pop()
+        if node.type in COMPREHENSION_TYPES and _iterated_in(node) & names:
+            found.append(node)
+            continue
+        stack.extend(node.named_children)
+    return sorted(found, key=lambda node: node.start_byte)
+
+
+def _iterated_in(comprehension: Node) -> set[str]:
+    """The names a Python comprehension's `for` clauses bind (`for k, v in ...`)."""
+    bound = set()
+    for clause in comprehension.named_children:
+        target = clause.child_by_field_name("left") if clause.type == "for_in_clause" else None
+        stack = [] if target is None else [target]
+        while stack:
+            node = stack.pop()
+            if node.type == "identifier":
+                bound.add(node_text(node))
+            stack.extend(node.named_children)
+    return bound
 
 
 def _caught_as(clause: Node) -> str | None:

@@ -362,6 +362,50 @@ class TestOther(Base):
     bare = before.replace("()", "")
     generic = bare.replace("class TestLoaders:", "class TestLoaders(Generic[V]):")
     assert proposed(bare, generic, 0) == generic  # a base given to a class that had none is its own
+    rooted = bare.replace("class TestLoaders:", "class TestLoaders(object):")  # but object is every class's
+    assert proposed(bare, rooted, 0) == rooted.replace("class TestModuleLoader:", "class TestModuleLoader(object):")
+
+
+def test_a_spacing_mended_goes_only_where_the_same_spacing_stands():
+    before = '''def patch(url, data=None, **kwargs):
+    return request("patch", url,  data=data, **kwargs)
+
+
+def put(url, data=None, **kwargs):
+    return request("put", url, data=data, **kwargs)
+
+
+def post(url, data=None, **kwargs):
+    return request("post", url,  data=data, **kwargs)
+'''
+    after = before.replace("url,  data", "url, data", 1)
+    assert proposed(before, after, 1) == before.replace("url,  data", "url, data")
+    tight = before.replace("url,  data", "url,data")
+    spaced = tight.replace("url,data", "url, data", 1)
+    assert proposed(tight, spaced, 1) == tight.replace("url,data", "url, data")  # not `url,  data` at put
+
+
+def test_a_url_scheme_changed_in_a_string_leaves_the_same_word_alone_elsewhere():
+    before = '''def check(url):
+    if ":" in url and not url.lower().startswith("http"):
+        raise ValueError(f"Perhaps you meant http://{url}?")
+    return f"see http://example.org/{url}"
+'''
+    after = before.replace("meant http://", "meant https://")
+    assert proposed(before, after, 2) == after.replace("see http://", "see https://")
+
+
+def test_the_last_line_deleted_blanks_none_of_its_copies():
+    before = '''def test_one(hook):
+    assert not hasattr(hook, "world")
+
+
+def test_two(hook):
+    assert hook.hello(arg=3) == [4]
+    assert not hasattr(hook, "world")'''
+    after = before[:before.rindex("\n") + 1]
+    assert rewrite_of(event(before, after)) is None
+    assert proposed(before, after, 5) == after
 
 
 def test_a_type_excuse_taken_off_goes_off_the_lines_of_the_same_names_only():

@@ -124,6 +124,31 @@ def test_a_renamed_exception_name_finds_its_uses_in_its_handler_only():
     assert applied(document.text, next_edit.finish(after, [])) == document.text.replace("from e", "from ebr")
 
 
+def test_a_renamed_comprehension_name_goes_to_the_comprehensions_that_bind_it_only():
+    before = '''@hookimpl
+def plugins(hookimpls, what):
+    found = [hookimpl.plugin for hookimpl in hookimpls]
+    names = {hookimpl.name for hookimpl in hookimpls if hookimpl.plugin}
+    return found, names, hookimpl
+
+
+def classes(what):
+    kinds = frozenset(cl for cl in what if isclass(cl))
+    return kinds, frozenset(cl for cl in what if isinstance(cl, Attribute))
+'''
+    old = "    found = [hookimpl.plugin for hookimpl in hookimpls]"
+    event, document, at = edited(before, old, "    found = [item.plugin for item in hookimpls]")
+    after = next_edit.plan(next_edit.EditAsk(document, event, at, "t", 1000, drafting=next_edit.Drafting.RULES))
+    names = "    names = {hookimpl.name for hookimpl in hookimpls if hookimpl.plugin}"
+    assert applied(document.text, next_edit.finish(after, [])) == document.text.replace(
+        names, names.replace("hookimpl.", "item.").replace("for hookimpl", "for item"))  # not @hookimpl
+    first = "    kinds = frozenset(cl for cl in what if isclass(cl))"
+    event, document, at = edited(before, first, "    kinds = frozenset(cls for cls in what if isclass(cls))")
+    after = next_edit.plan(next_edit.EditAsk(document, event, at, "t", 1000, drafting=next_edit.Drafting.RULES))
+    assert applied(document.text, next_edit.finish(after, [])) == before.replace("cl for cl", "cls for cls") \
+        .replace("(cl)", "(cls)").replace("(cl,", "(cls,")  # the comprehension alike in the same function
+
+
 def test_a_renamed_attribute_finds_its_uses_across_the_class_and_the_file():
     event, document, at = edited(MODULE, "self.items = items", "        self.goods = items")
     assert renamed(event) == ("items", "goods")
