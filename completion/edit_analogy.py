@@ -72,20 +72,21 @@ Everything here is pure.
 """
 from __future__ import annotations
 
-import bisect
 import difflib
 import itertools
 import keyword
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
+from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_regions import in_f_braces, rebound, signature_change
-from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike
+from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
+                                   matches_off_event)
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, enclosing_at
@@ -342,7 +343,8 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class
     C:` leaves `C` as it was, nor does a change whose last word was its last before it, nor keys
     that only took text off a word and left one the text holds off the edited line, `Jinja2` ->
-    `Jinja`; a word backspaced to a stub found nowhere, `foo_bar` -> `foo_b`, is being retyped)."""
+    `Jinja`; nor an attribute the code reads elsewhere; a word backspaced to a stub found nowhere,
+    `foo_bar` -> `foo_b`, is being retyped)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])) \
             or string_prefix(rewrite):
@@ -354,7 +356,15 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
         return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
     if deleted_only(rewrite) and _whole_elsewhere(ending.group(), text, rewrite.line_after):
         return False
+    if code and rewrite.inserted.endswith("." + ending.group()) and _attribute_elsewhere(ending.group(), text, rewrite):
+        return False  # an attribute the code reads elsewhere: `str(e)` -> `str(e.value)`, though `values` is there
     return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
+
+
+def _attribute_elsewhere(name: str, text: str, rewrite: Rewrite) -> bool:
+    """True when `.name` stands whole in `text` more often than on the rewrite's line after it."""
+    pattern = re.compile(rf"\.{re.escape(name)}(?!\w)")
+    return len(pattern.findall(text)) > len(pattern.findall(rewrite.line_after))
 
 
 def deleted_only(rewrite: Rewrite) -> bool:
@@ -577,19 +587,6 @@ def string_end_sites(rewrite: Rewrite, event: EditEvent, prose: Callable[[int], 
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
 
-def matches_off_event(pattern: re.Pattern, text: str, starts: list[int],
-                      event: EditEvent) -> Iterator[tuple[re.Match, int, str]]:
-    """(match, its line, that line's text) for the pattern's first `MAX_MATCHES` matches in `text`
-    (lines starting at `starts`; group 1 is what is replaced) outside the event's lines and on
-    lines of `MAX_LINE_CHARS` at most."""
-    for count, match in enumerate(pattern.finditer(text)):
-        if count == MAX_MATCHES:
-            return
-        line = bisect.bisect_right(starts, match.start(1)) - 1
-        if not event.start_line <= line < event.after_end and starts[line + 1] - starts[line] <= MAX_LINE_CHARS:
-            yield match, line, text[starts[line]:starts[line + 1]].rstrip("\r\n")
-
-
 def nearest(matches: list[tuple[re.Match, int, str]], line: int) -> list[tuple[re.Match, int, str]]:
     """The matches (match, its line, that line's text) nearest `line`, `MAX_SCORED` at most, in text
     order: a pattern found all over a large file is scored near the edit only (each score is a diff
@@ -768,6 +765,9 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
     if directed is not None:  # E402 excused on one import below code: the others below it
         return directed
+    quote = joined_quote(rewrite.removed, rewrite.inserted)
+    if quote is not None:  # two literals joined: the others side by side (`completion.edit_joins`)
+        return [] if document is None else joined_sites(quote, event, document)
     if literal and not rewrite.word:
         return string_end_sites(rewrite, event, None if document is None else prose_at(document))
     if (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \

@@ -1,11 +1,16 @@
 """A site of an edit by analogy (`Site`: characters of the text after the user's edit and their new
 text), the bounds every rule that finds sites keeps, how alike a site's line is to the edited one
-(`alike`), and the sites as byte replacements (`completion.edit_drafts`' shape). Pure data and functions."""
+(`alike`), the matches of a site's pattern off the edit (`matches_off_event`), and the sites as byte
+replacements (`completion.edit_drafts`' shape). Pure data and functions."""
 from __future__ import annotations
 
+import bisect
 import difflib
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
+
+from completion.edit_events import EditEvent
 
 MAX_SITES = 24  # sites one edit proposes at most
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
@@ -49,3 +54,16 @@ def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tupl
         end = start + len(text[site.start:site.end].encode("utf-8", "surrogatepass"))
         replacements.append((start, end, (site.new,)))
     return replacements
+
+
+def matches_off_event(pattern: re.Pattern, text: str, starts: list[int],
+                      event: EditEvent) -> Iterator[tuple[re.Match, int, str]]:
+    """(match, its line, that line's text) for the pattern's first `MAX_MATCHES` matches in `text`
+    (lines starting at `starts`; group 1 is what is replaced) outside the event's lines and on
+    lines of `MAX_LINE_CHARS` at most."""
+    for count, match in enumerate(pattern.finditer(text)):
+        if count == MAX_MATCHES:
+            return
+        line = bisect.bisect_right(starts, match.start(1)) - 1
+        if not event.start_line <= line < event.after_end and starts[line + 1] - starts[line] <= MAX_LINE_CHARS:
+            yield match, line, text[starts[line]:starts[line + 1]].rstrip("\r\n")

@@ -67,6 +67,33 @@ def test_a_builtin_typed_in_code_is_whole_though_a_longer_word_starts_with_it():
     assert analogy_sites(event(prose, typed), document=ParsedDocument.parse("python", typed)) == []  # in prose
 
 
+def test_an_attribute_read_elsewhere_is_whole_though_a_longer_word_starts_with_it():
+    before = '''def test_errors(values):
+    with pytest.raises(ValueError) as e:
+        parse(values)
+    assert "returned None" in str(e)
+    assert "must be a tuple" in str(e)
+    assert e.value.args
+'''
+    after = before.replace('None" in str(e)', 'None" in str(e.value)')
+    assert proposed(before, after, 3) == after.replace('tuple" in str(e)', 'tuple" in str(e.value)')
+    half = before.replace('None" in str(e)', 'None" in str(e.val)')
+    assert proposed(before, half, 3) == half  # `.val` is read nowhere else: still being typed
+
+
+def test_two_literals_joined_go_to_the_literals_side_by_side_on_one_line():
+    before = '''def options(command):
+    command.option(help="Set reload directories explicitly, instead of the working" " directory.")
+    command.option(help="Delay between two checks of the" " application, in seconds.")
+    command.option(help=f"Bind to {HOST} by" " default.", prompt=f"Host {HOST}" " {{x}}")
+    command.option(help="Shown when" """ asked""", raw=r"\\d+" "\\n")
+    command.option(help="One string: " + " and another.", note='say " " here')
+'''
+    after = before.replace('the working" " directory', "the working directory")
+    assert proposed(before, after, 1) == after.replace('of the" " application', "of the application") \
+        .replace('by" " default', "by default")  # not an f-string before braces, triple quotes, raw, or a +
+
+
 def test_a_line_replaced_whole_goes_to_its_copies_but_not_a_line_of_marks():
     before = ("def first():\n    1 // 0\n\n\ndef second():\n    if True:\n        1 // 0\n\n\n"
               "def third():\n    x = 1 // 0\n")

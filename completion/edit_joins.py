@@ -1,0 +1,69 @@
+"""Edits by analogy of string literals joined: `"... met, " "please refer"` made one literal,
+`"... met, please refer"` (a formatter's or a linter's implicit concatenation taken out), goes to
+the other two literals side by side on one line in the file.
+
+`joined_quote` says whether a one-line rewrite joined two literals (it took out a closing quote,
+the space after it and the opening quote of the next literal, and put nothing in) and with which
+quote; `joined_sites` finds the other such joints in code: a closing quote, spaces, an opening
+quote of the same kind with no prefix, between two one-line literals (from the tree), neither of
+them triple-quoted or raw, and not an f-string before a literal with braces (joined, its braces
+would become fields). Each site deletes its joint and scores 1. Pure.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from completion.edit_events import EditEvent
+from completion.edit_sites import MAX_SITES, Site, matches_off_event
+from completion.positions import line_starts
+from completion.syntax import ParsedDocument, enclosing_at
+
+_JOINT = re.compile(r"""(["'])[ \t]+\1""")  # a closing quote, spaces, the next literal's opening quote
+_STRING = frozenset({"string"})
+_PREFIX = re.compile(r"[A-Za-z]*")
+
+
+def joined_quote(removed: str, inserted: str) -> str | None:
+    """The quote of the two literals the rewrite joined (it took out `" "` and put nothing in), else None."""
+    found = _JOINT.fullmatch(removed)
+    return None if found is None or inserted else found.group(1)
+
+
+def joined_sites(quote: str, event: EditEvent, document: ParsedDocument) -> list[Site]:
+    """The other joints of two `quote` literals side by side on one line in the document's code
+    (the text after the event), each taken out: nearest the edit first, `MAX_SITES` at most."""
+    string_at = enclosing_at(document, _STRING)
+    if string_at is None:
+        return []
+    text, starts = document.text, line_starts(document.text)
+    pattern = re.compile(rf"({re.escape(quote)}[ \t]+{re.escape(quote)})")
+    found = [Site(match.start(1), match.end(1), "", line, 1.0)
+             for match, line, _ in matches_off_event(pattern, text, starts, event)
+             if _a_joint(string_at, match.start(1), match.end(1) - 1)]
+    return sorted(found, key=lambda site: abs(site.line - event.start_line))[:MAX_SITES]
+
+
+def _a_joint(string_at: Callable[[int], Node | None], closing: int, opening: int) -> bool:
+    """True when the quotes at `closing` and `opening` end one literal and open the next (side by side,
+    with spaces only between them: one implicit concatenation), both of one line, and joining them
+    keeps their text."""
+    first, second = string_at(closing), string_at(opening)
+    if first is None or second is None or first == second:
+        return False  # in code, or both quotes in one literal (`'say " " here'`)
+    head, tail = _literal(first), _literal(second)
+    if head is None or tail is None or tail[0] or head[0].lower() not in ("", "f"):
+        return False  # a prefix on the next literal (`b"`, `f"`) or another than `f` on the first (`r"`)
+    return head[0] == "" or not re.search(r"[{}]", tail[1])
+
+
+def _literal(node: Node) -> tuple[str, str] | None:
+    """(a one-line literal's prefix, its text between its quotes), or None for a triple-quoted one."""
+    text = node.text.decode("utf-8", "replace")
+    prefix = _PREFIX.match(text).group()
+    body = text[len(prefix):]
+    if body[:3] in ('"""', "'''") or "\n" in body:
+        return None
+    return prefix, body[1:-1]
