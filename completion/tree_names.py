@@ -2,8 +2,9 @@
 
 `nodes_named` finds the nodes of some kinds whose text is a name (one tree-sitter query), `scope_of`
 says where a renamed name lives (its function, a comprehension, an exception's handler, a class's
-members, the file), `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a
-function by its callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
+members, the file), `alike_comprehensions` the comprehensions that bind the same name,
+`overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
+callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
 where a Python file binds a name, `name_strings` where its strings name one, `names_parent` says
 whether a node is its parent's name, and `python_word` knows its builtins and keywords. Used by
 `completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
