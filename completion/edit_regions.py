@@ -122,22 +122,26 @@ def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int,
 @functools.lru_cache(maxsize=4)
 def renamed(event: EditEvent) -> tuple[str, str] | None:
     """(old, new) when the event's identifiers differ only by one name replaced by another, at
-    one or more places, each standing between the same characters as the name it replaced
-    (blanks aside: `e.value.message` -> `e.value.args[0]` is no rename, a rename that rewraps its
-    line is one); kept for the last few events: a plan asks several times, and each reading of an
-    event's lines splits its whole text."""
+    one or more places, each standing between the same marks as the name it replaced, back and on
+    to the names beside it (blanks aside: `e.value.message` -> `e.value.args[0]` and `append(x)` ->
+    `insert(0, x)` are no renames, a rename that rewraps its line is one); kept for the last few
+    events: a plan asks several times, and each reading of an event's lines splits its whole text."""
     old, new = list(_IDENTIFIER.finditer(event.removed)), list(_IDENTIFIER.finditer(event.inserted))
     changed = [(was, now) for was, now in zip(old, new) if was.group() != now.group()]
     pairs = {(was.group(), now.group()) for was, now in changed}
     if len(old) != len(new) or len(pairs) != 1 \
-            or any(_between(event.removed, was) != _between(event.inserted, now) for was, now in changed):
-        return None
+            or any(_around(old, at, event.removed) != _around(new, at, event.inserted)
+                   for at, (was, now) in enumerate(zip(old, new)) if was.group() != now.group()):
+        return None  # marks put in beside the name: `append(x)` -> `insert(0, x)` is no rename
     return pairs.pop()
 
 
-def _between(text: str, name: re.Match) -> tuple[str, str]:
-    """The characters just before and after a name of `text`, blanks skipped."""
-    return text[:name.start()].rstrip()[-1:], text[name.end():].lstrip()[:1]
+def _around(names: list[re.Match], at: int, text: str) -> tuple[str, str]:
+    """The marks between the name `names[at]` of `text` and the names beside it (blanks, numbers and
+    the words of strings left out: `x = 1` -> `y = 2` is a rename)."""
+    before = text[names[at - 1].end() if at else 0:names[at].start()]
+    after = text[names[at].end():names[at + 1].start() if at + 1 < len(names) else len(text)]
+    return re.sub(r"[\s\w]+", "", before), re.sub(r"[\s\w]+", "", after)
 
 
 def in_f_braces(before: str, inside: str) -> bool:

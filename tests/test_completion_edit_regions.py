@@ -174,12 +174,16 @@ def test_a_renamed_function_finds_its_calls():
         <= rename_lines(regions)
 
 
-def test_a_name_replaced_by_an_expression_is_no_rename_but_a_rename_rewrapped_is():
+def test_a_name_replaced_by_an_expression_or_with_marks_beside_it_is_no_rename_but_a_rename_rewrapped_is():
     source = "def check(e):\n    assert e.value.message == 'x'\n    return hashlib.sha1(e.value.message)\n"
     subscripted, _, _ = edited(source, "assert e.value", "    assert e.value.args[0] == 'x'")
     assert renamed(subscripted) is None  # `message` -> `args[0]`: the rename rule would write `args`
     called, _, _ = edited(source, "assert e.value", "    assert e.value.get_message() == 'x'")
     assert renamed(called) is None
+    argued, _, _ = edited(source, "return hashlib", "    return hashlib.new(-1, e.value.message)")
+    assert renamed(argued) is None  # an argument put in beside it: `.new(` is no `.sha1(` renamed
+    valued, _, _ = edited("LIMIT = 10\nprint(LIMIT)\n", "LIMIT = 10", "MAX_ITEMS = 20")
+    assert renamed(valued) == ("LIMIT", "MAX_ITEMS")  # a value changed beside it is no mark
     rewrapped, _, _ = edited(source, "return hashlib", "    return hashlib.sha3_256(\n        e.value.message\n    )")
     assert renamed(rewrapped) == ("sha1", "sha3_256")
     imports = "from .base import Event, TCPStream, Backend\n"
