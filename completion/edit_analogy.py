@@ -356,15 +356,10 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
         return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
     if deleted_only(rewrite) and _whole_elsewhere(ending.group(), text, rewrite.line_after):
         return False
-    if code and rewrite.inserted.endswith("." + ending.group()) and _attribute_elsewhere(ending.group(), text, rewrite):
+    if code and rewrite.inserted.endswith("." + ending.group()) \
+            and _whole_elsewhere(ending.group(), text, rewrite.line_after, attribute=True):
         return False  # an attribute the code reads elsewhere: `str(e)` -> `str(e.value)`, though `values` is there
     return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
-
-
-def _attribute_elsewhere(name: str, text: str, rewrite: Rewrite) -> bool:
-    """True when `.name` stands whole in `text` more often than on the rewrite's line after it."""
-    pattern = re.compile(rf"\.{re.escape(name)}(?!\w)")
-    return len(pattern.findall(text)) > len(pattern.findall(rewrite.line_after))
 
 
 def deleted_only(rewrite: Rewrite) -> bool:
@@ -373,9 +368,11 @@ def deleted_only(rewrite: Rewrite) -> bool:
     return len(rewrite.inserted) - tail <= head
 
 
-def _whole_elsewhere(word: str, text: str, line: str) -> bool:
-    """True when `word` stands whole in `text` more often than on its edited `line`."""
-    pattern = re.compile(rf"(?<!\w){re.escape(word)}(?!\w)")
+def _whole_elsewhere(word: str, text: str, line: str, attribute: bool = False) -> bool:
+    """True when `word` stands whole in `text` more often than on its edited `line` (as an
+    `attribute`: right after a dot, `.value`)."""
+    lead = r"\." if attribute else r"(?<!\w)"
+    pattern = re.compile(rf"{lead}{re.escape(word)}(?!\w)")
     return next(itertools.islice(pattern.finditer(text), len(pattern.findall(line)), None), None) is not None
 
 

@@ -127,11 +127,10 @@ def renamed(event: EditEvent) -> tuple[str, str] | None:
     `insert(0, x)` are no renames, a rename that rewraps its line is one); kept for the last few
     events: a plan asks several times, and each reading of an event's lines splits its whole text."""
     old, new = list(_IDENTIFIER.finditer(event.removed)), list(_IDENTIFIER.finditer(event.inserted))
-    changed = [(was, now) for was, now in zip(old, new) if was.group() != now.group()]
-    pairs = {(was.group(), now.group()) for was, now in changed}
+    changed = [at for at, (was, now) in enumerate(zip(old, new)) if was.group() != now.group()]
+    pairs = {(old[at].group(), new[at].group()) for at in changed}
     if len(old) != len(new) or len(pairs) != 1 \
-            or any(_around(old, at, event.removed) != _around(new, at, event.inserted)
-                   for at, (was, now) in enumerate(zip(old, new)) if was.group() != now.group()):
+            or any(_around(old, at, event.removed) != _around(new, at, event.inserted) for at in changed):
         return None  # marks put in beside the name: `append(x)` -> `insert(0, x)` is no rename
     return pairs.pop()
 

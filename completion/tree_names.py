@@ -122,18 +122,21 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
 def alike_comprehensions(comprehension: Node, names: set[str]) -> list[Node]:
     """The comprehensions of the function (or file) around a `comprehension` whose `for` clauses
     bind one of `names` as it does (`cl for cl in what` twice in one function): one name in each,
-    renamed in one, is renamed in the others; none nested in another of them."""
+    renamed in one, is renamed in the others; none nested in another of them. Found from the
+    places of the names (one query), not by walking the function's tree."""
     outer = comprehension.parent
     while outer.parent is not None and outer.type not in FUNCTION_TYPES:
         outer = outer.parent
-    found, stack = [], [outer]
-    while stack:
-        node = stack.pop()
-        if node.type in COMPREHENSION_TYPES and _iterated_in(node) & names:
-            found.append(node)
-            continue
-        stack.extend(node.named_children)
-    return sorted(found, key=lambda node: node.start_byte)
+    found: dict[tuple[int, int], Node] = {}
+    for node in (found_name for name in names for found_name in nodes_named(outer, "python", name, ("identifier",))):
+        outermost, ancestor = None, node.parent
+        while ancestor is not None and ancestor != outer:
+            if ancestor.type in COMPREHENSION_TYPES and _iterated_in(ancestor) & names:
+                outermost = ancestor
+            ancestor = ancestor.parent
+        if outermost is not None:
+            found[(outermost.start_byte, outermost.end_byte)] = outermost
+    return sorted(found.values(), key=lambda node: node.start_byte)
 
 
 def _iterated_in(comprehension: Node) -> set[str]:
