@@ -61,8 +61,9 @@ its sibling definitions mostly kept theirs (7 of 22 such sites changed in the tu
 for a header the same as the edited one was, a clone (`def callback(ctx, value):` in each of
 several factories); a change to a class header goes to other class headers (`class C(object):`
 -> `class C:`), whatever their names when the change is to the bases (`sibling_classes`). A word
-changed in prose goes only where it keeps its sense (`in_sense`, `completion.prose_sense`). The best
-`MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
+changed in prose goes only where it keeps its sense (`in_sense`, `completion.prose_sense`). A name
+put in that only functions bind goes only where it is bound (`names_bound`: `and sig == ...` not
+into a method without `sig`). The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
 of the text (a half-typed name) has no sites, but for keys that only took text off a word and left
 one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
 `Replacement` of its UTF-8 bytes (`byte_replacements`), so drafts and regions follow the sites. Work
@@ -89,8 +90,8 @@ from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_
                                    matches_off_event)
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
-from completion.syntax import ParsedDocument, enclosing_at
-from completion.tree_names import PYTHON_BUILTINS
+from completion.syntax import ParsedDocument, byte_offsets, enclosing_at
+from completion.tree_names import PYTHON_BUILTINS, binding_scopes, identifiers_in
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
@@ -735,7 +736,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     sense (`in_sense`). `repeated`: the user made the same rewrite before; `floor`:
     sites below the fixed cut down to it are kept too (`sites`). The exact copies of the edited line
     come first, whatever the rest says (`line_copies`), but for a word the rename rule renamed in its
-    scope: a copy in another scope names another variable there."""
+    scope: a copy in another scope names another variable there. No site reads a name put in where
+    it is unbound (`names_bound`)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -748,7 +750,34 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)
     found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)
-    return with_copies(copies, found + module_references(rewrite, event, document))
+    proposed = with_copies(copies, found + module_references(rewrite, event, document))
+    bound = None if not proposed or document is None or document.tree is None \
+        else names_bound(rewrite, event.after, document)
+    return proposed if bound is None else [site for site in proposed if bound(site.start)]
+
+
+def names_bound(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[int], bool] | None:
+    """For a rewrite in code that puts in a name its line did not read and only functions bind (`and
+    sig == signal.SIGINT`, `sig` a parameter of the edited one): whether a site at an offset of `text`
+    stands where each such name is bound (in a function that binds it, or one inside it); None when
+    the rewrite puts in no such name (a name the edited line binds is its own: `lambda _: ...`)."""
+    starts = line_starts(text)
+    if not rewrite.inserted or document.language != "python" or edit_in_prose(rewrite, starts, prose_at(document)):
+        return None
+    byte_at, root = byte_offsets(text), document.tree.root_node
+    line_start, edited_at = starts[rewrite.line], starts[rewrite.line] + len(rewrite.left)
+    span = byte_at(line_start), byte_at(edited_at), byte_at(edited_at + len(rewrite.inserted)), \
+        byte_at(line_start + len(rewrite.line_after))
+    read = identifiers_in(root, span[1], span[2])[0] - identifiers_in(root, span[0], span[3])[1] \
+        - set(_NAME.findall(rewrite.line_before))
+    scopes = [found for name in sorted(read) if (found := binding_scopes(root, name))]
+    if not scopes:
+        return None
+
+    def bound(offset: int) -> bool:
+        byte = byte_at(offset)
+        return all(any(scope.start_byte <= byte < scope.end_byte for scope in found) for found in scopes)
+    return bound
 
 
 def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,

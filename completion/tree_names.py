@@ -5,7 +5,8 @@ says where a renamed name lives (its function, a comprehension, an exception's h
 members, the file), `alike_comprehensions` the comprehensions that bind the same name,
 `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
 callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
-where a Python file binds a name, `name_strings` where its strings name one, `names_parent` says
+where a Python file binds a name, `binding_scopes` which of its functions do, `identifiers_in` the
+names a span reads and binds, `name_strings` where its strings name one, `names_parent` says
 whether a node is its parent's name, and `python_word` knows its builtins and keywords. Used by
 `completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
 `completion.edit_analogy` and `completion.next_edit`; everything here is pure.
@@ -195,6 +196,49 @@ def bound_in_file(root: Node, name: str) -> bool:
         return True
     return any(_is_binding(node) or _imports(node) or _names_definition(node)
                for node in nodes_named(root, "python", name, ("identifier",)))
+
+
+def binding_scopes(root: Node, name: str) -> list[Node] | None:
+    """The Python functions that bind `name` (a parameter, a target, an import or a definition in
+    their own body; nested ones included), or None when the module binds it (at its top level, in a
+    class body) or it is a builtin: a name visible everywhere."""
+    if name in PYTHON_BUILTINS:
+        return None
+    scopes = []
+    for node in nodes_named(root, "python", name, ("identifier",)):
+        if not (_is_binding(node) or _imports(node) or _names_definition(node)):
+            continue
+        above = node.parent.parent if _names_definition(node) else node.parent  # a def's name: around it
+        scope = next((up for up in _lineage(above) if up.type in FUNCTION_TYPES), None)
+        if scope is None:
+            return None
+        scopes.append(scope)
+    return scopes
+
+
+def identifiers_in(root: Node, start: int, end: int) -> tuple[set[str], set[str]]:
+    """The Python names between bytes `start` and `end` of a tree: (those read there: no attribute,
+    keyword argument, binding or definition; those bound there)."""
+    read: set[str] = set()
+    bound: set[str] = set()
+    stack = [root.descendant_for_byte_range(start, max(start, end - 1))]
+    while stack:
+        node = stack.pop()
+        if node is None or node.end_byte <= start or node.start_byte >= end:
+            continue
+        if node.type == "identifier" and start <= node.start_byte and node.end_byte <= end:
+            if _is_binding(node) or _imports(node) or _names_definition(node):
+                bound.add(node_text(node))
+            elif not is_member(node) and not is_keyword(node):
+                read.add(node_text(node))
+        stack.extend(node.children)
+    return read, bound
+
+
+def _lineage(node: Node | None) -> Iterator[Node]:
+    while node is not None:
+        yield node
+        node = node.parent
 
 
 def python_word(word: str) -> bool:

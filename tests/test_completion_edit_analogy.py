@@ -81,6 +81,32 @@ def test_an_attribute_read_elsewhere_is_whole_though_a_longer_word_starts_with_i
     assert proposed(before, half, 3) == half  # `.val` is read nowhere else: still being typed
 
 
+def test_a_name_put_in_goes_only_where_it_is_bound():
+    before = '''class Server:
+    def handle_exit(self, sig, frame):
+        if self.should_exit:
+            self.force_exit = True
+
+    def restart(self):
+        if self.should_exit:
+            self.force_exit = True
+
+    def capture(self, sig):
+        if self.should_exit:
+            self.force_exit = True
+'''
+    after = before.replace("if self.should_exit:", "if self.should_exit and sig is not None:", 1)
+    assert proposed(before, after, 2) == after.replace("""sig):
+        if self.should_exit:""", """sig):
+        if self.should_exit and sig is not None:""")  # not in restart(): no `sig` there
+    lambda_line = "if self.should_exit or (lambda sig: sig)(2):"
+    own = before.replace("if self.should_exit:", lambda_line, 1)
+    assert proposed(before, own, 2) == own.replace("if self.should_exit:", lambda_line)  # it binds `sig` itself
+    message = before.replace("if self.should_exit:", "if self.should_exit or fail('sig in restart'):", 1)
+    assert proposed(before, message, 2) == message.replace("if self.should_exit:",
+                                                           "if self.should_exit or fail('sig in restart'):")
+
+
 def test_two_literals_joined_go_to_the_literals_side_by_side_on_one_line():
     before = '''def options(command):
     command.option(help="Set reload directories explicitly, instead of the working" " directory.")
@@ -432,7 +458,7 @@ def test_two(hook):
     assert not hasattr(hook, "world")'''
     after = before[:before.rindex("\n") + 1]
     assert rewrite_of(event(before, after)) is None
-    assert proposed(before, after, 5) == after
+    assert proposed(before, after, 2) == after
 
 
 def test_a_type_excuse_taken_off_goes_off_the_lines_of_the_same_names_only():
@@ -664,7 +690,7 @@ import shared
 '''
     after = before.replace("import admin\n", "import admin  # noqa: E402\n")
     excused = after.replace("from frontend import (", "from frontend import (  # noqa: E402")
-    assert proposed(before, after, 5) == excused.replace("import shared", "import shared  # noqa: E402")
+    assert proposed(before, after, 2) == excused.replace("import shared", "import shared  # noqa: E402")
     # not the imports above the code, nor a line with a comment of its own
     top = before.replace("import os\n", "import os  # noqa: E402\n")
     assert proposed(before, top, 1) == top  # no code above it: nothing the rule flags
