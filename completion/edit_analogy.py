@@ -63,9 +63,11 @@ several factories); a change to a class header goes to other class headers (`cla
 -> `class C:`), whatever their names when the change is to the bases (`sibling_classes`). A word
 changed in prose goes only where it keeps its sense (`in_sense`, `completion.prose_sense`). A name
 put in that only functions bind goes only where it is bound (`names_bound`: `and sig == ...` not
-into a method without `sig`). The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another word
-of the text (a half-typed name) has no sites, but for keys that only took text off a word and left
-one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
+into a method without `sig`); a name made to agree with its function only to functions that speak
+of the same (`agreeing`: `_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`).
+The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
+word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
+left one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
 `Replacement` of its UTF-8 bytes (`byte_replacements`), so drafts and regions follow the sites. Work
 is bounded: at most `MAX_MATCHES` occurrences are looked at, and a line over `MAX_LINE_CHARS` is no
 event line.
@@ -91,7 +93,7 @@ from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, byte_offsets, enclosing_at
-from completion.tree_names import PYTHON_BUILTINS, binding_scopes, identifiers_in
+from completion.tree_names import FUNCTION_TYPES, PYTHON_BUILTINS, binding_scopes, identifiers_in, node_text
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
@@ -102,9 +104,11 @@ TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
 INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that make another form of a word
 MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds this many tokens
 MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
+MIN_PART = 3  # a part of a name put for another, to agree with its function (`agreeing`), this long at least
 MIN_TEXT_CHARS = 6  # a before-text of several tokens looked for without its context is this long at least
 TEXT_SCORE = 0.7  # and its site's line alike the edited one by this share (`text_sites`)
 _NAME = re.compile(r"[^\W\d]\w*")
+_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # a name's parts: `HTTPRequest_id` -> HTTP, Request, id
 _STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")
 _STRING_PREFIX_END = re.compile(r"(?<!\w)[rRbBuUfF]{1,2}$")  # a string's prefix, right before its quote
 _TIGHT_MARKS = frozenset({"<", "/", "."})
@@ -751,9 +755,37 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     copies = [] if own_scope else line_copies(rewrite, event, document)
     found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)
     proposed = with_copies(copies, found + module_references(rewrite, event, document))
-    bound = None if not proposed or document is None or document.tree is None \
-        else names_bound(rewrite, event.after, document)
-    return proposed if bound is None else [site for site in proposed if bound(site.start)]
+    if not proposed or document is None or document.tree is None:
+        return proposed
+    checks = [check for check in (names_bound(rewrite, event.after, document),
+                                  agreeing(rewrite, event.after, document)) if check is not None]
+    return [site for site in proposed if all(check(site.start) for check in checks)]
+
+
+def agreeing(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[int], bool] | None:
+    """For a name in code one part of which the user replaced by a part the function around it speaks of
+    already (`_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`: the name made
+    to agree with its function): whether a site at an offset of `text` stands in a function that
+    speaks of it too; None for any other change."""
+    starts = line_starts(text)
+    changed = changed_part(rewrite.removed, rewrite.inserted) \
+        if rewrite.word and not edit_in_prose(rewrite, starts, prose_at(document)) else None
+    enclosing = None if changed is None else enclosing_at(document, FUNCTION_TYPES)
+    edited_in = None if enclosing is None else enclosing(starts[rewrite.line] + len(rewrite.left))
+    if edited_in is None or changed not in node_text(edited_in).replace(rewrite.inserted, "").lower():
+        return None
+    return lambda offset: (found := enclosing(offset)) is not None and changed in node_text(found).lower()
+
+
+def changed_part(old: str, new: str) -> str | None:
+    """The one part of a name (snake or camel case) put for another, lowercase (`websocket` of
+    `before_request_funcs` -> `before_websocket_funcs`), at least `MIN_PART` letters; None otherwise."""
+    old_parts, new_parts = _PART.findall(old), _PART.findall(new)
+    head, tail = common_ends(old_parts, new_parts)
+    put = new_parts[head:len(new_parts) - tail]
+    if len(put) != 1 or len(old_parts) - head - tail != 1 or len(put[0]) < MIN_PART:
+        return None
+    return put[0].lower()
 
 
 def names_bound(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[int], bool] | None:

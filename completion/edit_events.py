@@ -12,6 +12,7 @@ decide which changes make one event live with the edit history of a front end
 from __future__ import annotations
 
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from completion.positions import LINE_BREAK, split_lines
@@ -60,9 +61,9 @@ class LineSpan:
                 and before_lines - self.before_end == after_lines - self.after_end)
 
 
-def common_ends(before: str, after: str) -> tuple[int, int]:
-    """(characters the texts share at their start, at their end after that): what lies between
-    is the smallest change that makes `after` of `before`."""
+def common_ends(before: Sequence[object], after: Sequence[object]) -> tuple[int, int]:
+    """(characters the texts share at their start, at their end after that; items of two lists):
+    what lies between is the smallest change that makes `after` of `before`."""
     head = 0
     while head < min(len(before), len(after)) and before[head] == after[head]:
         head += 1

@@ -6,7 +6,7 @@ a 400 KB file, sites past the region caps, a rewrite that would break the parse,
 later undone, a block too short to carry, lines inserted, deleted or reordered, one line split in
 several, a block repeated 5,000 times."""
 from completion import next_edit
-from completion.edit_analogy import analogy_sites, distinctive, rewrite_of
+from completion.edit_analogy import analogy_sites, changed_part, distinctive, rewrite_of
 from completion.edit_regions import MAX_REGIONS
 from completion.edit_sites import MAX_SITES
 from completion.syntax import ParsedDocument
@@ -105,6 +105,24 @@ def test_a_name_put_in_goes_only_where_it_is_bound():
     message = before.replace("if self.should_exit:", "if self.should_exit or fail('sig in restart'):", 1)
     assert proposed(before, message, 2) == message.replace("if self.should_exit:",
                                                            "if self.should_exit or fail('sig in restart'):")
+
+
+def test_a_name_made_to_agree_with_its_function_goes_only_to_functions_alike():
+    before = '''class App:
+    def request_session(self, request_context):
+        return (request_context or _request_ctx_stack.top).session
+
+    def websocket_session(self, websocket_context):
+        return (websocket_context or _request_ctx_stack.top).session
+
+    def other_websocket_session(self, websocket_context):
+        return (websocket_context or _request_ctx_stack.top).session
+'''
+    after = before.replace("websocket_context or _request_ctx_stack", "websocket_context or _websocket_ctx_stack", 1)
+    assert proposed(before, after, 5) == after.replace("websocket_context or _request_ctx_stack",
+                                                        "websocket_context or _websocket_ctx_stack")
+    assert changed_part("before_request_funcs", "before_websocket_funcs") == "websocket"
+    assert changed_part("fooBar", "fooBaz") == "baz" and changed_part("a_b", "a_b_c") is None
 
 
 def test_two_literals_joined_go_to_the_literals_side_by_side_on_one_line():
