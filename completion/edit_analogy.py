@@ -64,7 +64,9 @@ several factories); a change to a class header goes to other class headers (`cla
 changed in prose goes only where it keeps its sense (`in_sense`, `completion.prose_sense`). A name
 put in that only functions bind goes only where it is bound (`names_bound`: `and sig == ...` not
 into a method without `sig`); a name made to agree with its function only to functions that speak
-of the same (`agreeing`: `_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`).
+of the same (`agreeing`: `_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`);
+a name taken off its line stays where its scope reads it (`bindings_kept`: `except E as e:` ->
+`except E:` not where the handler returns `e`).
 The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
 word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
 left one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
@@ -82,6 +84,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from tree_sitter import Node
+
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
@@ -93,7 +97,8 @@ from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, byte_offsets, enclosing_at
-from completion.tree_names import FUNCTION_TYPES, PYTHON_BUILTINS, binding_scopes, identifiers_in, node_text
+from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_scope, binding_scopes, identifiers_in,
+                                   name_uses, node_text)
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
@@ -758,15 +763,44 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     if not proposed or document is None or document.tree is None:
         return proposed
     checks = [check for check in (names_bound(rewrite, event.after, document),
-                                  agreeing(rewrite, event.after, document)) if check is not None]
-    return [site for site in proposed if all(check(site.start) for check in checks)]
+                                  agreeing(rewrite, event.after, document),
+                                  bindings_kept(rewrite, event.after, document)) if check is not None]
+    return [site for site in proposed if all(check(site) for check in checks)]
 
 
-def agreeing(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[int], bool] | None:
+def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a rewrite in code that takes a name off its line (`except HTTPException as e:` ->
+    `except HTTPException:`, the handler never read `e`): whether a site keeps every binding of
+    those names that its scope reads (`completion.tree_names.binding_scope`); None for a word renamed
+    (the rename rule's) or a rewrite that takes off no name."""
+    taken = {name for name in set(_NAME.findall(rewrite.removed)) - set(_NAME.findall(rewrite.inserted))
+             if not keyword.iskeyword(name)}
+    if rewrite.word or not taken or document.language != "python" \
+            or edit_in_prose(rewrite, line_starts(text), prose_at(document)):
+        return None
+    root, byte_at = document.tree.root_node, byte_offsets(text)
+    uses = {name: name_uses(root, name) for name in sorted(taken)}
+
+    def kept(site: Site) -> bool:
+        start, end = byte_at(site.start), byte_at(site.end)
+        left = set(_NAME.findall(site.new))
+        return not any(start <= binding.start_byte < end and binding_read(binding, reads, start, end)
+                       for name, (bindings, reads) in uses.items() if name not in left for binding in bindings)
+    return kept
+
+
+def binding_read(binding: Node, reads: list[Node], start: int, end: int) -> bool:
+    """True when one of `reads` outside bytes `start .. end` lies in the scope of `binding`."""
+    scope = binding_scope(binding)
+    return any(scope.start_byte <= read.start_byte < scope.end_byte and not start <= read.start_byte < end
+               for read in reads)
+
+
+def agreeing(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
     """For a name in code one part of which the user replaced by a part the function around it speaks of
     already (`_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`: the name made
-    to agree with its function): whether a site at an offset of `text` stands in a function that
-    speaks of it too; None for any other change."""
+    to agree with its function): whether a site (in `text`) stands in a function that speaks of it
+    too; None for any other change."""
     starts = line_starts(text)
     changed = changed_part(rewrite.removed, rewrite.inserted) \
         if rewrite.word and not edit_in_prose(rewrite, starts, prose_at(document)) else None
@@ -774,7 +808,7 @@ def agreeing(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[
     edited_in = None if enclosing is None else enclosing(starts[rewrite.line] + len(rewrite.left))
     if edited_in is None or changed not in node_text(edited_in).replace(rewrite.inserted, "").lower():
         return None
-    return lambda offset: (found := enclosing(offset)) is not None and changed in node_text(found).lower()
+    return lambda site: (found := enclosing(site.start)) is not None and changed in node_text(found).lower()
 
 
 def changed_part(old: str, new: str) -> str | None:
@@ -788,10 +822,10 @@ def changed_part(old: str, new: str) -> str | None:
     return put[0].lower()
 
 
-def names_bound(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[int], bool] | None:
+def names_bound(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
     """For a rewrite in code that puts in a name its line did not read and only functions bind (`and
-    sig == signal.SIGINT`, `sig` a parameter of the edited one): whether a site at an offset of `text`
-    stands where each such name is bound (in a function that binds it, or one inside it); None when
+    sig == signal.SIGINT`, `sig` a parameter of the edited one): whether a site (in `text`) stands
+    where each such name is bound (in a function that binds it, or one inside it); None when
     the rewrite puts in no such name (a name the edited line binds is its own: `lambda _: ...`)."""
     starts = line_starts(text)
     if not rewrite.inserted or document.language != "python" or edit_in_prose(rewrite, starts, prose_at(document)):
@@ -806,8 +840,8 @@ def names_bound(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callab
     if not scopes:
         return None
 
-    def bound(offset: int) -> bool:
-        byte = byte_at(offset)
+    def bound(site: Site) -> bool:
+        byte = byte_at(site.start)
         return all(any(scope.start_byte <= byte < scope.end_byte for scope in found) for found in scopes)
     return bound
 

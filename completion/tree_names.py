@@ -6,7 +6,8 @@ members, the file), `alike_comprehensions` the comprehensions that bind the same
 `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
 callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
 where a Python file binds a name, `binding_scopes` which of its functions do, `identifiers_in` the
-names a span reads and binds, `name_strings` where its strings name one, `names_parent` says
+names a span reads and binds, `name_uses` a name's bindings and reads, `binding_scope` where a binding
+is read, `name_strings` where its strings name one, `names_parent` says
 whether a node is its parent's name, and `python_word` knows its builtins and keywords. Used by
 `completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
 `completion.edit_analogy` and `completion.next_edit`; everything here is pure.
@@ -50,6 +51,7 @@ _BINDING_PARENTS = frozenset({
 _NAMED_BINDINGS = {"default_parameter": "name", "typed_default_parameter": "name",
                    "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
                    "for_in_clause": "left", "named_expression": "name"}
+_SCOPE_TYPES = FUNCTION_TYPES | COMPREHENSION_TYPES | {"except_clause"}  # Python: where a binding is read
 # the callee's name in a call, per language
 CALLEES = {
     "python": "(call function: [(identifier) @f (attribute attribute: (identifier) @f)])",
@@ -233,6 +235,26 @@ def identifiers_in(root: Node, start: int, end: int) -> tuple[set[str], set[str]
                 read.add(node_text(node))
         stack.extend(node.children)
     return read, bound
+
+
+def name_uses(root: Node, name: str) -> tuple[list[Node], list[Node]]:
+    """The Python identifiers of `name` under `root`: (those that bind it, those that read it; an
+    attribute or a keyword argument of that name is neither)."""
+    bindings, reads = [], []
+    for node in nodes_named(root, "python", name, ("identifier",)):
+        if _is_binding(node) or _imports(node) or _names_definition(node):
+            bindings.append(node)
+        elif not is_member(node) and not is_keyword(node):
+            reads.append(node)
+    return bindings, reads
+
+
+def binding_scope(binding: Node) -> Node:
+    """Where a Python name a node binds is read: the except clause of `as e`, else its function (a
+    lambda, a comprehension), else the module."""
+    above = binding.parent.parent if _names_definition(binding) else binding.parent
+    lineage = list(_lineage(above))
+    return next((up for up in lineage if up.type in _SCOPE_TYPES), lineage[-1])
 
 
 def _lineage(node: Node | None) -> Iterator[Node]:

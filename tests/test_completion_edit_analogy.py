@@ -125,6 +125,33 @@ def test_a_name_made_to_agree_with_its_function_goes_only_to_functions_alike():
     assert changed_part("fooBar", "fooBaz") == "baz" and changed_part("a_b", "a_b_c") is None
 
 
+def test_a_binding_taken_off_stays_where_its_scope_reads_it():
+    before = '''def first():
+    try:
+        run()
+    except HTTPException as e:
+        pass
+
+
+def second():
+    try:
+        run()
+    except HTTPException as e:
+        return e
+
+
+def third():
+    try:
+        run()
+    except HTTPException as e:
+        log()
+'''
+    after = before.replace("except HTTPException as e:", "except HTTPException:", 1)
+    assert proposed(before, after, 3) == after.replace("""    except HTTPException as e:
+        log()""", """    except HTTPException:
+        log()""")  # not in second(): its handler returns `e`
+
+
 def test_two_literals_joined_go_to_the_literals_side_by_side_on_one_line():
     before = '''def options(command):
     command.option(help="Set reload directories explicitly, instead of the working" " directory.")

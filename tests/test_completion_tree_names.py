@@ -27,3 +27,12 @@ def test_a_name_s_binding_scopes_are_its_functions_or_none_for_the_module():
     assert tree_names.identifiers_in(root, start, start + len("return os.sep, len")) == ({"os", "len"}, set())
     start = text.index("inner(sig=1)")
     assert tree_names.identifiers_in(root, start - 4, start + len("inner(sig=1):")) == (set(), {"inner", "sig"})
+
+
+def test_a_binding_s_scope_is_its_except_clause_else_its_function():
+    text = "def f(e):\n    try:\n        g()\n    except E as e:\n        return e\n    return [e for e in e]\n"
+    root = ParsedDocument.parse("python", text).tree.root_node
+    bindings, reads = tree_names.name_uses(root, "e")
+    assert [(node.start_point.row, tree_names.binding_scope(node).type) for node in bindings] == [
+        (0, "function_definition"), (3, "except_clause"), (5, "list_comprehension")]
+    assert [node.start_point.row for node in reads] == [4, 5, 5]
