@@ -66,7 +66,8 @@ put in that only functions bind goes only where it is bound (`names_bound`: `and
 into a method without `sig`); a name made to agree with its function only to functions that speak
 of the same (`agreeing`: `_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`);
 a name taken off its line stays where its scope reads it (`bindings_kept`: `except E as e:` ->
-`except E:` not where the handler returns `e`).
+`except E:` not where the handler returns `e`); a module renamed after its package goes only to that
+package's path (`same_path`: `uvicorn.logging`, not `import logging`).
 The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
 word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
 left one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
@@ -128,6 +129,7 @@ _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to i
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _PLAIN_IMPORT = re.compile(r"\s*import\s")  # `import a.b`
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
+_PACKAGE_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*[\w.]*?(\w+\.)$")  # `from a.b.`: `b.`
 _ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
@@ -764,8 +766,20 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         return proposed
     checks = [check for check in (names_bound(rewrite, event.after, document),
                                   agreeing(rewrite, event.after, document),
-                                  bindings_kept(rewrite, event.after, document)) if check is not None]
+                                  bindings_kept(rewrite, event.after, document),
+                                  same_path(rewrite, event.after)) if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
+
+
+def same_path(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
+    """For a module renamed after its package on an import's line (`from uvicorn.logging import` ->
+    `from uvicorn._logging import`): whether a site follows the same package (`uvicorn.logging` in
+    a string, not the standard library's `import logging`); None for any other change."""
+    package = _PACKAGE_PATH.match(rewrite.left) if rewrite.word else None
+    if package is None:
+        return None
+    path = package.group(1) + rewrite.removed  # `logging.` of `from ..logging.` too: a relative path's tail
+    return lambda site: path in text[site.start - len(path):site.end]
 
 
 def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:

@@ -50,6 +50,7 @@ from completion.tree_names import (
     FUNCTION_TYPES,
     MEMBER_TYPES,
     NAME_TYPES,
+    PYTHON_BUILTINS,
     alike_comprehensions,
     bound_in_file,
     call_nodes,
@@ -207,10 +208,10 @@ def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
 def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The nodes of the other uses of a name the event renamed (their text is the old name), in
     its scope, in file order; none when the event renamed nothing (the document needs a tree) or
-    pointed a use at a name bound already (`rebound`), but for an import moved to a module the file
-    has already (`from attr import x` -> `from attrs import x`): then its other `from` imports. For
-    a name of a Python file, the contents of the strings that name it are uses too (`"chain"` in
-    `__all__`, `cli: "BaseCommand"`)."""
+    pointed a use at a name bound already (`rebound`; a builtin for an imported name), but for an
+    import moved to a module the file has already (`from attr import x` -> `from attrs import x`):
+    then its other `from` imports. For a name of a Python file, the contents of the strings that
+    name it are uses too (`"chain"` in `__all__`, `cli: "BaseCommand"`)."""
     found = _rename_scope(event, document)
     if found is None:
         return []
@@ -284,13 +285,21 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node
         return None
     root = document.tree.root_node
     edited = [node for node in nodes_named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
-              if event.start_line <= first_line(document, node) < event.after_end]
+              if event.start_line <= first_line(document, node) < event.after_end and not _module_part(node)]
     if not edited:
         return None
     scope, member = scope_of(edited[0], document.language, {old, new})
-    rebinds = _bound_before(event, document, root if member else scope, (old, new), member) \
-        and (member or not _dangling(event, document, old, new))
+    rebinds = (_bound_before(event, document, root if member else scope, (old, new), member)
+               and (member or not _dangling(event, document, old, new))) \
+        or (not member and _builtin_for_import(document, old, new, edited[0]))
     return old, scope, member, rebinds, _in_from_import(edited[0])
+
+
+def _builtin_for_import(document: ParsedDocument, old: str, new: str, edited: Node) -> bool:
+    """True when a use of a name a Python file imports was pointed at a builtin (`Any` -> `object`,
+    `@cached_property` -> `@property`): the builtin stands in every scope, and the import stays."""
+    return document.language == "python" and new in PYTHON_BUILTINS and not _in_from_import(edited) \
+        and bool(imported_names(document.tree.root_node, old))
 
 
 def _dangling(event: EditEvent, document: ParsedDocument, old: str, new: str) -> bool:
@@ -301,6 +310,15 @@ def _dangling(event: EditEvent, document: ParsedDocument, old: str, new: str) ->
     if document.language != "python" or bound_in_file(root, old):
         return False
     return all(event.start_line <= first_line(document, node) < event.after_end for node in imported_names(root, new))
+
+
+def _module_part(node: Node) -> bool:
+    """True for a Python module's name after its package (`logging` in `uvicorn.logging`): no name
+    the file binds, nor the module `import logging` names."""
+    parent = node.parent
+    return parent is not None and parent.type == "dotted_name" and parent.named_children[0] != node \
+        and parent.parent is not None and parent.parent.type in ("import_statement", "import_from_statement",
+                                                                  "aliased_import")
 
 
 def _in_from_import(node: Node) -> bool:

@@ -152,6 +152,18 @@ def third():
         log()""")  # not in second(): its handler returns `e`
 
 
+def test_a_module_renamed_after_its_package_goes_only_to_that_package_s_path():
+    before = '''import logging
+
+from uvicorn.logging import TRACE_LOG_LEVEL
+
+LOGGING = {"()": "uvicorn.logging.DefaultFormatter"}
+logger = logging.getLogger("uvicorn.error")
+'''
+    after = before.replace("from uvicorn.logging", "from uvicorn._logging")
+    assert proposed(before, after, 2) == after.replace('"uvicorn.logging.', '"uvicorn._logging.')
+
+
 def test_two_literals_joined_go_to_the_literals_side_by_side_on_one_line():
     before = '''def options(command):
     command.option(help="Set reload directories explicitly, instead of the working" " directory.")

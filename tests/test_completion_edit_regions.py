@@ -437,3 +437,14 @@ def test_a_binding_split_off_a_name_rebound_over_itself_renames_only_what_it_bin
     assert use_lines(assigned, document) == [line_of(SHADOWED, "yield b[0]")] * 2  # the rest of its block
     plain, document, _ = edited(SHADOWED, "for _, b in groups", "    for _, run in groups(data):")
     assert line_of(SHADOWED, "b = list(b)") in use_lines(plain, document)  # no shadowing: the whole scope
+
+
+def test_a_use_of_an_import_pointed_at_a_builtin_renames_nothing():
+    module = "from typing import Any\n\n\ndef first(x: Any) -> Any:\n    return x\n\n\n" \
+        "def second(x: Any):\n    return x\n"
+    pointed, document, _ = edited(module, "def first", "def first(x: Any) -> object:")
+    assert use_lines(pointed, document) == []  # `Any` stays imported, its other uses stay
+    py2 = "def pairs(n):\n    return [(i, j) for i in xrange(n) for j in xrange(i)]\n\n\ndef evens(n):\n" \
+        "    return xrange(0, n, 2)\n"
+    ported, document, _ = edited(py2, "return xrange(0", "    return range(0, n, 2)")
+    assert use_lines(ported, document) == [1, 1]  # a builtin for a name the file never imported: renamed
