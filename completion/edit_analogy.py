@@ -98,7 +98,7 @@ from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, byte_offsets, enclosing_at
-from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_scope, binding_scopes, identifiers_in,
+from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_functions, binding_scope, identifiers_in,
                                    name_uses, node_text)
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
@@ -747,8 +747,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     sense (`in_sense`). `repeated`: the user made the same rewrite before; `floor`:
     sites below the fixed cut down to it are kept too (`sites`). The exact copies of the edited line
     come first, whatever the rest says (`line_copies`), but for a word the rename rule renamed in its
-    scope: a copy in another scope names another variable there. No site reads a name put in where
-    it is unbound (`names_bound`)."""
+    scope: a copy in another scope names another variable there. No site is one the change would
+    break or mislead (`names_bound`, `agreeing`, `bindings_kept`, `same_path`)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -850,7 +850,7 @@ def names_bound(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callab
         byte_at(line_start + len(rewrite.line_after))
     read = identifiers_in(root, span[1], span[2])[0] - identifiers_in(root, span[0], span[3])[1] \
         - set(_NAME.findall(rewrite.line_before))
-    scopes = [found for name in sorted(read) if (found := binding_scopes(root, name))]
+    scopes = [found for name in sorted(read) if (found := binding_functions(root, name))]
     if not scopes:
         return None
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import functools
 import importlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 from urllib.parse import urlparse
@@ -177,7 +177,8 @@ class ParsedDocument:
         return None if found is None else len(data[:found].decode("utf-8", "surrogatepass"))
 
 
-def _ancestors(node: Node | None):
+def ancestors(node: Node | None) -> Iterator[Node]:
+    """`node` and the nodes above it, innermost first."""
     while node is not None:
         yield node
         node = node.parent
@@ -193,7 +194,7 @@ def enclosing_at(document: ParsedDocument, types: frozenset[str]) -> Callable[[i
 
     def enclosing(offset: int) -> Node | None:
         byte = byte_at(offset)
-        return next((node for node in _ancestors(root.descendant_for_byte_range(byte, byte + 1))
+        return next((node for node in ancestors(root.descendant_for_byte_range(byte, byte + 1))
                      if node.type in types), None)
     return enclosing
 
@@ -207,7 +208,7 @@ def literal_at(tree: Tree, offset: int) -> str | None:
     """
     if offset <= 0:
         return None
-    for node in _ancestors(tree.root_node.descendant_for_byte_range(offset - 1, offset)):
+    for node in ancestors(tree.root_node.descendant_for_byte_range(offset - 1, offset)):
         if node.type in INTERPOLATION_TYPES:
             return None
         if node.type in STRING_TYPES and node.start_byte < offset < node.end_byte:
@@ -221,7 +222,7 @@ def literal_at(tree: Tree, offset: int) -> str | None:
 
 def in_empty_block(tree: Tree, offset: int) -> bool:
     """True when the innermost block around byte `offset` holds nothing but comments."""
-    for node in _ancestors(tree.root_node.descendant_for_byte_range(offset, offset)):
+    for node in ancestors(tree.root_node.descendant_for_byte_range(offset, offset)):
         if node.type in BLOCK_TYPES and node.start_byte < offset < node.end_byte:
             return all(child.type in COMMENT_TYPES for child in node.named_children)
     return False

@@ -5,10 +5,10 @@ says where a renamed name lives (its function, a comprehension, an exception's h
 members, the file), `alike_comprehensions` the comprehensions that bind the same name,
 `overlapping` walks the nodes on some lines, `call_nodes` finds the calls of a function by its
 callee's name, `parameter_names` reads a parameter list, `bound_in_file` and `imported_names` say
-where a Python file binds a name, `binding_scopes` which of its functions do, `identifiers_in` the
-names a span reads and binds, `name_uses` a name's bindings and reads, `binding_scope` where a binding
-is read, `name_strings` where its strings name one, `names_parent` says
-whether a node is its parent's name, and `python_word` knows its builtins and keywords. Used by
+where a Python file binds a name, `binding_functions` which of its functions do, `name_uses` a name's
+bindings and reads, `binding_scope` where a binding is read, `identifiers_in` the names a span reads
+and binds, `name_strings` where its strings name one, `names_parent` says whether a node is its
+parent's name, and `python_word` knows its builtins and keywords. Used by
 `completion.edit_regions` (the rename, call and literal rules), `completion.edit_drafts`,
 `completion.edit_analogy` and `completion.next_edit`; everything here is pure.
 """
@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from tree_sitter import Node, Query, QueryCursor
 
 from completion.node_lines import first_line, last_line
-from completion.syntax import ParsedDocument, grammar
+from completion.syntax import ParsedDocument, ancestors, grammar
 
 FUNCTION_TYPES = frozenset({
     "function_definition", "lambda",  # Python (C, C++: function_definition)
@@ -196,26 +196,22 @@ def bound_in_file(root: Node, name: str) -> bool:
     `from m import name`, `... as name`), a target, a parameter, `global name`, or it is a builtin."""
     if name in PYTHON_BUILTINS:
         return True
-    return any(_is_binding(node) or _imports(node) or _names_definition(node)
-               for node in nodes_named(root, "python", name, ("identifier",)))
+    return any(map(_binds, nodes_named(root, "python", name, ("identifier",))))
 
 
-def binding_scopes(root: Node, name: str) -> list[Node] | None:
+def binding_functions(root: Node, name: str) -> list[Node] | None:
     """The Python functions that bind `name` (a parameter, a target, an import or a definition in
     their own body; nested ones included), or None when the module binds it (at its top level, in a
     class body) or it is a builtin: a name visible everywhere."""
     if name in PYTHON_BUILTINS:
         return None
-    scopes = []
-    for node in nodes_named(root, "python", name, ("identifier",)):
-        if not (_is_binding(node) or _imports(node) or _names_definition(node)):
-            continue
-        above = node.parent.parent if _names_definition(node) else node.parent  # a def's name: around it
-        scope = next((up for up in _lineage(above) if up.type in FUNCTION_TYPES), None)
-        if scope is None:
+    functions = []
+    for binding in name_uses(root, name)[0]:
+        function = next((up for up in ancestors(_binder(binding)) if up.type in FUNCTION_TYPES), None)
+        if function is None:
             return None
-        scopes.append(scope)
-    return scopes
+        functions.append(function)
+    return functions
 
 
 def identifiers_in(root: Node, start: int, end: int) -> tuple[set[str], set[str]]:
@@ -229,7 +225,7 @@ def identifiers_in(root: Node, start: int, end: int) -> tuple[set[str], set[str]
         if node is None or node.end_byte <= start or node.start_byte >= end:
             continue
         if node.type == "identifier" and start <= node.start_byte and node.end_byte <= end:
-            if _is_binding(node) or _imports(node) or _names_definition(node):
+            if _binds(node):
                 bound.add(node_text(node))
             elif not is_member(node) and not is_keyword(node):
                 read.add(node_text(node))
@@ -242,7 +238,7 @@ def name_uses(root: Node, name: str) -> tuple[list[Node], list[Node]]:
     attribute or a keyword argument of that name is neither)."""
     bindings, reads = [], []
     for node in nodes_named(root, "python", name, ("identifier",)):
-        if _is_binding(node) or _imports(node) or _names_definition(node):
+        if _binds(node):
             bindings.append(node)
         elif not is_member(node) and not is_keyword(node):
             reads.append(node)
@@ -252,15 +248,18 @@ def name_uses(root: Node, name: str) -> tuple[list[Node], list[Node]]:
 def binding_scope(binding: Node) -> Node:
     """Where a Python name a node binds is read: the except clause of `as e`, else its function (a
     lambda, a comprehension), else the module."""
-    above = binding.parent.parent if _names_definition(binding) else binding.parent
-    lineage = list(_lineage(above))
+    lineage = list(ancestors(_binder(binding)))
     return next((up for up in lineage if up.type in _SCOPE_TYPES), lineage[-1])
 
 
-def _lineage(node: Node | None) -> Iterator[Node]:
-    while node is not None:
-        yield node
-        node = node.parent
+def _binds(node: Node) -> bool:
+    """A Python identifier that binds its name: a target, a parameter, an import, a definition."""
+    return _is_binding(node) or _imports(node) or _names_definition(node)
+
+
+def _binder(binding: Node) -> Node:
+    """Where a binding's scope is looked for from: a definition's name binds around the definition."""
+    return binding.parent.parent if _names_definition(binding) else binding.parent
 
 
 def python_word(word: str) -> bool:

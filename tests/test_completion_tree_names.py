@@ -16,13 +16,13 @@ def test_the_nodes_on_some_lines_of_a_long_module_are_those_of_a_full_walk():
 
 
 
-def test_a_name_s_binding_scopes_are_its_functions_or_none_for_the_module():
+def test_a_name_s_binding_functions_are_its_functions_or_none_for_the_module():
     text = ("import os\n\n\ndef first(sig):\n    return sig\n\n\ndef second():\n    def inner(sig=1):\n"
             "        return sig\n    return os.sep, len\n")
     root = ParsedDocument.parse("python", text).tree.root_node
-    assert [scope.start_point.row for scope in tree_names.binding_scopes(root, "sig")] == [3, 8]
-    assert tree_names.binding_scopes(root, "os") is None and tree_names.binding_scopes(root, "len") is None
-    assert tree_names.binding_scopes(root, "inner")[0].start_point.row == 7  # a def's name: the function around it
+    assert [scope.start_point.row for scope in tree_names.binding_functions(root, "sig")] == [3, 8]
+    assert tree_names.binding_functions(root, "os") is None and tree_names.binding_functions(root, "len") is None
+    assert tree_names.binding_functions(root, "inner")[0].start_point.row == 7  # a def's name: the function around it
     start = text.index("return os")
     assert tree_names.identifiers_in(root, start, start + len("return os.sep, len")) == ({"os", "len"}, set())
     start = text.index("inner(sig=1)")
