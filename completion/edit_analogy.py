@@ -764,10 +764,12 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     proposed = with_copies(copies, found + module_references(rewrite, event, document))
     if not proposed or document is None or document.tree is None:
         return proposed
-    checks = [check for check in (names_bound(rewrite, event.after, document),
-                                  agreeing(rewrite, event.after, document),
-                                  bindings_kept(rewrite, event.after, document),
-                                  same_path(rewrite, event.after)) if check is not None]
+    text, starts = event.after, line_starts(event.after)
+    in_code = not edit_in_prose(rewrite, starts, prose_at(document))  # the code checks read the edit's code
+    checks = [same_path(rewrite, text), *((names_bound(rewrite, text, starts, document),
+                                           agreeing(rewrite, text, starts, document),
+                                           bindings_kept(rewrite, text, document)) if in_code else ())]
+    checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
 
 
@@ -783,14 +785,13 @@ def same_path(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
 
 
 def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a rewrite in code that takes a name off its line (`except HTTPException as e:` ->
+    """For a rewrite (in code) that takes a name off its line (`except HTTPException as e:` ->
     `except HTTPException:`, the handler never read `e`): whether a site keeps every binding of
     those names that its scope reads (`completion.tree_names.binding_scope`); None for a word renamed
     (the rename rule's) or a rewrite that takes off no name."""
     taken = {name for name in set(_NAME.findall(rewrite.removed)) - set(_NAME.findall(rewrite.inserted))
              if not keyword.iskeyword(name)}
-    if rewrite.word or not taken or document.language != "python" \
-            or edit_in_prose(rewrite, line_starts(text), prose_at(document)):
+    if rewrite.word or not taken or document.language != "python":
         return None
     root, byte_at = document.tree.root_node, byte_offsets(text)
     uses = {name: name_uses(root, name) for name in sorted(taken)}
@@ -810,14 +811,13 @@ def binding_read(binding: Node, reads: list[Node], start: int, end: int) -> bool
                for read in reads)
 
 
-def agreeing(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a name in code one part of which the user replaced by a part the function around it speaks of
+def agreeing(rewrite: Rewrite, text: str, starts: list[int],
+             document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a name (in code) one part of which the user replaced by a part the function around it speaks of
     already (`_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`: the name made
     to agree with its function): whether a site (in `text`) stands in a function that speaks of it
     too; None for any other change."""
-    starts = line_starts(text)
-    changed = changed_part(rewrite.removed, rewrite.inserted) \
-        if rewrite.word and not edit_in_prose(rewrite, starts, prose_at(document)) else None
+    changed = changed_part(rewrite.removed, rewrite.inserted) if rewrite.word else None
     enclosing = None if changed is None else enclosing_at(document, FUNCTION_TYPES)
     edited_in = None if enclosing is None else enclosing(starts[rewrite.line] + len(rewrite.left))
     if edited_in is None or changed not in node_text(edited_in).replace(rewrite.inserted, "").lower():
@@ -836,13 +836,13 @@ def changed_part(old: str, new: str) -> str | None:
     return put[0].lower()
 
 
-def names_bound(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a rewrite in code that puts in a name its line did not read and only functions bind (`and
+def names_bound(rewrite: Rewrite, text: str, starts: list[int],
+                document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a rewrite (in code) that puts in a name its line did not read and only functions bind (`and
     sig == signal.SIGINT`, `sig` a parameter of the edited one): whether a site (in `text`) stands
     where each such name is bound (in a function that binds it, or one inside it); None when
     the rewrite puts in no such name (a name the edited line binds is its own: `lambda _: ...`)."""
-    starts = line_starts(text)
-    if not rewrite.inserted or document.language != "python" or edit_in_prose(rewrite, starts, prose_at(document)):
+    if not rewrite.inserted or document.language != "python":
         return None
     byte_at, root = byte_offsets(text), document.tree.root_node
     line_start, edited_at = starts[rewrite.line], starts[rewrite.line] + len(rewrite.left)
