@@ -127,9 +127,8 @@ _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
-_PLAIN_IMPORT = re.compile(r"\s*import\s")  # `import a.b`
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
-_PACKAGE_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*[\w.]*?(\w+\.)$")  # `from a.b.`: `b.`
+_IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
 _ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
@@ -724,13 +723,11 @@ def module_named(rewrite: Rewrite) -> str | None:
     imported by name; None when the rewrite renamed no module."""
     if not rewrite.word:
         return None
-    if _PLAIN_IMPORT.match(rewrite.line_before):
-        return ""
+    if path_before(rewrite) is not None:
+        return ""  # in the module's path
     imported = _FROM_IMPORT.match(rewrite.line_before)
     if imported is None:
         return None
-    if len(rewrite.left) < imported.end(1):
-        return ""  # in the module's path
     package = imported.group(1)
     return f"{package}." if rewrite.removed.islower() and not package.startswith(".") else None
 
@@ -777,11 +774,19 @@ def same_path(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
     """For a module renamed after its package on an import's line (`from uvicorn.logging import` ->
     `from uvicorn._logging import`): whether a site follows the same package (`uvicorn.logging` in
     a string, not the standard library's `import logging`); None for any other change."""
-    package = _PACKAGE_PATH.match(rewrite.left) if rewrite.word else None
-    if package is None:
+    before = path_before(rewrite)
+    package = before.rstrip(".").rpartition(".")[2] if before and before.endswith(".") else ""
+    if not package:
         return None
-    path = package.group(1) + rewrite.removed  # `logging.` of `from ..logging.` too: a relative path's tail
+    path = f"{package}.{rewrite.removed}"  # `logging.` of `from ..logging.` too: a relative path's tail
     return lambda site: path in text[site.start - len(path):site.end]
+
+
+def path_before(rewrite: Rewrite) -> str | None:
+    """The module path before the rewrite's word on an import's line (`uvicorn.` of `from
+    uvicorn.logging import`, none of `import logging`); None when the word is in no module's path."""
+    found = _IMPORT_PATH.match(rewrite.left) if rewrite.word else None
+    return None if found is None else found.group(1)
 
 
 def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
