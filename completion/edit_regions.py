@@ -46,6 +46,7 @@ from completion.positions import split_lines
 from completion.syntax import ParsedDocument, encode, new_parser
 from completion.tree_names import (
     CALLEES,
+    CLASS_TYPES,
     COMPREHENSION_TYPES,
     FUNCTION_TYPES,
     MEMBER_TYPES,
@@ -76,6 +77,7 @@ FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: w
 GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
 SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statements that bind the names on their left
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
+_DEFINITIONS = FUNCTION_TYPES | CLASS_TYPES  # what a name of its own defines: `def f`, `class C`
 
 RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
 _STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
@@ -274,6 +276,7 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node
     """(the old name, its scope, whether it is a member, whether the new name was bound there
     before while the old one is still bound in the file (an import or a definition changed to a
     name the file had leaves the old name's uses dangling: they follow, `BaseCommand` -> `Command`),
+    or the renamed definition's old name stands on another definition beside it (`_redefined`),
     whether the edit is in a `from` import) for a name the event renamed; None when it
     renamed none (the document needs a tree) or one of the names stands more than `MAX_NAME_USES`
     times (no rename rule for those)."""
@@ -291,7 +294,9 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node
     scope, member = scope_of(edited[0], document.language, {old, new})
     rebinds = (_bound_before(event, document, root if member else scope, (old, new), member)
                and (member or not _dangling(event, document, old, new))) \
-        or (not member and _builtin_for_import(document, old, new, edited[0]))
+        or (not member and _builtin_for_import(document, old, new, edited[0])) \
+        or (names_parent(edited[0], _DEFINITIONS)
+            and _redefined(event, document, root if member else scope, old, member))
     return old, scope, member, rebinds, _in_from_import(edited[0])
 
 
@@ -345,17 +350,31 @@ def _bound_before(event: EditEvent, document: ParsedDocument, scope: Node, names
     property's and the old one is still defined or assigned (`self._f` -> `self.f`, the property
     over `_f`); one whose old name is defined no more is being renamed, its other uses maybe half
     done already."""
-    def outside(node: Node) -> bool:
-        return not event.start_line <= first_line(document, node) < event.after_end
-
     def defined(name: str, assigned: bool) -> bool:
-        return any(outside(node) and _defines(node, assigned)
+        return any(_outside(event, document, node) and _defines(node, assigned)
                    for node in nodes_named(scope, document.language, name, NAME_TYPES))
     old, new = names
     if member:
         return defined(new, False) and defined(old, True)
-    return any(outside(node) and not is_member(node) and not is_keyword(node)
+    return any(_outside(event, document, node) and not is_member(node) and not is_keyword(node)
                for node in nodes_named(scope, document.language, new, NAME_TYPES))
+
+
+def _outside(event: EditEvent, document: ParsedDocument, node: Node) -> bool:
+    """True for a node off the event's lines."""
+    return not event.start_line <= first_line(document, node) < event.after_end
+
+
+def _redefined(event: EditEvent, document: ParsedDocument, scope: Node, name: str, member: bool) -> bool:
+    """True when a function or a class off the event's lines is named `name` where the renamed
+    definition was (in `scope`; a method: in any class): a definition renamed while another of its
+    name stands (`def ws` twice in a file, `def close` in two classes) is a new function split off or
+    a duplicate named apart, not the old name renamed at its uses."""
+    def beside(node: Node) -> bool:
+        found, is_method = scope_of(node, document.language, {name})
+        return is_method if member else not is_method and found == scope
+    return any(_outside(event, document, node) and names_parent(node, _DEFINITIONS) and beside(node)
+               for node in nodes_named(scope, document.language, name, NAME_TYPES))
 
 
 def _defines(node: Node, assigned: bool) -> bool:

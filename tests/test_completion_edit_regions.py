@@ -448,3 +448,46 @@ def test_a_use_of_an_import_pointed_at_a_builtin_renames_nothing():
         "    return xrange(0, n, 2)\n"
     ported, document, _ = edited(py2, "return xrange(0", "    return range(0, n, 2)")
     assert use_lines(ported, document) == [1, 1]  # a builtin for a name the file never imported: renamed
+
+
+TWICE = '''@app.websocket("/ws")
+async def ws():
+    await broadcast()
+
+
+@collect
+async def ws(queue):
+    await queue.get()
+
+
+class Session:
+    def close(self):
+        self.closed = True
+
+    def __exit__(self, *exc):
+        self.close()
+
+
+class Socket:
+    def close(self, code):
+        self.code = code
+
+    def check(self):
+        return check()
+
+
+def check():
+    return ws
+'''
+
+
+def test_a_definition_renamed_while_another_of_its_name_stands_renames_nothing():
+    duplicate, document, _ = edited(TWICE, "async def ws(queue):", "async def ws_v2(queue):")
+    assert edit_regions.rebound(duplicate, document) and use_lines(duplicate, document) == []  # no `async def ws_v2():`
+    method, document, _ = edited(TWICE, "    def close(self):", "    def disconnect(self):")
+    assert edit_regions.rebound(method, document)  # `Socket.close` stays: no `self.close()` is sure to be this one
+    function, document, _ = edited(TWICE, "def check():", "def check_open():")
+    assert line_of(TWICE, "return check()") in use_lines(function, document)  # a method `check` is no other one
+    alone = TWICE.replace("def close(self, code):", "def shut(self, code):")
+    method, document, _ = edited(alone, "    def close(self):", "    def disconnect(self):")
+    assert use_lines(method, document) == [line_of(alone, "self.close()")]
