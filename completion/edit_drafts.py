@@ -4,8 +4,9 @@
 `completion.positions.line_starts` cuts them, the last line's break included) as they should
 become, so that a model only fills what a draft cannot know. One rule, picked by the event:
 - *rename* (`renamed(event)`): the other uses of the old name that `rename_uses` finds, plus the
-  keyword arguments `f(old=...)` of the calls of a function whose parameter was renamed, get the
-  new name. A new name that is a keyword or not an identifier drafts nothing.
+  keyword arguments `f(old=...)` of the calls of a function whose parameter was renamed, and the
+  keyword a use is passed on under when it is its own name (`g(old=old)`), get the new name. A
+  new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
   new one. An event that is both (a word inside a string changed) is a literal unless the rename
   finds other uses of the name.
@@ -45,6 +46,7 @@ from completion.tree_names import (
     binds,
     call_nodes,
     first_identifier,
+    nodes_named,
     overlapping,
     parameter_names,
 )
@@ -165,13 +167,69 @@ def is_new_name(name: str) -> bool:
 
 
 def rename_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
-    """The other uses of the renamed name, and its keyword arguments when it is a parameter,
-    replaced by the new name; none for a new name that is a keyword or no identifier."""
+    """The other uses of the renamed name, its keyword arguments when it is a parameter, and the
+    keywords it is passed on under (`passed_on`), replaced by the new name; none for a new name
+    that is a keyword or no identifier."""
     names = renamed(event)
     if names is None or not is_new_name(names[1]):
         return []
-    nodes = rename_uses(event, document) + keyword_uses(event, document, *names)
+    uses = rename_uses(event, document)
+    nodes = uses + keyword_uses(event, document, *names) + passed_on(uses, names[0], document)
     return [(node.start_byte, node.end_byte, (names[1],)) for node in nodes]
+
+
+def passed_on(uses: list[Node], old: str, document: ParsedDocument) -> list[Node]:
+    """The keywords of the uses passed on under their own name (`f(old=old)`): the name renamed
+    goes with its value (`detailed_validation=detailed_validation`), but to a function the file
+    defines with a parameter of that name, which the call would miss."""
+    keys = []
+    for node in uses:
+        argument = node.parent
+        key = argument.child_by_field_name("name") if argument is not None and argument.type == "keyword_argument" \
+            else None
+        if key is not None and argument.child_by_field_name("value") == node and _text(key) == old \
+                and not _takes(document, _callee(argument), old):
+            keys.append(key)
+    return keys
+
+
+def _init_of(cls: Node) -> Node | None:
+    """A Python class's `__init__`, when its body defines one."""
+    body = cls.child_by_field_name("body")
+    for statement in [] if body is None else body.named_children:
+        decorated = statement.type == "decorated_definition"
+        function = statement.child_by_field_name("definition") if decorated else statement
+        name = None if function is None else function.child_by_field_name("name")
+        if function is not None and function.type == "function_definition" and name is not None \
+                and _text(name) == "__init__":
+            return function
+    return None
+
+
+def _callee(argument: Node) -> str | None:
+    """The name a keyword argument's call calls (`f` of `f(...)` and `obj.f(...)`)."""
+    call = argument.parent.parent if argument.parent is not None else None
+    callee = None if call is None else call.child_by_field_name("function")
+    if callee is not None and callee.type == "attribute":
+        callee = callee.child_by_field_name("attribute")
+    return None if callee is None or callee.type != "identifier" else _text(callee)
+
+
+def _takes(document: ParsedDocument, function: str | None, parameter: str) -> bool:
+    """True when the file defines a function (or a class's `__init__`) named `function` with a
+    parameter named `parameter`."""
+    if function is None:
+        return False
+    for node in nodes_named(document.tree.root_node, document.language, function, ("identifier",)):
+        definition = node.parent
+        if definition is None or definition.child_by_field_name("name") != node:
+            continue
+        if definition.type == "class_definition":
+            definition = _init_of(definition)
+        parameters = None if definition is None else definition.child_by_field_name("parameters")
+        if parameters is not None and parameter in parameter_names(parameters):
+            return True
+    return False
 
 
 def keyword_uses(event: EditEvent, document: ParsedDocument, old: str, new: str) -> list[Node]:

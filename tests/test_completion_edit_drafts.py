@@ -73,6 +73,25 @@ def test_a_parameter_rename_reaches_its_body_and_the_keyword_arguments_of_its_ca
     assert call.text == "print(scale(2, ratio=3))\n" and call.rule == RENAME
 
 
+PASSED_ON = """def build(strat, extended_validation):
+    return Converter(strat=strat, extended_validation=extended_validation, checked=extended_validation)
+
+
+def check(value, extended_validation=False):
+    return build(value, extended_validation=extended_validation)
+"""
+
+
+def test_a_name_passed_on_under_its_own_name_takes_its_keyword_along():
+    after = PASSED_ON.replace("build(strat, extended_validation)", "build(strat, detailed_validation)")
+    (body,) = drafts_of(PASSED_ON, after, [(1, 2)])
+    assert body.text == "    return Converter(strat=strat, detailed_validation=detailed_validation, " \
+        "checked=detailed_validation)\n"  # `checked=` names another parameter: it stays
+    after = PASSED_ON.replace("def check(value, extended_validation=False)", "def check(value, strict=False)")
+    (call,) = drafts_of(PASSED_ON, after, [(5, 6)])  # `build` takes `extended_validation`: its keyword stays
+    assert call.text == "    return build(value, extended_validation=strict)\n"
+
+
 ATTRIBUTE = """class Box:
     def __init__(self):
         self.size = 1
