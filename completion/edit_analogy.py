@@ -784,7 +784,8 @@ def same_path(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
 
 def path_before(rewrite: Rewrite) -> str | None:
     """The module path before the rewrite's word on an import's line (`uvicorn.` of `from
-    uvicorn.logging import`, none of `import logging`); None when the word is in no module's path."""
+    uvicorn.logging import`, the empty path of `import logging`); None when the word is in no
+    module's path."""
     found = _IMPORT_PATH.match(rewrite.left) if rewrite.word else None
     return None if found is None else found.group(1)
 
