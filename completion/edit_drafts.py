@@ -46,6 +46,7 @@ from completion.tree_names import (
     binds,
     call_nodes,
     first_identifier,
+    names_parent,
     nodes_named,
     overlapping,
     parameter_names,
@@ -57,6 +58,7 @@ SLOT = None  # a masked slot among a replacement's parts
 _PLAIN_PARAMETERS = frozenset({"identifier", "typed_parameter"})
 _SPLATS = frozenset({"list_splat", "dictionary_splat", "comment"})
 _DEFAULTS = frozenset({"default_parameter", "typed_default_parameter"})
+_PYTHON_DEFINITIONS = ("function_definition", "class_definition")  # what can take a keyword argument
 
 Replacement = tuple[int, int, tuple[str | None, ...]]  # (start byte, end byte, parts: text or SLOT)
 
@@ -185,10 +187,10 @@ def passed_on(uses: list[Node], old: str, document: ParsedDocument) -> list[Node
     keys = []
     for node in uses:
         argument = node.parent
-        key = argument.child_by_field_name("name") if argument is not None and argument.type == "keyword_argument" \
-            else None
-        if key is not None and argument.child_by_field_name("value") == node and _text(key) == old \
-                and not _takes(document, _callee(argument), old):
+        if argument.type != "keyword_argument" or argument.child_by_field_name("value") != node:
+            continue
+        key = argument.child_by_field_name("name")
+        if _text(key) == old and not _takes(document, _callee(argument), old):
             keys.append(key)
     return keys
 
@@ -221,9 +223,9 @@ def _takes(document: ParsedDocument, function: str | None, parameter: str) -> bo
     if function is None:
         return False
     for node in nodes_named(document.tree.root_node, document.language, function, ("identifier",)):
-        definition = node.parent
-        if definition is None or definition.child_by_field_name("name") != node:
+        if not names_parent(node, _PYTHON_DEFINITIONS):
             continue
+        definition = node.parent
         if definition.type == "class_definition":
             definition = _init_of(definition)
         parameters = None if definition is None else definition.child_by_field_name("parameters")
