@@ -95,6 +95,7 @@ from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_regions import in_f_braces, rebound, signature_change
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event)
+from completion.english import english
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
 from completion.syntax import ParsedDocument, byte_offsets, enclosing_at
@@ -399,11 +400,23 @@ def inflected(removed: str, inserted: str) -> bool:
     return len(short) >= MIN_STEM and long.startswith(short) and long[len(short):] in INFLECTIONS
 
 
-def typo(removed: str, inserted: str) -> bool:
-    """True when the two words are spelled alike (`dateime`, `datetime`): a typo fixed, not one
-    word put for another (`twisted`, `stdlib`) nor the same word inflected (`inflected`)."""
+def spelled_alike(removed: str, inserted: str) -> bool:
+    """True when the two words are spelled alike (`dateime`, `datetime`), not one word put for
+    another (`twisted`, `stdlib`) nor the same word inflected (`inflected`)."""
     return not inflected(removed, inserted) \
         and difflib.SequenceMatcher(None, removed.lower(), inserted.lower(), autojunk=False).ratio() >= TYPO_RATIO
+
+
+def typo(rewrite: Rewrite) -> bool:
+    """True when the rewrite mends a word's spelling: one word for another spelled alike
+    (`spelled_alike`), unless both are words of English (`later` -> `latter`, `decoder` -> `encoder`,
+    `use` -> `used`: the sentence's own choice, `completion.english`) other than a URL's scheme
+    (`http` -> `https`) or one word in another case (`THe` -> `The`)."""
+    removed, inserted = rewrite.removed, rewrite.inserted
+    if not rewrite.word or not spelled_alike(removed, inserted):
+        return False
+    return removed.lower() == inserted.lower() or rewrite.right.startswith("://") \
+        or not (english(removed) and english(inserted))
 
 
 def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | None, prose_only: bool) -> float:
@@ -419,7 +432,7 @@ def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | N
         return MIN_SCORE
     if in_prose or prose_only:
         same_word = rewrite.removed.lower() == rewrite.inserted.lower()  # `rich` -> `Rich`
-        return 0.0 if same_word or (prose_only and typo(rewrite.removed, rewrite.inserted)) else MIN_WORD_SCORE
+        return 0.0 if same_word or (prose_only and typo(rewrite)) else MIN_WORD_SCORE
     if rewrite.inserted in _KNOWN_NAMES or keyword.iskeyword(rewrite.inserted):
         return MIN_WORD_SCORE
     used = re.compile(rf"(?<!\w){re.escape(rewrite.inserted)}(?!\w)")
@@ -475,7 +488,7 @@ def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,
     sentence = capitalized(rewrite.removed, rewrite.inserted) and sentence_start(rewrite.left) \
         and prose_only  # `colorama` -> `Colorama`: a name, capitalized everywhere
     swap = owner is not None and rewrite.removed.lower() != rewrite.inserted.lower() \
-        and not typo(rewrite.removed, rewrite.inserted)
+        and not typo(rewrite)
     own = owner(edited_at) if swap else ""
     named = swap and names(rewrite.inserted, own)
 
@@ -665,7 +678,7 @@ def copied(rewrite: Rewrite, text: str, in_prose: bool | None) -> bool:
     numbers = re.fullmatch(r"[\d.]*\d[\d.]*", rewrite.removed + rewrite.inserted) is not None
     if numbers:
         return True  # a number is no head of a name
-    if in_prose and not (rewrite.word and typo(rewrite.removed, rewrite.inserted)):
+    if in_prose and not typo(rewrite):
         return False
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     return not half_typed(rewrite, text, code=not in_prose) \

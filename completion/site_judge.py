@@ -23,7 +23,7 @@ from functools import cache
 from pathlib import Path
 
 from completion.edit_analogy import (Rewrite, analogy_sites, comment_dropped, edit_in_prose, prose_at,
-                                     rewrite_of, typo)
+                                     rewrite_of, spelled_alike)
 from completion.edit_events import EditEvent
 from completion.edit_patterns import memory_of
 from completion.edit_sites import Site, shape
@@ -124,7 +124,7 @@ def edit_features(rewrite: Rewrite, found: Sequence[Site], lines: Sequence[str],
         word and not in_prose, word and in_prose, pattern, comment, math.log1p(len(found)), math.log1p(above),
         math.log1p(len(shape(rewrite.removed))), math.log1p(len(shape(rewrite.inserted))),
         not rewrite.removed, not rewrite.inserted, repeated, scoped, literal,
-        rewrite.word and typo(rewrite.removed, rewrite.inserted),
+        rewrite.word and spelled_alike(rewrite.removed, rewrite.inserted),
         rewrite.word and rewrite.removed.lower() == rewrite.inserted.lower(),
         _known_elsewhere(rewrite, lines), len(rewrite.removed.strip()) + len(rewrite.inserted.strip()) <= 2,
         _scope(lines, rewrite.line)))

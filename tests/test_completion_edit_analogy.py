@@ -993,3 +993,19 @@ def test_etag_again(response):
     split_params = params.replace(header, "    def __init__(\n        self, stream: t.BinaryIO, limit: int | None"
                                           " = None, encoding: str = 'utf-8'\n    ) -> None:\n", 1)  # a parameter added
     assert proposed(params, split_params) == split_params  # a parameter list: another function's copy
+
+
+def test_one_english_word_put_for_another_in_prose_is_no_typo_to_carry():
+    before = '''def parse(args):
+    """Keep the options it does not know for later procesing."""
+    return args
+
+
+def resolve(args):
+    """Collect the values, which a callback can change later procesing them."""
+    return args
+'''
+    latter = before.replace("for later procesing", "for latter procesing")
+    assert proposed(before, latter, 1) == latter  # the sentence's own word, spelled alike
+    spelled = before.replace("for later procesing", "for later processing")
+    assert proposed(before, spelled, 1) == before.replace("procesing", "processing")  # a misspelling mended

@@ -97,6 +97,7 @@ def test_the_bundled_model_and_the_example_are_inside(wheel):
     assert example == (REPO_ROOT / "examples" / "shapes.py").read_text()
     assert "infill/training/corpus_packages.txt" in wheel.namelist()  # package data moves with its package
     assert "infill/completion/site_judge.json" in wheel.namelist()
+    assert "infill/completion/english_words.txt" in wheel.namelist()  # else every word spelled alike is a typo
 
 
 def test_every_import_resolves_inside_the_namespace(wheel):
