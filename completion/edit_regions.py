@@ -346,16 +346,17 @@ def _bound_before(event: EditEvent, document: ParsedDocument, scope: Node, names
                   member: bool) -> bool:
     """True when the new name stood in the scope already, outside the event's lines: the user
     pointed a use at another name that exists, which is no rename of the old one's other uses
-    (`type` -> `typ`, the parameter). A member counts when the new name is a method's or a
-    property's and the old one is still defined or assigned (`self._f` -> `self.f`, the property
-    over `_f`); one whose old name is defined no more is being renamed, its other uses maybe half
+    (`type` -> `typ`, the parameter). A member counts when the new name is a method's, a
+    property's or an assigned attribute's and the old one is still defined or assigned (`self._f`
+    -> `self.f`, the property over `_f`; `ctx.environment` -> `ctx.eval_ctx`, both set in
+    `__init__`); one whose old name is defined no more is being renamed, its other uses maybe half
     done already."""
     def defined(name: str, assigned: bool) -> bool:
         return any(_outside(event, document, node) and _defines(node, assigned)
                    for node in nodes_named(scope, document.language, name, NAME_TYPES))
     old, new = names
     if member:
-        return defined(new, False) and defined(old, True)
+        return defined(new, True) and defined(old, True)
     return any(_outside(event, document, node) and not is_member(node) and not is_keyword(node)
                for node in nodes_named(scope, document.language, new, NAME_TYPES))
 

@@ -365,6 +365,28 @@ def test_an_attribute_pointed_at_its_property_renames_nothing_but_a_half_renamed
     assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [9]
 
 
+def test_an_attribute_pointed_at_another_the_class_assigns_renames_nothing():
+    before = '''class Context:
+    def __init__(self, environment):
+        self.environment = environment
+        self.eval_ctx = EvalContext(self.environment)
+
+    def wrap(self):
+        return self.environment.autoescape
+
+    def undefined(self, name):
+        return self.environment.undefined(name)
+'''
+    event, document, _ = edited(before, "return self.environment.autoescape",
+                                "        return self.eval_ctx.autoescape")
+    assert renamed(event) == ("environment", "eval_ctx")
+    assert edit_regions.rebound(event, document) and edit_regions.rename_uses(event, document) == []
+    fresh = before.replace("        self.eval_ctx = EvalContext(self.environment)\n", "")
+    event, document, _ = edited(fresh, "return self.environment.autoescape", "        return self.eval_ctx.autoescape")
+    assert not edit_regions.rebound(event, document)  # a name new to the class: its uses are renamed
+    assert len(edit_regions.rename_uses(event, document)) == 2  # its assignment and its other use
+
+
 def test_a_name_that_stands_everywhere_gets_no_rename_rule():
     before = "x = 1\n" + "print(x)\n" * (edit_regions.MAX_NAME_USES + 1)
     event, document, _ = edited(before, "x = 1", "y = 1")
@@ -373,7 +395,7 @@ def test_a_name_that_stands_everywhere_gets_no_rename_rule():
     assert edit_regions.rename_uses(event, document) == []
     small = "x = 1\n" + "print(x)\n" * 3
     event, document, _ = edited(small, "x = 1", "y = 1")
-    assert len(edit_regions.rename_uses(event, document)) == 3
+    assert len(edit_regions.rename_uses(event, document)) == 2  # its assignment and its other use
 
 
 def test_a_literal_is_found_where_its_text_stands_and_nowhere_else():
