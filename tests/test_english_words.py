@@ -1,5 +1,6 @@
 """The English words that tell a word put for another in prose from a misspelling mended
 (`completion.english`), and their writer (`training.english_words`) on a small standard library."""
+from completion import english as english_module
 from completion.english import english
 from training.english_words import main, prose_of, word_counts
 
@@ -7,6 +8,17 @@ from training.english_words import main, prose_of, word_counts
 def test_words_of_english_in_any_case_and_no_misspelling():
     assert english("later") and english("Latter") and english("decoder") and english("encoder")
     assert not english("perfomed") and not english("appying") and not english("")
+
+
+def test_without_the_list_no_word_is_english(tmp_path, monkeypatch):
+    monkeypatch.setattr(english_module, "WORDS_PATH", tmp_path / "missing.txt")
+    english_module._words.cache_clear()
+    try:
+        assert not english("later")  # every word spelled alike is then a typo, as before the list
+    finally:
+        monkeypatch.undo()
+        english_module._words.cache_clear()
+    assert english("later")
 
 
 def test_the_words_come_from_comments_and_strings_only():
