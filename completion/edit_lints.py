@@ -1,0 +1,61 @@
+"""A linter's fix made at one comparison, carried to the file's other comparisons the same check flags.
+
+pycodestyle flags a comparison to `None` written with `==` or `!=` (E711), one to `True` or `False`
+(E712) and a comparison of `type(...)` results (E721); the fix is `is` or `is not`. A user who fixes
+one usually fixes the file: `comparison_sites` reads a rewrite that turned `==` into `is` or `!=`
+into `is not` in code, before a singleton of one check (`None`, or `True`/`False`) or after a
+`type(...)` call, and proposes the same operator at every other comparison of that check in the
+text's code (not in strings or comments). Pure.
+"""
+from __future__ import annotations
+
+import bisect
+import itertools
+import re
+from collections.abc import Callable
+
+from completion.edit_events import EditEvent
+from completion.edit_sites import MAX_MATCHES, MAX_SITES, Site
+from completion.positions import line_starts
+
+FIXES = {"==": "is", "!=": "is not"}  # the operator pycodestyle flags -> the one it asks for
+_TYPE_CALL = re.compile(r"(?<![\w.])type\([^()\n]*\)\s*$")  # `type(x)` right before the operator
+_CHECKS = {  # a check's name -> the comparisons it flags, for an operator (group 1: the operator, spaced
+    #   as the fix needs: `x==None` is left alone)
+    "E711": r"(?<=\S[ \t])({op})(?=[ \t]+None(?!\w))",
+    "E712": r"(?<=\S[ \t])({op})(?=[ \t]+(?:True|False)(?!\w))",
+    "E721": r"(?<![\w.])type\([^()\n]*\)[ \t]+({op})(?=[ \t])",
+}
+
+
+def flagged(removed: str, inserted: str, left: str, right: str) -> str | None:
+    """The check (`_CHECKS`) whose fix the rewrite made (`removed` -> `inserted` between `left` and
+    `right` on its line), or None for any other change."""
+    if FIXES.get(removed.strip()) != inserted.strip() or not left[-1:].isspace():
+        return None
+    operand = re.match(r"\s*(\w+)", right)
+    if operand is not None and operand.group(1) == "None":
+        return "E711"
+    if operand is not None and operand.group(1) in ("True", "False"):
+        return "E712"
+    return "E721" if _TYPE_CALL.search(left) else None
+
+
+def comparison_sites(line: int, removed: str, inserted: str, left: str, right: str, event: EditEvent,
+                     prose: Callable[[int], bool] | None) -> list[Site] | None:
+    """The other comparisons of the text after `event` that the check the rewrite fixed (on `line`, in
+    code) flags, each given the fixed operator: in code only, when `prose` says where strings and
+    comments are; off the event's lines; of the first `MAX_MATCHES`, at most `MAX_SITES`, nearest the
+    edit first. None when the rewrite is no such fix (a change in prose is none)."""
+    check = flagged(removed, inserted, left, right)
+    text, operator = event.after, removed.strip()
+    starts = line_starts(text)
+    if check is None or (prose is not None and prose(starts[line] + len(left))):
+        return None
+    pattern = re.compile(_CHECKS[check].format(op=re.escape(operator)))
+    found = []
+    for match in itertools.islice(pattern.finditer(text), MAX_MATCHES):
+        at = bisect.bisect_right(starts, match.start(1)) - 1
+        if not event.start_line <= at < event.after_end and (prose is None or not prose(match.start(1))):
+            found.append(Site(match.start(1), match.end(1), FIXES[operator], at, 1.0))
+    return sorted(found, key=lambda site: abs(site.line - line))[:MAX_SITES]

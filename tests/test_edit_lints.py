@@ -1,0 +1,67 @@
+"""A linter's fix made at one comparison goes to the file's other comparisons the same check flags
+(`completion.edit_lints`): `== None` made `is None` (E711), `!= False` made `is not False` (E712),
+`type(a) == T` made `type(a) is T` (E721); not to strings or comments, not across checks; and the bad
+inputs: the fix written in a docstring, 5,000 comparisons in one file."""
+from completion.edit_analogy import prose_at
+from completion.edit_lints import comparison_sites, flagged
+from completion.edit_sites import MAX_SITES
+from completion.syntax import ParsedDocument
+from edit_samples import event, proposed
+
+NONES = '''def test_local(transport):
+    assert get_local_addr(transport) == None
+
+
+def test_remote(transport):
+    assert get_remote_addr(transport) == None  # was == None before
+    assert get_remote_addr(transport) == 0
+    assert "== None" in describe(transport)
+    assert transport.closed == True
+'''
+
+
+def test_a_comparison_to_none_fixed_once_is_fixed_in_the_file_code_only():
+    fixed = NONES.replace("get_local_addr(transport) == None", "get_local_addr(transport) is None")
+    expected = fixed.replace("get_remote_addr(transport) == None  #", "get_remote_addr(transport) is None  #")
+    assert proposed(NONES, fixed, 1) == expected  # the comment, the string, `== 0` and `== True` stay
+
+
+def test_each_check_keeps_to_its_own_singletons_and_operator():
+    assert flagged("==", "is", "x ", " None") == "E711"
+    assert flagged("!=", "is not", "x ", " False") == "E712"
+    assert flagged("==", "is", "type(a) ", " int") == "E721"
+    assert flagged("==", "is", "x ", " 0") is None and flagged("==", "!=", "x ", " None") is None
+    before = "if a != True:\n    pass\nif b != False:\n    pass\nif c == False:\n    pass\nif d != None:\n    pass\n"
+    after = before.replace("a != True", "a is not True")
+    assert proposed(before, after, 0) == after.replace("b != False", "b is not False")
+
+
+def test_a_type_compared_with_is_goes_to_the_other_type_comparisons():
+    before = '''def test_types(s, exc):
+    assert type(s["b"]) == bytes
+    assert type(s["m"]) == Markup
+    assert type(exc) == ZeroDivisionError
+    assert s["n"] == 1
+'''
+    after = before.replace('type(s["b"]) == bytes', 'type(s["b"]) is bytes')
+    assert proposed(before, after, 1) == after.replace(") == M", ") is M").replace(") == Z", ") is Z")
+
+
+def test_the_fix_written_in_prose_is_no_fix_to_carry():
+    before = '''def check(x):
+    """Compare with == None."""
+    return x == None
+'''
+    after = before.replace("with == None", "with is None")
+    document = ParsedDocument.parse("python", after)
+    assert comparison_sites(1, "==", "is", '    """Compare with ', ' None."""', event(before, after),
+                            prose_at(document)) is None
+    assert proposed(before, after, 1) == after
+
+
+def test_five_thousand_comparisons_give_a_bounded_answer():
+    before = "def f(x):\n    return x\n" + "assert f(1) == None\n" * 5000
+    after = before.replace("assert f(1) == None", "assert f(1) is None", 1)
+    document = ParsedDocument.parse("python", after)
+    found = comparison_sites(2, "==", "is", "assert f(1) ", " None", event(before, after), prose_at(document))
+    assert len(found) == MAX_SITES and [site.line for site in found[:2]] == [3, 4]
