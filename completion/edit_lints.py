@@ -48,9 +48,11 @@ def comparison_sites(line: int, removed: str, inserted: str, left: str, right: s
     comments are; off the event's lines; of the first `MAX_MATCHES`, at most `MAX_SITES`, nearest the
     edit first. None when the rewrite is no such fix (a change in prose is none)."""
     check = flagged(removed, inserted, left, right)
+    if check is None:
+        return None
     text, operator = event.after, removed.strip()
     starts = line_starts(text)
-    if check is None or (prose is not None and prose(starts[line] + len(left))):
+    if prose is not None and prose(starts[line] + len(left)):
         return None
     pattern = re.compile(_CHECKS[check].format(op=re.escape(operator)))
     found = []
