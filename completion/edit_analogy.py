@@ -92,7 +92,7 @@ from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
-from completion.edit_lints import comparison_sites
+from completion.edit_lints import comparison_sites, flagged
 from completion.edit_regions import in_f_braces, rebound, signature_change
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event)
@@ -891,8 +891,10 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
     if directed is not None:  # E402 excused on one import below code: the others below it
         return directed
-    compared = comparison_sites(rewrite.line, rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right, event,
-                                None if document is None else prose_at(document))
+    check = flagged(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right)
+    compared = None if check is None else comparison_sites(
+        check, rewrite.removed.strip(), rewrite.line, len(rewrite.left), event,
+        None if document is None else prose_at(document))
     if compared is not None:  # `== None` made `is None`, a linter's fix: the file's other such comparisons
         return compared
     quote = joined_quote(rewrite.removed, rewrite.inserted)

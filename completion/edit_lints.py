@@ -2,20 +2,18 @@
 
 pycodestyle flags a comparison to `None` written with `==` or `!=` (E711), one to `True` or `False`
 (E712) and a comparison of `type(...)` results (E721); the fix is `is` or `is not`. A user who fixes
-one usually fixes the file: `comparison_sites` reads a rewrite that turned `==` into `is` or `!=`
-into `is not` in code, before a singleton of one check (`None`, or `True`/`False`) or after a
-`type(...)` call, and proposes the same operator at every other comparison of that check in the
-text's code (not in strings or comments). Pure.
+one usually fixes the file: `flagged` reads a rewrite that turned `==` into `is` or `!=` into `is
+not`, before a singleton of one check (`None`, or `True`/`False`) or after a `type(...)` call, and
+`comparison_sites`, for such a fix in code, proposes the same operator at every other comparison of
+that check in the text's code (not in strings or comments). Pure.
 """
 from __future__ import annotations
 
-import bisect
-import itertools
 import re
 from collections.abc import Callable
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import MAX_MATCHES, MAX_SITES, Site
+from completion.edit_sites import MAX_SITES, Site, matches_off_event
 from completion.positions import line_starts
 
 FIXES = {"==": "is", "!=": "is not"}  # the operator pycodestyle flags -> the one it asks for
@@ -41,23 +39,18 @@ def flagged(removed: str, inserted: str, left: str, right: str) -> str | None:
     return "E721" if _TYPE_CALL.search(left) else None
 
 
-def comparison_sites(line: int, removed: str, inserted: str, left: str, right: str, event: EditEvent,
+def comparison_sites(check: str, operator: str, line: int, column: int, event: EditEvent,
                      prose: Callable[[int], bool] | None) -> list[Site] | None:
-    """The other comparisons of the text after `event` that the check the rewrite fixed (on `line`, in
-    code) flags, each given the fixed operator: in code only, when `prose` says where strings and
-    comments are; off the event's lines; of the first `MAX_MATCHES`, at most `MAX_SITES`, nearest the
-    edit first. None when the rewrite is no such fix (a change in prose is none)."""
-    check = flagged(removed, inserted, left, right)
-    if check is None:
-        return None
-    text, operator = event.after, removed.strip()
+    """The other comparisons of the text after `event` that `check` flags with `operator` (`flagged`
+    read the user's fix of one at `column` of `line`), each given the fixed operator: in code only,
+    when `prose` says where strings and comments are; off the event's lines (`matches_off_event`); at
+    most `MAX_SITES`, nearest the edit first. None when the fix itself stands in prose."""
+    text = event.after
     starts = line_starts(text)
-    if prose is not None and prose(starts[line] + len(left)):
+    if prose is not None and prose(starts[line] + column):
         return None
     pattern = re.compile(_CHECKS[check].format(op=re.escape(operator)))
-    found = []
-    for match in itertools.islice(pattern.finditer(text), MAX_MATCHES):
-        at = bisect.bisect_right(starts, match.start(1)) - 1
-        if not event.start_line <= at < event.after_end and (prose is None or not prose(match.start(1))):
-            found.append(Site(match.start(1), match.end(1), FIXES[operator], at, 1.0))
+    found = [Site(match.start(1), match.end(1), FIXES[operator], at, 1.0)
+             for match, at, _ in matches_off_event(pattern, text, starts, event)
+             if prose is None or not prose(match.start(1))]
     return sorted(found, key=lambda site: abs(site.line - line))[:MAX_SITES]

@@ -54,8 +54,9 @@ def test_the_fix_written_in_prose_is_no_fix_to_carry():
 '''
     after = before.replace("with == None", "with is None")
     document = ParsedDocument.parse("python", after)
-    assert comparison_sites(1, "==", "is", '    """Compare with ', ' None."""', event(before, after),
-                            prose_at(document)) is None
+    left = '    """Compare with '
+    assert flagged("==", "is", left, ' None."""') == "E711"
+    assert comparison_sites("E711", "==", 1, len(left), event(before, after), prose_at(document)) is None
     assert proposed(before, after, 1) == after
 
 
@@ -63,5 +64,5 @@ def test_five_thousand_comparisons_give_a_bounded_answer():
     before = "def f(x):\n    return x\n" + "assert f(1) == None\n" * 5000
     after = before.replace("assert f(1) == None", "assert f(1) is None", 1)
     document = ParsedDocument.parse("python", after)
-    found = comparison_sites(2, "==", "is", "assert f(1) ", " None", event(before, after), prose_at(document))
+    found = comparison_sites("E711", "==", 2, len("assert f(1) "), event(before, after), prose_at(document))
     assert len(found) == MAX_SITES and [site.line for site in found[:2]] == [3, 4]

@@ -1,5 +1,7 @@
 """The English words that tell a word put for another in prose from a misspelling mended
 (`completion.english`), and their writer (`training.english_words`) on a small standard library."""
+import pytest
+
 from completion import english as english_module
 from completion.english import english
 from training.english_words import main, prose_of, word_counts
@@ -37,3 +39,19 @@ def test_the_list_keeps_words_seen_often_and_leaves_tests_out(tmp_path):
     out = tmp_path / "words.txt"
     assert main(["--out", str(out), "--stdlib", str(stdlib), "--min-count", "2"]) == 0
     assert out.read_text() == "word\n"
+
+
+def test_the_writer_overwrites_only_a_word_list(tmp_path, capsys):
+    stdlib = tmp_path / "lib"
+    stdlib.mkdir()
+    (stdlib / "mod.py").write_text('"""word word"""\n')
+    notes = tmp_path / "notes.txt"
+    notes.write_text("Keep me.\n")
+    with pytest.raises(SystemExit) as stopped:
+        main(["--out", str(notes), "--stdlib", str(stdlib), "--min-count", "2"])
+    assert stopped.value.code == 2
+    assert notes.read_text() == "Keep me.\n" and "refusing" in capsys.readouterr().err
+    words = tmp_path / "words.txt"
+    words.write_text("old\nlist\n")
+    assert main(["--out", str(words), "--stdlib", str(stdlib), "--min-count", "2"]) == 0
+    assert words.read_text() == "word\n"

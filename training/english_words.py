@@ -25,6 +25,7 @@ from pathlib import Path
 
 SKIPPED_PARTS = frozenset({"site-packages", "dist-packages", "test", "tests", "idlelib", "lib2to3"})
 _WORD = re.compile(r"(?<![\w.])[A-Za-z]{2,}(?!\w|\.\w)")
+_LISTED = re.compile(r"[a-z]{2,}")  # a line of a list this script writes
 
 
 def prose_of(source: bytes) -> Iterator[str]:
@@ -47,6 +48,20 @@ def word_counts(root: Path) -> Counter[str]:
     return counts
 
 
+def replaceable(path: Path) -> bool:
+    """`--out` may be written: a new file, or a word list as this script writes them (a lower-case word a
+    line), not a link nor anything else."""
+    if path.is_symlink() or (path.exists() and not path.is_file()):
+        return False
+    if not path.exists():
+        return True
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return False
+    return all(_LISTED.fullmatch(line) for line in lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m training.english_words", description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, required=True, help="the word list to write, one word a line")
@@ -56,6 +71,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.min_count < 1 or not args.stdlib.is_dir():
         parser.error("--min-count must be at least 1 and --stdlib a folder")
+    if not replaceable(args.out):
+        parser.error(f"--out {args.out} exists and is no word list: refusing to overwrite it")
     counts = word_counts(args.stdlib)
     words = sorted(word for word, count in counts.items() if count >= args.min_count)
     args.out.write_text("".join(f"{word}\n" for word in words), encoding="utf-8")
