@@ -24,7 +24,9 @@ event's lines:
   `) -> bool | None:`) has no sites; a pattern in code whose context matches no other line, when
   its before-text says where else it goes by itself (`distinctive`: `t.Optional[str]`,
   `lambda e: len(e)`), goes where that text stands in code between the same two characters, on
-  lines alike by `TEXT_SCORE` (`text_sites`: a parameter's annotation and an attribute's);
+  lines alike by `TEXT_SCORE` (`text_sites`: a parameter's annotation and an attribute's); a word
+  in code put for another before the same attribute (`asyncio.iscoroutinefunction` ->
+  `inspect.iscoroutinefunction`) goes where the old word reads that attribute (`qualified_sites`);
 - a string's *start or end* changed where the literal rule owns the change (its whole text found
   nowhere else: `match="... allowed."` -> `match="... allowed"`) at the strings right after the same
   tokens that start or end alike (`string_end_sites`);
@@ -39,6 +41,9 @@ event's lines:
 - a *module* renamed on an import's line at its dotted references in strings and comments
   (`module_references`: `structlog.types.EventDict` in a docstring after `from .types import` ->
   `from .typing import`);
+- a *definition* renamed on its header (`class TestClient:` -> `class QuartClient:`) at its mentions in
+  strings (`definition_mentions`: `:meth:`~quart.testing.TestClient.open``, a repr's
+  `"TestDataclass(foo=1)"`), for a name shaped as code only (`code_shaped`; `a` or `s` in prose is a word);
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type);
@@ -123,8 +128,9 @@ _TIGHT_MARKS = frozenset({"<", "/", "."})
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
 _NUMBER = re.compile(r"\d[\w.]*")
 _KNOWN_NAMES = PYTHON_BUILTINS | {"Any", "Self"}
-PROSE_TYPES = frozenset({"string", "comment", "string_literal", "raw_string_literal", "template_string",
-                         "interpreted_string_literal", "line_comment", "block_comment"})
+STRING_TYPES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
+                          "interpreted_string_literal"})
+PROSE_TYPES = STRING_TYPES | {"comment", "line_comment", "block_comment"}
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
@@ -132,6 +138,8 @@ _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it nam
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
 _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
 _ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
+_ATTRIBUTE_AFTER = re.compile(r"\.(\w+)")  # an attribute read right after a word (group 1: its name)
+_DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -559,6 +567,20 @@ def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
     return found
 
 
+def qualified_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
+                    prose: Callable[[int], bool] | None) -> list[Site]:
+    """For a word in code put for another before the same attribute (`asyncio.iscoroutinefunction`
+    -> `inspect.iscoroutinefunction`) whose context pattern found no site: the places in code where
+    the old word stands before that attribute, each scoring 1 (the dotted name says where it goes,
+    whatever the line around it); none for an attribute's own name (`self.server` -> `self.client`)."""
+    attribute = _ATTRIBUTE_AFTER.match(rewrite.right)
+    if not rewrite.word or attribute is None or rewrite.left.endswith(".") or prose is None:
+        return []
+    pattern = re.compile(rf"(?<![\w.])({re.escape(rewrite.removed)})\.{attribute.group(1)}(?!\w)")
+    return [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
+            for match, line, _ in matches_off_event(pattern, text, starts, event) if not within(prose, match.start(1))]
+
+
 def string_end(rewrite: Rewrite) -> tuple[int, bool] | None:
     """(where the string the change stands in opens on its line, True for its end) when the rewrite
     takes text off the start or the end of one string's text, or puts other text there (`match="...
@@ -664,8 +686,9 @@ def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
         if score >= (needed if floor is None else min(needed, floor)) \
                 and (in_prose is None or within(prose, match.start(1)) == in_prose):
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, needed))
-    if not found and in_prose is False and distinctive(rewrite):  # the context was too narrow for its sites
-        found = text_sites(rewrite, text, event, starts, prose)
+    if not found and in_prose is False:  # the context was too narrow for its sites
+        found = text_sites(rewrite, text, event, starts, prose) if distinctive(rewrite) \
+            else qualified_sites(rewrite, text, event, starts, prose)
     return sorted(found, key=lambda site: (-site.score, abs(site.line - rewrite.line)))[:MAX_SITES]
 
 
@@ -725,6 +748,31 @@ def module_references(rewrite: Rewrite, event: EditEvent, document: ParsedDocume
             if module_path(text, match.start(1), match.end(1)) and within(prose, match.start(1))][:MAX_SITES]
 
 
+def definition_mentions(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | None) -> list[Site]:
+    """For a function or class renamed on its header (`class TestClient:` -> `class QuartClient:`), a
+    name shaped as code (`code_shaped`): the places in strings, docstrings too, where the old name
+    stands whole (`:meth:`~quart.testing.TestClient.open``, a repr's `"TestDataclass(foo=1)"`, as an
+    editor's rename offers them), nearest first, each scoring 1; the code is the rename rule's. Not in
+    comments: on held-out synthetic renames they kept the name they had (`how _body_framing treats them`)."""
+    defined = _DEFINED.match(rewrite.line_before)
+    if not rewrite.word or defined is None or defined.group(1) != rewrite.removed \
+            or not code_shaped(rewrite.removed) or document is None:
+        return []
+    in_string, text, starts = enclosing_at(document, STRING_TYPES), event.after, line_starts(event.after)
+    if in_string is None:
+        return []
+    pattern = re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
+    found = [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
+             for match, line, _ in matches_off_event(pattern, text, starts, event) if in_string(match.start(1))]
+    return sorted(found, key=lambda site: abs(site.line - rewrite.line))[:MAX_SITES]
+
+
+def code_shaped(name: str) -> bool:
+    """True when `name` reads as code in prose: an underscore inside it or a capital after its first
+    letter (`get_data`, `TestClient`; not `a`, `render`, `Request`)."""
+    return "_" in name.strip("_") or any(char.isupper() for char in name[1:])
+
+
 def module_path(text: str, start: int, end: int) -> bool:
     """True when the word at `text[start:end]` (in prose) is part of a dotted path (`dotted`), its
     dot escaped in a regex's text too (`jinja2\\.exceptions`)."""
@@ -772,7 +820,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)
     found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)
-    proposed = with_copies(copies, found + module_references(rewrite, event, document))
+    proposed = with_copies(copies, found + module_references(rewrite, event, document)
+                           + definition_mentions(rewrite, event, document))
     if not proposed or document is None or document.tree is None:
         return proposed
     text, starts = event.after, line_starts(event.after)

@@ -916,6 +916,36 @@ def test_a_module_renamed_in_an_import_goes_to_its_dotted_references_in_prose():
     assert proposed(escaped, moved) == moved.replace("(jinja2\\.", "(jinja\\.")
 
 
+def test_a_definition_renamed_on_its_header_goes_to_its_mentions_in_strings_when_shaped_as_code():
+    module = ('class TestClient:\n    """A client for tests."""\n\n    def open(self):\n'
+              '        """See :meth:`~quart.testing.TestClient.open`."""\n        return repr(self)\n\n\n'
+              'def make():\n    # a TestClient of its own\n    return TestClient()\n')
+    renamed = module.replace("class TestClient:", "class QuartClient:")
+    assert proposed(module, renamed) == renamed.replace("TestClient", "QuartClient").replace(
+        "# a QuartClient", "# a TestClient")  # code and docstring, not a comment
+    worded = 'def a(x):\n    """Return a value."""\n    return x\n\n\ndef b():\n    return a(1)  # a call\n'
+    moved = worded.replace("def a(x):", "def info(x):")  # `a` in prose is a word
+    assert proposed(worded, moved) == moved.replace("return a(1)", "return info(1)")
+    local = 'def f():\n    get_data = load()\n    return "get_data", get_data\n'
+    bound = local.replace("get_data = load()", "fetched = load()")  # a local's binding, no definition
+    assert '"get_data"' in proposed(local, bound)
+    crowded = "class TestClient:\n    pass\n" + "print('TestClient')\n" * 5000  # mentions past the caps
+    crowded_after = crowded.replace("class TestClient:", "class QuartClient:")
+    sites = analogy_sites(event(crowded, crowded_after), document=ParsedDocument.parse("python", crowded_after))
+    assert 0 < len(sites) <= MAX_SITES and max(site.line for site in sites) <= MAX_SITES + 1  # the nearest
+
+
+def test_a_qualifier_put_for_another_goes_where_the_old_one_reads_the_same_attribute():
+    module = ('import asyncio\nimport inspect\n\n\nclass Config:\n    def load(self):\n'
+              '        if inspect.isfunction(self.app):\n            asgi3 = asyncio.iscoroutinefunction(self.app)\n'
+              '        else:\n            call = getattr(self.app, "__call__", None)\n'
+              '            asgi3 = asyncio.iscoroutinefunction(call)\n'
+              '        asyncio.sleep(0)  # asyncio.iscoroutinefunction in a comment\n        return asgi3\n')
+    moved = module.replace("asyncio.iscoroutinefunction(self.app)", "inspect.iscoroutinefunction(self.app)")
+    assert proposed(module, moved) == moved.replace("asyncio.iscoroutinefunction(call)",
+                                                    "inspect.iscoroutinefunction(call)")  # code only
+
+
 def test_a_pattern_all_over_a_large_file_is_scored_near_the_edit_and_its_copies_too():
     far = "".join(f"    total = call(item, {n})  # x\n" for n in range(600))  # the edited line's shape exactly
     near = [f"    total = call(item, {n})  # x y\n" for n in range(600, 1050)]  # alike it, a little less
