@@ -47,6 +47,8 @@ event's lines:
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type);
+- a string made *raw* for an invalid escape (pycodestyle's W605) at the file's other strings with no prefix
+  that hold one (`completion.edit_escapes`);
 - pycodestyle's *E402 excused* on one import below code at the other imports below that code
   (`completion.edit_directives`: the one directive that says where else it belongs);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
@@ -93,6 +95,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
+from completion.edit_escapes import made_raw, raw_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
@@ -139,6 +142,7 @@ _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import 
 _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
 _ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
 _ATTRIBUTE_AFTER = re.compile(r"\.(\w+)")  # an attribute read right after a word (group 1: its name)
+_SPHINX_ROLES = frozenset({"func", "meth", "attr", "class", "data", "exc", "mod", "obj", "const", "ref", "doc"})
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
@@ -368,7 +372,7 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     `foo_bar` -> `foo_b`, is being retyped)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])) \
-            or string_prefix(rewrite):
+            or string_prefix(rewrite) or sphinx_role(rewrite):
         return False
     if code and (ending.group() in _KNOWN_NAMES or keyword.iskeyword(ending.group())):
         return False  # a builtin or a keyword is whole as typed: `object`, though `objects` is in the text
@@ -381,6 +385,12 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
             and _whole_elsewhere(ending.group(), text, rewrite.line_after, attribute=True):
         return False  # an attribute the code reads elsewhere: `str(e)` -> `str(e.value)`, though `values` is there
     return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
+
+
+def sphinx_role(rewrite: Rewrite) -> bool:
+    """True when the rewrite put one of Sphinx's Python roles for another before the same target
+    (`:meth:`is_json`` -> `:attr:`is_json``): a role is whole as typed, though `attribute` is in the text."""
+    return rewrite.left.endswith(":") and rewrite.right.startswith(":`") and rewrite.inserted in _SPHINX_ROLES
 
 
 def deleted_only(rewrite: Rewrite) -> bool:
@@ -946,6 +956,10 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         None if document is None else prose_at(document))
     if compared is not None:  # `== None` made `is None`, a linter's fix: the file's other such comparisons
         return compared
+    if document is not None and made_raw(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
+        raw = raw_sites(rewrite.line, len(rewrite.left), event, document)
+        if raw is not None:  # made raw for an invalid escape, W605: the others that hold one
+            return raw
     quote = joined_quote(rewrite.removed, rewrite.inserted)
     if quote is not None:  # two literals joined: the others side by side (`completion.edit_joins`)
         return [] if document is None else joined_sites(quote, event, document)

@@ -73,6 +73,7 @@ MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 _WORD = re.compile(r"\w+")
+_STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}['\"]")  # a string's prefix and its quote: `r"`, `b'`
 _LINT_CODE = r"[A-Z]+[0-9]{3,4}"  # a linter's rule: E402, B018, PLR0913
 _LINT_DIRECTIVE = re.compile(  # a comment a linter or type checker reads, whole up to its end
     rf"#\s*(?:noqa(?::\s*{_LINT_CODE}(?:,\s*{_LINT_CODE})*)?|type:\s*ignore|pragma:\s*no\s+cover|fmt:\s*(?:skip|off|on))$")
@@ -234,7 +235,8 @@ def gate(document: ParsedDocument | None, event: EditEvent | None) -> str | None
 
 def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     """The event renamed nothing, changed no literal and no signature, and its change ends in a
-    word that the text holds nowhere else and that is no number, no keyword or builtin of the language
+    word that the text holds nowhere else and that is no number, no string's prefix (`r` put before a
+    docstring's quotes), no keyword or builtin of the language
     (`ZeroDivisionError`, `True`, `is` are whole as typed) nor the end of a linter's directive
     (`# noqa: E402`, `# type: ignore`; not `# noqa: E40`): the user is still typing it."""
     if renamed(event) is not None or changed_literal(event) is not None \
@@ -243,12 +245,14 @@ def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     new = event.inserted
     head, tail = common_ends(event.removed, new)
     end = len(new) - tail  # where the change ends in the new lines
-    words = [w.group() for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
-    if not words or words[0][0].isdigit() or (document.language == "python" and python_word(words[0])):
-        return False  # no word, a number (no name: `19.1` of `19.1.0`), or one of the language's own
+    words = [w for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
+    word = words[0] if words else None
+    if word is None or word.group()[0].isdigit() or _STRING_PREFIX.fullmatch(new, word.start(), word.end() + 1) \
+            or (document.language == "python" and python_word(word.group())):
+        return False  # no word, a number (no name: `19.1` of `19.1.0`), a string's prefix, or the language's own
     if _LINT_DIRECTIVE.search(new[new.rfind("\n", 0, end) + 1:end]):
         return False  # a linter's directive, whole: it ends in no word half typed
-    return len(re.findall(rf"(?<!\w){re.escape(words[0])}(?!\w)", event.after)) == 1
+    return len(re.findall(rf"(?<!\w){re.escape(word.group())}(?!\w)", event.after)) == 1
 
 
 @dataclass(slots=True)
