@@ -41,6 +41,8 @@ event's lines:
 - a *module* renamed on an import's line at its dotted references in strings and comments
   (`module_references`: `structlog.types.EventDict` in a docstring after `from .types import` ->
   `from .typing import`);
+- a word put for another in a *URL's path* (`github.com/kennethreitz/requests` -> `github.com/requests/requests`)
+  at the same host and path elsewhere, when nothing else has a site (`url_sites`);
 - a *definition* renamed on its header (`class TestClient:` -> `class QuartClient:`) at its mentions in
   strings (`definition_mentions`: `:meth:`~quart.testing.TestClient.open``, a repr's
   `"TestDataclass(foo=1)"`), for a name shaped as code only (`code_shaped`; `a` or `s` in prose is a word);
@@ -143,6 +145,9 @@ _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `
 _ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
 _ATTRIBUTE_AFTER = re.compile(r"\.(\w+)")  # an attribute read right after a word (group 1: its name)
 _SPHINX_ROLES = frozenset({"func", "meth", "attr", "class", "data", "exc", "mod", "obj", "const", "ref", "doc"})
+_URL_BEFORE = re.compile(r"(?:https?://|git@)([\w.-]+[/:](?:[\w.~-]+/)*)$")  # a URL up to a word of its path
+#   (group 1: its host and path so far)
+_URL_SEGMENT = re.compile(r"[\w.~-]*(?:/[\w.~-]+)?")  # the rest of a path's segment, and the next one
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
@@ -777,6 +782,21 @@ def definition_mentions(rewrite: Rewrite, event: EditEvent, document: ParsedDocu
     return sorted(found, key=lambda site: abs(site.line - rewrite.line))[:MAX_SITES]
 
 
+def url_sites(rewrite: Rewrite, event: EditEvent) -> list[Site]:
+    """For a word put for another in a URL's path (`github.com/kennethreitz/requests` ->
+    `github.com/requests/requests`, an organization renamed): the other places of the text where the
+    same host and path stand around the old word, up to the path's next segment, whatever the scheme
+    (`https://`, `git@`), each scoring 1, nearest first."""
+    url = _URL_BEFORE.search(rewrite.left) if rewrite.word else None
+    if url is None:
+        return []
+    host, rest = re.escape(url.group(1)), re.escape(_URL_SEGMENT.match(rewrite.right).group())
+    pattern = re.compile(rf"(?<=[/@]){host}({re.escape(rewrite.removed)}){rest}(?![\w.~-])")
+    found = [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
+             for match, line, _ in matches_off_event(pattern, event.after, line_starts(event.after), event)]
+    return sorted(found, key=lambda site: abs(site.line - rewrite.line))[:MAX_SITES]
+
+
 def code_shaped(name: str) -> bool:
     """True when `name` reads as code in prose: an underscore inside it or a capital after its first
     letter (`get_data`, `TestClient`; not `a`, `render`, `Request`)."""
@@ -831,7 +851,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     copies = [] if own_scope else line_copies(rewrite, event, document)
     found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)
     proposed = with_copies(copies, found + module_references(rewrite, event, document)
-                           + definition_mentions(rewrite, event, document))
+                           + definition_mentions(rewrite, event, document)) or url_sites(rewrite, event)
     if not proposed or document is None or document.tree is None:
         return proposed
     text, starts = event.after, line_starts(event.after)

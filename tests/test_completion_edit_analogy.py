@@ -946,6 +946,18 @@ def test_a_qualifier_put_for_another_goes_where_the_old_one_reads_the_same_attri
                                                     "inspect.iscoroutinefunction(call)")  # code only
 
 
+def test_a_word_put_for_another_in_a_urls_path_goes_to_the_same_host_and_path_elsewhere():
+    module = ('# Implicit import within threads, see https://github.com/kennethreitz/requests/issues/3578.\n'
+              'import encodings.idna\n\n\ndef prepare(url):\n'
+              '    #: https://github.com/kennethreitz/requests/pull/2238\n'
+              '    agent = "Mozilla/5.0 (https://github.com/kennethreitz/requests)"\n'
+              '    other = "https://github.com/kennethreitz/records and https://gitlab.com/kennethreitz/requests"\n'
+              '    return url, agent, other\n')
+    moved = module.replace("com/kennethreitz/requests/issues", "com/requests/requests/issues")
+    assert proposed(module, moved) == moved.replace("github.com/kennethreitz/requests", "github.com/requests/requests")
+    # another repository and another host keep theirs
+
+
 def test_a_pattern_all_over_a_large_file_is_scored_near_the_edit_and_its_copies_too():
     far = "".join(f"    total = call(item, {n})  # x\n" for n in range(600))  # the edited line's shape exactly
     near = [f"    total = call(item, {n})  # x y\n" for n in range(600, 1050)]  # alike it, a little less
