@@ -35,12 +35,12 @@ def made_raw(removed: str, inserted: str, left: str, right: str) -> bool:
 def raw_sites(line: int, column: int, event: EditEvent, document: ParsedDocument) -> list[Site] | None:
     """For a string made raw at (`line`, `column`) of the text after `event` (`made_raw`): the other
     strings of the text with no prefix that hold an invalid escape, each made raw, nearest first,
-    `MAX_SITES` at most; None when the string made raw holds no invalid escape (another change)."""
-    text, string_at, edited_at = event.after, enclosing_at(document, STRING_NODES), enclosing_at(document, STRING_NODES)
-    if string_at is None or edited_at is None:
-        return None
-    starts = line_starts(text)
-    edited = edited_at(starts[line] + column)
+    `MAX_SITES` at most; None when the string made raw holds no invalid escape (another change) or the
+    text is no Python."""
+    if document.language != "python":
+        return None  # W605 and raw strings are Python's
+    string_at, text, starts = enclosing_at(document, STRING_NODES), event.after, line_starts(event.after)
+    edited = enclosing_at(document, STRING_NODES)(starts[line] + column) if string_at is not None else None
     if edited is None or not _INVALID.search(_body(edited)):
         return None
     found, seen = [], {edited.start_byte}

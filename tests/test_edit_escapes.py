@@ -41,6 +41,8 @@ def test_a_string_made_raw_that_escapes_nothing_wrong_is_no_such_fix():
     raw = API.replace('    """Sends a POST', '    r"""Sends a POST')
     after = ParsedDocument.parse("python", raw)
     assert raw_sites(17, 4, event(API, raw), after) is None  # the others' rules decide, not this one
+    script = 'const a = "\\d";\nconst b = "\\d";\n'  # another language's strings: no W605 there
+    assert raw_sites(0, 10, event(script, script), ParsedDocument.parse("javascript", script)) is None
 
 
 def test_five_thousand_strings_with_invalid_escapes_give_the_nearest_sites():
