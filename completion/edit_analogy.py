@@ -105,7 +105,7 @@ from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_lints import comparison_sites, flagged
 from completion.edit_regions import in_f_braces, rebound, signature_change
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
-                                   matches_off_event)
+                                   matches_off_event, nearest_sites)
 from completion.english import english
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
@@ -127,7 +127,7 @@ MIN_TEXT_CHARS = 6  # a before-text of several tokens looked for without its con
 TEXT_SCORE = 0.7  # and its site's line alike the edited one by this share (`text_sites`)
 _NAME = re.compile(r"[^\W\d]\w*")
 _PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # a name's parts: `HTTPRequest_id` -> HTTP, Request, id
-_STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")
+STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")  # a string literal's prefix, before its quote
 _STRING_PREFIX_END = re.compile(r"(?<!\w)[rRbBuUfF]{1,2}$")  # a string's prefix, right before its quote
 _TIGHT_MARKS = frozenset({"<", "/", "."})
 _STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
@@ -340,7 +340,7 @@ def string_prefix(rewrite: Rewrite) -> bool:
     sites are the strings with the same prefix, whatever their lines."""
     def kind(prefix: str) -> set[str]:
         return set(prefix.lower()) - {"u"}
-    prefixes = all(_STRING_PREFIX.fullmatch(prefix) for prefix in (rewrite.removed, rewrite.inserted) if prefix)
+    prefixes = all(STRING_PREFIX.fullmatch(prefix) for prefix in (rewrite.removed, rewrite.inserted) if prefix)
     return bool(rewrite.removed) and rewrite.right[:1] in ("'", '"') and prefixes \
         and kind(rewrite.removed) == kind(rewrite.inserted)
 
@@ -638,7 +638,7 @@ def string_end_sites(rewrite: Rewrite, event: EditEvent, prose: Callable[[int], 
     around = (r"(?<!\w)" if _NAME.match(context[0]) else "") + r"\s*".join(map(re.escape, context))
     removed, other = re.escape(rewrite.removed), f"[^{quote}\\\\\n]*"
     text_of = f"{other}({removed}){quote}" if at_end else f"({removed}){other}{quote}"
-    pattern = re.compile(f"{around}[ \\t]*(?:{_STRING_PREFIX.pattern})?{quote}{text_of}")
+    pattern = re.compile(f"{around}[ \\t]*(?:{STRING_PREFIX.pattern})?{quote}{text_of}")
     starts, text = line_starts(event.after), event.after
     found = [Site(match.start(1), match.end(1), rewrite.inserted, line, alike(line_text, rewrite.line_before), 0.0)
              for match, line, line_text in matches_off_event(pattern, text, starts, event)
@@ -779,7 +779,7 @@ def definition_mentions(rewrite: Rewrite, event: EditEvent, document: ParsedDocu
     pattern = re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
     found = [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
              for match, line, _ in matches_off_event(pattern, text, starts, event) if in_string(match.start(1))]
-    return sorted(found, key=lambda site: abs(site.line - rewrite.line))[:MAX_SITES]
+    return nearest_sites(found, rewrite.line)
 
 
 def url_sites(rewrite: Rewrite, event: EditEvent) -> list[Site]:
@@ -794,7 +794,7 @@ def url_sites(rewrite: Rewrite, event: EditEvent) -> list[Site]:
     pattern = re.compile(rf"(?<=[/@]){host}({re.escape(rewrite.removed)}){rest}(?![\w.~-])")
     found = [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
              for match, line, _ in matches_off_event(pattern, event.after, line_starts(event.after), event)]
-    return sorted(found, key=lambda site: abs(site.line - rewrite.line))[:MAX_SITES]
+    return nearest_sites(found, rewrite.line)
 
 
 def code_shaped(name: str) -> bool:

@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent, diff_span
-from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site, alike
+from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site, alike, nearest_sites
 from completion.positions import line_starts, split_lines
 from completion.postprocess import indent_of
 
@@ -123,7 +123,7 @@ def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:
         end = starts[last] + len(_line(text, starts, last)) if block.inserted \
             else starts[last + 1]  # deleted: its break too
         found.append(Site(starts[top], end, new, top, 1.0, lines=count))
-    return sorted(found, key=lambda site: abs(site.line - event.start_line))[:MAX_SITES]
+    return nearest_sites(found, event.start_line)
 
 
 def _line(text: str, starts: list[int], number: int) -> str:

@@ -16,7 +16,7 @@ import re
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import MAX_MATCHES, MAX_SITES, Site
+from completion.edit_sites import MAX_MATCHES, Site, nearest_sites
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument, enclosing_at
 
@@ -55,7 +55,7 @@ def raw_sites(line: int, column: int, event: EditEvent, document: ParsedDocument
         number = bisect.bisect_right(starts, at) - 1
         if not event.start_line <= number < event.after_end:
             found.append(Site(at, at, "r", number, 1.0))
-    return sorted(found, key=lambda site: abs(site.line - line))[:MAX_SITES]
+    return nearest_sites(found, line)
 
 
 def _text(string: Node) -> str:

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import MAX_SITES, Site, matches_off_event
+from completion.edit_sites import Site, matches_off_event, nearest_sites
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument, enclosing_at
 
@@ -43,7 +43,7 @@ def joined_sites(quote: str, event: EditEvent, document: ParsedDocument) -> list
     found = [Site(match.start(1), match.end(1), "", line, 1.0)
              for match, line, _ in matches_off_event(pattern, text, starts, event)
              if _a_joint(string_at, match.start(1), match.end(1) - 1)]
-    return sorted(found, key=lambda site: abs(site.line - event.start_line))[:MAX_SITES]
+    return nearest_sites(found, event.start_line)
 
 
 def _a_joint(string_at: Callable[[int], Node | None], closing: int, opening: int) -> bool:

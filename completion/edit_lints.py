@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import MAX_SITES, Site, matches_off_event
+from completion.edit_sites import Site, matches_off_event, nearest_sites
 from completion.positions import line_starts
 
 FIXES = {"==": "is", "!=": "is not"}  # the operator pycodestyle flags -> the one it asks for
@@ -53,4 +53,4 @@ def comparison_sites(check: str, operator: str, line: int, column: int, event: E
     found = [Site(match.start(1), match.end(1), FIXES[operator], at, 1.0)
              for match, at, _ in matches_off_event(pattern, text, starts, event)
              if prose is None or not prose(match.start(1))]
-    return sorted(found, key=lambda site: abs(site.line - line))[:MAX_SITES]
+    return nearest_sites(found, line)

@@ -56,6 +56,11 @@ def byte_replacements(text: str, found: list[Site]) -> list[tuple[int, int, tupl
     return replacements
 
 
+def nearest_sites(found: list[Site], line: int) -> list[Site]:
+    """The `MAX_SITES` sites of `found` nearest `line`, nearest first (ties in their order)."""
+    return sorted(found, key=lambda site: abs(site.line - line))[:MAX_SITES]
+
+
 def matches_off_event(pattern: re.Pattern, text: str, starts: list[int],
                       event: EditEvent) -> Iterator[tuple[re.Match, int, str]]:
     """(match, its line, that line's text) for the pattern's first `MAX_MATCHES` matches in `text`

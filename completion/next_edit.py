@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from completion.context import approx_tokens
+from completion.edit_analogy import STRING_PREFIX
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
@@ -73,7 +74,6 @@ MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 _WORD = re.compile(r"\w+")
-_STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}['\"]")  # a string's prefix and its quote: `r"`, `b'`
 _LINT_CODE = r"[A-Z]+[0-9]{3,4}"  # a linter's rule: E402, B018, PLR0913
 _LINT_DIRECTIVE = re.compile(  # a comment a linter or type checker reads, whole up to its end
     rf"#\s*(?:noqa(?::\s*{_LINT_CODE}(?:,\s*{_LINT_CODE})*)?|type:\s*ignore|pragma:\s*no\s+cover|fmt:\s*(?:skip|off|on))$")
@@ -247,12 +247,17 @@ def typing_a_name(event: EditEvent, document: ParsedDocument) -> bool:
     end = len(new) - tail  # where the change ends in the new lines
     words = [w for w in _WORD.finditer(new) if w.start() < end <= w.end() and end > head]
     word = words[0] if words else None
-    if word is None or word.group()[0].isdigit() or _STRING_PREFIX.fullmatch(new, word.start(), word.end() + 1) \
+    if word is None or word.group()[0].isdigit() or _prefixes_a_string(new, word) \
             or (document.language == "python" and python_word(word.group())):
         return False  # no word, a number (no name: `19.1` of `19.1.0`), a string's prefix, or the language's own
     if _LINT_DIRECTIVE.search(new[new.rfind("\n", 0, end) + 1:end]):
         return False  # a linter's directive, whole: it ends in no word half typed
     return len(re.findall(rf"(?<!\w){re.escape(word.group())}(?!\w)", event.after)) == 1
+
+
+def _prefixes_a_string(text: str, word: re.Match) -> bool:
+    """True when `word` of `text` is a string's prefix, right before its quote (`r` of `r\"\"\"`)."""
+    return STRING_PREFIX.fullmatch(word.group()) is not None and text[word.end():word.end() + 1] in ("'", '"')
 
 
 @dataclass(slots=True)
