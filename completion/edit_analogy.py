@@ -384,7 +384,7 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     last = re.search(r"\w+(?=\W*$)", rewrite.left + rewrite.removed)
     if last is not None and last.group() == ending.group():
         return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
-    if deleted_only(rewrite) and _whole_elsewhere(ending.group(), text, rewrite.line_after):
+    if deleted_only(rewrite) and (cut_to_whole(rewrite) or _whole_elsewhere(ending.group(), text, rewrite.line_after)):
         return False
     if code and rewrite.inserted.endswith("." + ending.group()) \
             and _whole_elsewhere(ending.group(), text, rewrite.line_after, attribute=True):
@@ -402,6 +402,19 @@ def deleted_only(rewrite: Rewrite) -> bool:
     """True when the keys of the change only took text off (`Jinja2` -> `Jinja`), typed none."""
     head, tail = common_ends(rewrite.removed, rewrite.inserted)
     return len(rewrite.inserted) - tail <= head
+
+
+def cut_to_whole(rewrite: Rewrite) -> bool:
+    """True when keys that only took text off a word's end left a whole word: a version's digits
+    (`jinja2` -> `jinja`), a part after an underscore (`default_value` -> `default`), or a typo's
+    letters down to a word of English (`workd` -> `work`); the longer word the rest heads is the one
+    they cut. A word backspaced to a stub (`foo_bar` -> `foo_b`, `default_valu`) is being retyped."""
+    head, _ = common_ends(rewrite.removed, rewrite.inserted)
+    cut = rewrite.removed[head:]
+    if head != len(rewrite.inserted) or not cut:
+        return False
+    return cut.isdigit() or (cut.startswith("_") and len(cut) > 1) \
+        or (typo(rewrite) and english(re.search(r"\w*$", rewrite.inserted).group()))
 
 
 def _whole_elsewhere(word: str, text: str, line: str, attribute: bool = False) -> bool:
@@ -749,18 +762,26 @@ def module_references(rewrite: Rewrite, event: EditEvent, document: ParsedDocume
     X` -> `from .typing import X`, or a module imported by name, lowercase by PEP 8: `from structlog
     import common` -> `... import processors`): the places in strings and comments where the old name
     is part of a dotted path (`structlog.types.EventDict` in a docstring, `"jinja2.ext.i18n"`; one
-    imported by name, after its package: `structlog.common`), each scoring 1; the code is the
-    rename rule's. A class or function imported by name (`from typing import Sequence`) is no module."""
+    imported by name, after its package: `structlog.common`), and in code after the import's whole
+    absolute path (`structlog.types.Processor` after `from structlog.types import`), each scoring 1.
+    A class or function imported by name (`from typing import Sequence`) is no module."""
     after = module_named(rewrite)
     if after is None or document is None:
         return []
     prose, text, starts = prose_at(document), event.after, line_starts(event.after)
     if prose is None:
         return []
+    package = path_before(rewrite) if after == "" else None
+    in_code = package is not None and package[:1].isalpha()  # `structlog.`, not a relative `.`
     pattern = re.compile(rf"(?<!\w){re.escape(after)}({re.escape(rewrite.removed)})(?!\w)")
+
+    def referenced(start: int, end: int) -> bool:
+        if within(prose, start):
+            return module_path(text, start, end)
+        return in_code and text.startswith(package, start - len(package)) and text.startswith(".", end)
     return [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
             for match, line, _ in matches_off_event(pattern, text, starts, event)
-            if module_path(text, match.start(1), match.end(1)) and within(prose, match.start(1))][:MAX_SITES]
+            if referenced(match.start(1), match.end(1))][:MAX_SITES]
 
 
 def definition_mentions(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | None) -> list[Site]:

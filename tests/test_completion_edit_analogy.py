@@ -414,6 +414,17 @@ def other(flag):
     assert proposed(before, after, 1) == after.replace("Handled by click", "Handled by Click")
 
 
+def test_keys_that_cut_a_word_to_a_whole_part_leave_a_whole_word():
+    before = ('def test_a():\n    """this should workd, see jinja2.ext and the default_value"""\n\n\n'
+              'def test_b():\n    """this should workd, see jinja2.ext and the default_value"""\n')
+    for old, new in (("workd", "work"), ("jinja2", "jinja"), ("default_value", "default")):
+        after = before.replace(old, new, 1)  # a typo's letters, a version's digits, a part after `_`
+        assert proposed(before, after) == before.replace(old, new), old
+    for old, stub in (("default_value", "default_v"), ("workd", "wor")):
+        after = before.replace(old, stub, 1)  # backspaced to a stub: being retyped
+        assert proposed(before, after) == after, stub
+
+
 def test_a_deletion_after_a_word_is_no_half_typed_word():
     before = '''"""Two decorators."""
 
@@ -914,6 +925,16 @@ def test_a_module_renamed_in_an_import_goes_to_its_dotted_references_in_prose():
                '    other = "(jinja2_extra)"\n    return env, match, other\n')
     moved = escaped.replace("import jinja2", "import jinja")  # a dotted reference in a regex: its dot escaped
     assert proposed(escaped, moved) == moved.replace("(jinja2\\.", "(jinja\\.")
+
+
+def test_a_module_renamed_in_an_import_goes_to_its_absolute_path_in_code():
+    module = ('from typing import List\n\nimport structlog\nfrom structlog.types import EventDict\n\n'
+              'processors: List[structlog.types.Processor] = []\ntypes = load()\nkinds = types.Processor\n')
+    moved = module.replace("from structlog.types", "from structlog.typing")
+    assert proposed(module, moved) == moved.replace("structlog.types.", "structlog.typing.")  # not `types.`
+    relative = module.replace("from structlog.types", "from .types")
+    moved = relative.replace("from .types", "from .typing")  # a relative path names no package in code
+    assert proposed(relative, moved) == moved
 
 
 def test_a_definition_renamed_on_its_header_goes_to_its_mentions_in_strings_when_shaped_as_code():
