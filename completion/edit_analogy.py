@@ -545,15 +545,19 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
     text) may be a site, before its score: no definition header when `no_headers` (but the class
     headers of a class header's change, and the clones of the edited header); in prose, a word
     dotted as the edited one (at `edited_at`) is or is not (`dotted`) and kept in its sense
-    (`in_sense`); a bare type excuse only on a line that shares a name with the edited one."""
+    (`in_sense`); a URL's scheme only before `://`; a bare type excuse only on a line that shares a
+    name with the edited one."""
     before_line = rewrite.line_before
     classes = _CLASS.match(before_line) is not None  # a class's bases changed: its siblings' too
     prose_word = rewrite.word and bool(in_prose)
     as_dotted = dotted(text, edited_at, edited_at + len(rewrite.inserted)) if prose_word else None
     keeps = in_sense(rewrite, text, edited_at, prose_only, owner) if prose_word else None
     excused = code_names(before_line) if comment_dropped(rewrite) and _TYPE_EXCUSE.match(rewrite.removed) else None
+    scheme = rewrite.word and rewrite.right.startswith("://")  # `http://` -> `https://`: not `werkzeug.http`
 
     def may_be(start: int, end: int, line_start: int, line_text: str) -> bool:
+        if scheme and not text.startswith("://", end):
+            return False
         if no_headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
                 and line_text.strip() != before_line.strip():
             return False

@@ -514,6 +514,9 @@ def test_a_url_scheme_changed_in_a_string_leaves_the_same_word_alone_elsewhere()
 '''
     after = before.replace("meant http://", "meant https://")
     assert proposed(before, after, 2) == after.replace("see http://", "see https://")
+    docs = '"""Parse headers: see http://example.org/a.\n\nOr werkzeug.http and http://example.org/b."""\n'
+    fixed = docs.replace("http://example.org/a", "https://example.org/a")  # a module named http is no scheme
+    assert proposed(docs, fixed) == docs.replace("http://", "https://")
 
 
 def test_the_last_line_deleted_blanks_none_of_its_copies():
