@@ -139,6 +139,7 @@ PROSE_TYPES = STRING_TYPES | {"comment", "line_comment", "block_comment"}
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
+_PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
 _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
@@ -554,10 +555,14 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
     keeps = in_sense(rewrite, text, edited_at, prose_only, owner) if prose_word else None
     excused = code_names(before_line) if comment_dropped(rewrite) and _TYPE_EXCUSE.match(rewrite.removed) else None
     scheme = rewrite.word and rewrite.right.startswith("://")  # `http://` -> `https://`: not `werkzeug.http`
+    field = _PARAM_FIELD.match(before_line) if rewrite.inserted and not typo(rewrite) else None  # says of one
 
     def may_be(start: int, end: int, line_start: int, line_text: str) -> bool:
         if scheme and not text.startswith("://", end):
             return False
+        other_field = _PARAM_FIELD.match(line_text) if field is not None else None
+        if other_field is not None and other_field.group(1) != field.group(1):
+            return False  # another parameter's description
         if no_headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
                 and line_text.strip() != before_line.strip():
             return False

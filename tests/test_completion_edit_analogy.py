@@ -506,6 +506,37 @@ def post(url, data=None, **kwargs):
     assert proposed(tight, spaced, 1) == tight.replace("url,data", "url, data")  # not `url,  data` at put
 
 
+def test_text_put_in_one_parameters_description_stays_out_of_the_others():
+    before = '''def request(method, url, data=None):
+    """Send a request.
+
+    :param method: method for the new :class:`Request` object.
+    :param url: URL for the new :class:`Request` object.
+    :param data: the body for the new :class:`Request` object.
+    """
+
+
+def get(url):
+    """Send a GET request.
+
+    :param url: URL for the new :class:`Request` object.
+    """
+'''
+    listed = before.replace("object.\n    :param url", "object: ``GET`` or ``POST``.\n    :param url", 1)
+    assert proposed(before, listed, 3) == listed  # the methods say of `method`, not of `url`
+    described = before.replace("URL for the new", "The URL for the new", 1)
+    assert proposed(before, described, 4) == before.replace("URL for the new", "The URL for the new")
+    checks = '''class Path:
+    """A path.
+
+    :param writable: if true, the a writable check is performed.
+    :param readable: if true, the a readable check is performed.
+    """
+'''
+    mended = checks.replace("the a writable", "a writable")  # text taken off mends any field alike
+    assert proposed(checks, mended, 3) == checks.replace("the a ", "a ")
+
+
 def test_a_url_scheme_changed_in_a_string_leaves_the_same_word_alone_elsewhere():
     before = '''def check(url):
     if ":" in url and not url.lower().startswith("http"):
