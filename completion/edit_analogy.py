@@ -140,6 +140,8 @@ _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
 _PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
+_LETTERS = re.compile(r"[A-Za-z]{3,}")  # a word of prose that may name a definition
+_ANNOTATED = re.compile(r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*$", re.MULTILINE)  # `spinner_style: `
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
 _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
@@ -540,22 +542,39 @@ def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,
     return keeps
 
 
+def phrase_in_sense(rewrite: Rewrite, edited_at: int,
+                    owner: Callable[[int], str] | None) -> Callable[[int, int], bool] | None:
+    """For text other than one word changed in prose at `edited_at`: whether a site (its offset,
+    its line's start) keeps the change's sense: not where a word of the old text names the site's
+    function or class but not the edited one's (`an entity header` -> `a hop-by-hop header` in
+    `is_hop_by_hop_header`'s docstring stays out of `is_entity_header`'s); None when no word can."""
+    words = _LETTERS.findall(rewrite.removed) if owner is not None else []
+    own = owner(edited_at) if words else ""
+    words = [word for word in words if not names(word, own)]
+    if not words:
+        return None
+    return lambda at, line_start: not any(names(word, owner(at)) for word in words)
+
+
 def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, in_prose: bool | None,
                 prose_only: bool, owner: Callable[[int], str] | None) -> Callable[[int, int, int, str], bool]:
     """Whether a match of the rewrite's pattern (its start and end in `text`, its line's start and
     text) may be a site, before its score: no definition header when `no_headers` (but the class
     headers of a class header's change, and the clones of the edited header); in prose, a word
     dotted as the edited one (at `edited_at`) is or is not (`dotted`) and kept in its sense
-    (`in_sense`); a URL's scheme only before `://`; a bare type excuse only on a line that shares a
+    (`in_sense`, `phrase_in_sense`); a URL's scheme only before `://`; a bare type excuse only on a line that shares a
     name with the edited one."""
     before_line = rewrite.line_before
     classes = _CLASS.match(before_line) is not None  # a class's bases changed: its siblings' too
     prose_word = rewrite.word and bool(in_prose)
     as_dotted = dotted(text, edited_at, edited_at + len(rewrite.inserted)) if prose_word else None
-    keeps = in_sense(rewrite, text, edited_at, prose_only, owner) if prose_word else None
+    keeps = in_sense(rewrite, text, edited_at, prose_only, owner) if prose_word \
+        else phrase_in_sense(rewrite, edited_at, owner) if in_prose else None
     excused = code_names(before_line) if comment_dropped(rewrite) and _TYPE_EXCUSE.match(rewrite.removed) else None
     scheme = rewrite.word and rewrite.right.startswith("://")  # `http://` -> `https://`: not `werkzeug.http`
     field = _PARAM_FIELD.match(before_line) if rewrite.inserted and not typo(rewrite) else None  # says of one
+    annotated = _ANNOTATED.search(rewrite.left) if not in_prose else None
+    annotated = None if annotated is None or keyword.iskeyword(annotated.group(1)) else annotated  # `else: `
 
     def may_be(start: int, end: int, line_start: int, line_text: str) -> bool:
         if scheme and not text.startswith("://", end):
@@ -563,6 +582,8 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
         other_field = _PARAM_FIELD.match(line_text) if field is not None else None
         if other_field is not None and other_field.group(1) != field.group(1):
             return False  # another parameter's description
+        if annotated is not None and not _kin(annotated.group(1), _ANNOTATED.search(text, line_start, start)):
+            return False
         if no_headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
                 and line_text.strip() != before_line.strip():
             return False
@@ -572,6 +593,15 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
             return False
         return excused is None or bool(excused & code_names(line_text))
     return may_be
+
+
+def _kin(name: str, other: re.Match | None) -> bool:
+    """True when an annotation's site annotates a name that shares a part with the edited one's
+    (`ws_ping_interval`, `ws_ping_timeout`), or annotates nothing."""
+    if other is None:
+        return True
+    parts = {part for part in name.lower().split("_") if part}
+    return bool(parts & {part for part in other.group(1).lower().split("_") if part})
 
 
 def distinctive(rewrite: Rewrite) -> bool:

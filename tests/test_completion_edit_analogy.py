@@ -537,6 +537,41 @@ def get(url):
     assert proposed(checks, mended, 3) == checks.replace("the a ", "a ")
 
 
+def test_an_annotation_changed_goes_to_names_akin_to_the_annotated_one():
+    before = '''class Config:
+    def __init__(
+        self,
+        ws_ping_interval: int = 20,
+        ws_ping_timeout: int = 20,
+        workers: int = 1,
+    ) -> None:
+        self.ws_ping_interval = ws_ping_interval
+'''
+    after = before.replace("ws_ping_interval: int", "ws_ping_interval: float", 1)
+    assert proposed(before, after, 3) == after.replace("ws_ping_timeout: int", "ws_ping_timeout: float")
+
+
+def test_a_phrase_changed_in_a_docstring_stays_out_of_the_definition_its_old_words_name():
+    before = '''def is_hop_by_hop_header(header):
+    """Check a header.
+
+    :return: `True` if it's an entity header, `False` otherwise.
+    """
+
+
+def is_entity_header(header):
+    """Check a header.
+
+    :return: `True` if it's an entity header, `False` otherwise.
+    """
+'''
+    old, new = "if it's an entity header", 'if it\'s an HTTP/1.1 "Hop-by-Hop" header'
+    after = before.replace(old, new, 1)
+    assert proposed(before, after, 3) == after  # `entity` names the other function
+    other = before.replace("def is_entity_header", "def check_header")
+    assert proposed(other, other.replace(old, new, 1), 3) == other.replace(old, new)
+
+
 def test_a_url_scheme_changed_in_a_string_leaves_the_same_word_alone_elsewhere():
     before = '''def check(url):
     if ":" in url and not url.lower().startswith("http"):
