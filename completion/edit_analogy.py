@@ -102,7 +102,7 @@ from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
-from completion.edit_lints import comparison_sites, flagged
+from completion.edit_lints import lint_sites
 from completion.edit_regions import in_f_braces, rebound, signature_change
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event, nearest_sites)
@@ -573,8 +573,7 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
     excused = code_names(before_line) if comment_dropped(rewrite) and _TYPE_EXCUSE.match(rewrite.removed) else None
     scheme = rewrite.word and rewrite.right.startswith("://")  # `http://` -> `https://`: not `werkzeug.http`
     field = _PARAM_FIELD.match(before_line) if rewrite.inserted and not typo(rewrite) else None  # says of one
-    annotated = _ANNOTATED.search(rewrite.left) if not in_prose else None
-    annotated = None if annotated is None or keyword.iskeyword(annotated.group(1)) else annotated  # `else: `
+    annotated = annotation_name(rewrite) if not in_prose else None
 
     def may_be(start: int, end: int, line_start: int, line_text: str) -> bool:
         if scheme and not text.startswith("://", end):
@@ -582,7 +581,7 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
         other_field = _PARAM_FIELD.match(line_text) if field is not None else None
         if other_field is not None and other_field.group(1) != field.group(1):
             return False  # another parameter's description
-        if annotated is not None and not _kin(annotated.group(1), _ANNOTATED.search(text, line_start, start)):
+        if annotated is not None and not _kin(annotated, _ANNOTATED.search(text, line_start, start)):
             return False
         if no_headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
                 and line_text.strip() != before_line.strip():
@@ -593,6 +592,13 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
             return False
         return excused is None or bool(excused & code_names(line_text))
     return may_be
+
+
+def annotation_name(rewrite: Rewrite) -> str | None:
+    """The name whose annotation the rewrite changes from its start (`spinner_style` of
+    `spinner_style: str` -> `spinner_style: StyleType`); None for any other change."""
+    found = _ANNOTATED.search(rewrite.left)
+    return None if found is None or keyword.iskeyword(found.group(1)) else found.group(1)  # `else: `
 
 
 def _kin(name: str, other: re.Match | None) -> bool:
@@ -1030,12 +1036,10 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
     if directed is not None:  # E402 excused on one import below code: the others below it
         return directed
-    check = flagged(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right)
-    compared = None if check is None else comparison_sites(
-        check, rewrite.removed.strip(), rewrite.line, len(rewrite.left), event,
-        None if document is None else prose_at(document))
-    if compared is not None:  # `== None` made `is None`, a linter's fix: the file's other such comparisons
-        return compared
+    linted = lint_sites(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right, rewrite.line, event,
+                        None if document is None else prose_at(document))
+    if linted is not None:  # `== None` made `is None`, `raise X()` made `raise X`: the file's others
+        return linted
     if document is not None and made_raw(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
         raw = raw_sites(rewrite.line, len(rewrite.left), event, document)
         if raw is not None:  # made raw for an invalid escape, W605: the others that hold one

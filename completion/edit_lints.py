@@ -1,11 +1,14 @@
-"""A linter's fix made at one comparison, carried to the file's other comparisons the same check flags.
+"""A linter's fix made at one place, carried to the file's other places the same check flags.
 
 pycodestyle flags a comparison to `None` written with `==` or `!=` (E711), one to `True` or `False`
 (E712) and a comparison of `type(...)` results (E721); the fix is `is` or `is not`. A user who fixes
 one usually fixes the file: `flagged` reads a rewrite that turned `==` into `is` or `!=` into `is
 not`, before a singleton of one check (`None`, or `True`/`False`) or after a `type(...)` call, and
 `comparison_sites`, for such a fix in code, proposes the same operator at every other comparison of
-that check in the text's code (not in strings or comments). Pure.
+that check in the text's code (not in strings or comments). Ruff flags empty parentheses on a raised
+exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decorators (PT001, PT023:
+`@pytest.fixture()`); `emptied` reads a rewrite that took them off one, and `parens_sites` takes them off
+the others of that check. Pure.
 """
 from __future__ import annotations
 
@@ -23,6 +26,12 @@ _CHECKS = {  # a check's name -> the comparisons it flags, for an operator (grou
     "E711": r"(?<=\S[ \t])({op})(?=[ \t]+None(?!\w))",
     "E712": r"(?<=\S[ \t])({op})(?=[ \t]+(?:True|False)(?!\w))",
     "E721": r"(?<![\w.])type\([^()\n]*\)[ \t]+({op})(?=[ \t])",
+}
+
+_EMPTY_CALLS = {  # a check's name -> the lines it flags (group 1: the empty parentheses)
+    "RSE102": re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE),
+    "PT001": re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE),
+    "PT023": re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE),
 }
 
 
@@ -54,3 +63,44 @@ def comparison_sites(check: str, operator: str, line: int, column: int, event: E
              for match, at, _ in matches_off_event(pattern, text, starts, event)
              if prose is None or not prose(match.start(1))]
     return nearest_sites(found, line)
+
+
+def emptied(removed: str, inserted: str, left: str, right: str) -> str | None:
+    """The check (`_EMPTY_CALLS`) whose fix the rewrite made (`raise ValueError()` -> `raise
+    ValueError`: `removed` taken off between `left` and `right` on its line), or None."""
+    if removed != "()" or inserted:
+        return None
+    line = left + removed + right
+    for check, pattern in _EMPTY_CALLS.items():
+        found = pattern.match(line)
+        if found is not None and found.start(1) == len(left):
+            return check
+    return None
+
+
+def parens_sites(check: str, line: int, column: int, event: EditEvent,
+                 prose: Callable[[int], bool] | None) -> list[Site] | None:
+    """The other places of the text after `event` that `check` flags (`emptied` read the user's fix
+    of one at `column` of `line`), each with its parentheses taken off: in code only, when `prose`
+    says where strings and comments are; at most `MAX_SITES`, nearest the edit first. None when the
+    fix itself stands in prose."""
+    text = event.after
+    starts = line_starts(text)
+    if prose is not None and prose(starts[line] + column):
+        return None
+    found = [Site(match.start(1), match.end(1), "", at, 1.0)
+             for match, at, _ in matches_off_event(_EMPTY_CALLS[check], text, starts, event)
+             if prose is None or not prose(match.start(1))]
+    return nearest_sites(found, line)
+
+
+def lint_sites(removed: str, inserted: str, left: str, right: str, line: int, event: EditEvent,
+               prose: Callable[[int], bool] | None) -> list[Site] | None:
+    """For a linter's fix (`removed` -> `inserted` between `left` and `right` on `line`; `flagged`,
+    `emptied`): the other places its check flags (`comparison_sites`, `parens_sites`); None for
+    any other change, or a fix in prose."""
+    check = flagged(removed, inserted, left, right)
+    if check is not None:
+        return comparison_sites(check, removed.strip(), line, len(left), event, prose)
+    check = emptied(removed, inserted, left, right)
+    return None if check is None else parens_sites(check, line, len(left), event, prose)

@@ -1,9 +1,10 @@
 """A linter's fix made at one comparison goes to the file's other comparisons the same check flags
 (`completion.edit_lints`): `== None` made `is None` (E711), `!= False` made `is not False` (E712),
 `type(a) == T` made `type(a) is T` (E721); not to strings or comments, not across checks; and the bad
-inputs: the fix written in a docstring, 5,000 comparisons in one file."""
+inputs: the fix written in a docstring, 5,000 comparisons in one file. Empty parentheses taken off a
+raise or a pytest decorator (RSE102, PT001, PT023) go off the others of the same check."""
 from completion.edit_analogy import prose_at
-from completion.edit_lints import comparison_sites, flagged
+from completion.edit_lints import comparison_sites, emptied, flagged
 from completion.edit_sites import MAX_SITES
 from completion.syntax import ParsedDocument
 from edit_samples import event, proposed
@@ -66,3 +67,41 @@ def test_five_thousand_comparisons_give_a_bounded_answer():
     document = ParsedDocument.parse("python", after)
     found = comparison_sites("E711", "==", 2, len("assert f(1) "), event(before, after), prose_at(document))
     assert len(found) == MAX_SITES and [site.line for site in found[:2]] == [3, 4]
+
+
+def test_empty_parentheses_taken_off_one_raise_or_pytest_decorator_go_off_the_others():
+    raises = '''def check(value):
+    if value is None:
+        raise ValueError()
+    if value < 0:
+        raise errors.RangeError()  # below zero
+    raise TypeError("not a number")
+
+
+def describe():
+    """raise KeyError() in prose stays."""
+    return make()
+'''
+    fixed = raises.replace("raise ValueError()", "raise ValueError")
+    assert proposed(raises, fixed, 2) == fixed.replace("RangeError()  #", "RangeError  #")  # not `make()`
+    fixtures = '''import pytest
+
+
+@pytest.fixture()
+def client():
+    return make()
+
+
+@pytest.fixture()
+def server():
+    return make()
+
+
+@pytest.mark.asyncio()
+async def test_run(client):
+    await client.run()
+'''
+    bare = fixtures.replace("@pytest.fixture()\ndef client", "@pytest.fixture\ndef client")
+    assert proposed(fixtures, bare, 3) == fixtures.replace("@pytest.fixture()", "@pytest.fixture")  # PT001 only
+    assert emptied("()", "", "    raise ValueError", "") == "RSE102"
+    assert emptied("()", "", "    return make", "") is None and emptied("()", "", "    raise f", "(1)") is None
