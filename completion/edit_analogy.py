@@ -297,8 +297,10 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?=[\"'])")
     if rewrite.word:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
-    if comment_dropped(rewrite):
-        return re.compile(rf"(?<=[^\s(\[{{,])([ \t]*{re.escape(rewrite.removed.lstrip())})(?=[ \t\r]*$)", re.MULTILINE)
+    if comment_dropped(rewrite):  # after the same kind of ending: an opened bracket (a call over several
+        #   lines), or other code (not a comma's line)
+        ending = r"[(\[{]" if rewrite.left.rstrip()[-1:] in ("(", "[", "{") else r"[^\s(\[{,]"
+        return re.compile(rf"(?<={ending})([ \t]*{re.escape(rewrite.removed.lstrip())})(?=[ \t\r]*$)", re.MULTILINE)
     if whole_line(rewrite):
         return re.compile(rf"^[ \t]*({re.escape(rewrite.removed)})(?=[ \t\r]*$)", re.MULTILINE)
     opened = None if re.search("[\"']", rewrite.removed + rewrite.inserted) else string_opened_at(rewrite.left)

@@ -7,8 +7,9 @@ not`, before a singleton of one check (`None`, or `True`/`False`) or after a `ty
 `comparison_sites`, for such a fix in code, proposes the same operator at every other comparison of
 that check in the text's code (not in strings or comments). Ruff flags empty parentheses on a raised
 exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decorators (PT001, PT023:
-`@pytest.fixture()`); `emptied` reads a rewrite that took them off one, and `parens_sites` takes them off
-the others of that check. Pure.
+`@pytest.fixture()`), and an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
+`tuple[int]`); `fixed_by` reads a line that one such fix made, and
+`rewritten_sites` makes it at the others of that check. Pure.
 """
 from __future__ import annotations
 
@@ -28,10 +29,11 @@ _CHECKS = {  # a check's name -> the comparisons it flags, for an operator (grou
     "E721": r"(?<![\w.])type\([^()\n]*\)[ \t]+({op})(?=[ \t])",
 }
 
-_EMPTY_CALLS = {  # a check's name -> the lines it flags (group 1: the empty parentheses)
-    "RSE102": re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE),
-    "PT001": re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE),
-    "PT023": re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE),
+_REWRITTEN = {  # a check's name -> what it flags (group 1) and what its fix puts there instead
+    "RSE102": (re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), "nothing"),
+    "PT001": (re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), "nothing"),
+    "PT023": (re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), "nothing"),
+    "UP006": (re.compile(r"(?<![\w.])((?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type))(?=\[)"), "builtin"),
 }
 
 
@@ -65,42 +67,49 @@ def comparison_sites(check: str, operator: str, line: int, column: int, event: E
     return nearest_sites(found, line)
 
 
-def emptied(removed: str, inserted: str, left: str, right: str) -> str | None:
-    """The check (`_EMPTY_CALLS`) whose fix the rewrite made (`raise ValueError()` -> `raise
-    ValueError`: `removed` taken off between `left` and `right` on its line), or None."""
-    if removed != "()" or inserted:
-        return None
-    line = left + removed + right
-    for check, pattern in _EMPTY_CALLS.items():
-        found = pattern.match(line)
-        if found is not None and found.start(1) == len(left):
-            return check
+def _fix(found: re.Match, fix: str) -> str:
+    """What a check's fix puts for what it flags (`found`, group 1): nothing, or the builtin an
+    alias of `typing` names (`t.Tuple` -> `tuple`)."""
+    return found.group(1).rpartition(".")[2].lower() if fix == "builtin" else ""
+
+
+def fixed_by(before: str, after: str) -> tuple[str, str] | None:
+    """(the check of `_REWRITTEN`, the text it flagged) when its fix made the line `before` into
+    `after` at one place (`raise ValueError()` -> `raise ValueError`, `t.Tuple[int]` -> `tuple[int]`),
+    else None."""
+    for check, (pattern, fix) in _REWRITTEN.items():
+        for found in pattern.finditer(before):
+            if before[:found.start(1)] + _fix(found, fix) + before[found.end(1):] == after:
+                return check, found.group(1)
     return None
 
 
-def parens_sites(check: str, line: int, column: int, event: EditEvent,
-                 prose: Callable[[int], bool] | None) -> list[Site] | None:
-    """The other places of the text after `event` that `check` flags (`emptied` read the user's fix
-    of one at `column` of `line`), each with its parentheses taken off: in code only, when `prose`
-    says where strings and comments are; at most `MAX_SITES`, nearest the edit first. None when the
-    fix itself stands in prose."""
+def rewritten_sites(check: str, flagged_text: str, line: int, column: int, event: EditEvent,
+                    prose: Callable[[int], bool] | None) -> list[Site] | None:
+    """The other places of the text after `event` that `check` flags (`fixed_by` read the user's fix
+    of `flagged_text` at `column` of `line`), each given the check's fix; for a builtin, the same
+    alias only (`t.Tuple`, not `t.List`): in code only, when `prose` says where strings and comments
+    are (by the character before what is flagged); at most `MAX_SITES`, nearest the edit first. None
+    when the fix itself stands in prose."""
     text = event.after
     starts = line_starts(text)
-    if prose is not None and prose(starts[line] + column):
+    if prose is not None and prose(starts[line] + column - 1):
         return None
-    found = [Site(match.start(1), match.end(1), "", at, 1.0)
-             for match, at, _ in matches_off_event(_EMPTY_CALLS[check], text, starts, event)
-             if prose is None or not prose(match.start(1))]
+    pattern, fix = _REWRITTEN[check]
+    found = [Site(match.start(1), match.end(1), _fix(match, fix), at, 1.0)
+             for match, at, _ in matches_off_event(pattern, text, starts, event)
+             if (fix != "builtin" or match.group(1) == flagged_text)
+             and (prose is None or not prose(match.start(1) - 1))]
     return nearest_sites(found, line)
 
 
 def lint_sites(removed: str, inserted: str, left: str, right: str, line: int, event: EditEvent,
                prose: Callable[[int], bool] | None) -> list[Site] | None:
     """For a linter's fix (`removed` -> `inserted` between `left` and `right` on `line`; `flagged`,
-    `emptied`): the other places its check flags (`comparison_sites`, `parens_sites`); None for
+    `fixed_by`): the other places its check flags (`comparison_sites`, `rewritten_sites`); None for
     any other change, or a fix in prose."""
     check = flagged(removed, inserted, left, right)
     if check is not None:
         return comparison_sites(check, removed.strip(), line, len(left), event, prose)
-    check = emptied(removed, inserted, left, right)
-    return None if check is None else parens_sites(check, line, len(left), event, prose)
+    fixed = fixed_by(left + removed + right, left + inserted + right)
+    return None if fixed is None else rewritten_sites(*fixed, line, len(left), event, prose)

@@ -572,6 +572,24 @@ def is_entity_header(header):
     assert proposed(other, other.replace(old, new, 1), 3) == other.replace(old, new)
 
 
+def test_a_comment_taken_off_after_an_open_bracket_goes_off_the_lines_that_open_one_with_it():
+    before = '''class LocalProxy:
+    __doc__ = _ProxyLookup(  # type: ignore[assignment]
+        class_value=__doc__, fallback=lambda self: type(self).__doc__, is_attr=True
+    )
+    __repr__ = _ProxyLookup(  # type: ignore[assignment]
+        repr, fallback=lambda self: f"<{type(self).__name__} unbound>"
+    )
+    __str__ = _ProxyLookup(str)  # type: ignore[assignment]
+    __slots__ = (
+        "__wrapped",  # type: ignore[assignment]
+    )
+'''
+    after = before.replace("__doc__ = _ProxyLookup(  # type: ignore[assignment]", "__doc__ = _ProxyLookup(")
+    assert proposed(before, after, 1) == after.replace("__repr__ = _ProxyLookup(  # type: ignore[assignment]",
+                                                       "__repr__ = _ProxyLookup(")  # closed calls, commas keep theirs
+
+
 def test_a_url_scheme_changed_in_a_string_leaves_the_same_word_alone_elsewhere():
     before = '''def check(url):
     if ":" in url and not url.lower().startswith("http"):

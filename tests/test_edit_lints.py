@@ -2,9 +2,10 @@
 (`completion.edit_lints`): `== None` made `is None` (E711), `!= False` made `is not False` (E712),
 `type(a) == T` made `type(a) is T` (E721); not to strings or comments, not across checks; and the bad
 inputs: the fix written in a docstring, 5,000 comparisons in one file. Empty parentheses taken off a
-raise or a pytest decorator (RSE102, PT001, PT023) go off the others of the same check."""
+raise or a pytest decorator (RSE102, PT001, PT023) and a builtin put for an alias of `typing` (UP006) go
+to the others of the same check."""
 from completion.edit_analogy import prose_at
-from completion.edit_lints import comparison_sites, emptied, flagged
+from completion.edit_lints import comparison_sites, fixed_by, flagged
 from completion.edit_sites import MAX_SITES
 from completion.syntax import ParsedDocument
 from edit_samples import event, proposed
@@ -103,5 +104,23 @@ async def test_run(client):
 '''
     bare = fixtures.replace("@pytest.fixture()\ndef client", "@pytest.fixture\ndef client")
     assert proposed(fixtures, bare, 3) == fixtures.replace("@pytest.fixture()", "@pytest.fixture")  # PT001 only
-    assert emptied("()", "", "    raise ValueError", "") == "RSE102"
-    assert emptied("()", "", "    return make", "") is None and emptied("()", "", "    raise f", "(1)") is None
+    assert fixed_by("    raise ValueError()", "    raise ValueError") == ("RSE102", "()")
+    assert fixed_by("    return make()", "    return make") is None
+    assert fixed_by("    raise f()(1)", "    raise f(1)") is None
+
+
+def test_a_builtin_put_for_an_alias_of_typing_goes_to_the_same_alias_in_code():
+    before = '''import typing as t
+
+
+def pack(name: str, parts: t.Tuple[int, ...]) -> t.List[bytes]:
+    return [name.encode("utf-8"), repr(parts).encode("utf-8")]
+
+
+def names() -> t.Tuple[str, str]:
+    return "t.Tuple[str]", "b"
+'''
+    built = before.replace("parts: t.Tuple[int, ...]", "parts: tuple[int, ...]")
+    assert proposed(before, built, 3) == built.replace("-> t.Tuple[str, str]", "-> tuple[str, str]")  # UP006
+    assert fixed_by("x: t.Tuple[int]", "x: tuple[int]") == ("UP006", "t.Tuple")
+    assert fixed_by("x: t.Tuple", "x: tuple") is None
