@@ -564,8 +564,8 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
     text) may be a site, before its score: no definition header when `no_headers` (but the class
     headers of a class header's change, and the clones of the edited header); in prose, a word
     dotted as the edited one (at `edited_at`) is or is not (`dotted`) and kept in its sense
-    (`in_sense`, `phrase_in_sense`); a URL's scheme only before `://`; a bare type excuse only on a line that shares a
-    name with the edited one."""
+    (`in_sense`, `phrase_in_sense`); a place of the edited one's kind (`kept_to_its_own`); a bare type
+    excuse only on a line that shares a name with the edited one."""
     before_line = rewrite.line_before
     classes = _CLASS.match(before_line) is not None  # a class's bases changed: its siblings' too
     prose_word = rewrite.word and bool(in_prose)
@@ -573,17 +573,10 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
     keeps = in_sense(rewrite, text, edited_at, prose_only, owner) if prose_word \
         else phrase_in_sense(rewrite, edited_at, owner) if in_prose else None
     excused = code_names(before_line) if comment_dropped(rewrite) and _TYPE_EXCUSE.match(rewrite.removed) else None
-    scheme = rewrite.word and rewrite.right.startswith("://")  # `http://` -> `https://`: not `werkzeug.http`
-    field = _PARAM_FIELD.match(before_line) if rewrite.inserted and not typo(rewrite) else None  # says of one
-    annotated = annotation_name(rewrite) if not in_prose else None
+    own_place = kept_to_its_own(rewrite, text, in_prose)
 
     def may_be(start: int, end: int, line_start: int, line_text: str) -> bool:
-        if scheme and not text.startswith("://", end):
-            return False
-        other_field = _PARAM_FIELD.match(line_text) if field is not None else None
-        if other_field is not None and other_field.group(1) != field.group(1):
-            return False  # another parameter's description
-        if annotated is not None and not _kin(annotated, _ANNOTATED.search(text, line_start, start)):
+        if not own_place(start, end, line_start, line_text):
             return False
         if no_headers and _HEADER.match(line_text) and not (classes and _CLASS.match(line_text)) \
                 and line_text.strip() != before_line.strip():
@@ -594,6 +587,25 @@ def site_checks(rewrite: Rewrite, text: str, edited_at: int, no_headers: bool, i
             return False
         return excused is None or bool(excused & code_names(line_text))
     return may_be
+
+
+def kept_to_its_own(rewrite: Rewrite, text: str, in_prose: bool | None) -> Callable[[int, int, int, str], bool]:
+    """Whether a site (its start and end in `text`, its line's start and text) is of the kind of
+    place the change was made at: a URL's scheme only before `://` (not `werkzeug.http`); text put into
+    one parameter's Sphinx description (`:param method:`) not into another's (a typo mended, or text
+    only taken off, into any); an annotation changed only on names akin to the annotated one (`_kin`)."""
+    scheme = rewrite.word and rewrite.right.startswith("://")
+    field = _PARAM_FIELD.match(rewrite.line_before) if rewrite.inserted and not typo(rewrite) else None
+    annotated = annotation_name(rewrite) if not in_prose else None
+
+    def kept(start: int, end: int, line_start: int, line_text: str) -> bool:
+        if scheme and not text.startswith("://", end):
+            return False
+        other_field = _PARAM_FIELD.match(line_text) if field is not None else None
+        if other_field is not None and other_field.group(1) != field.group(1):
+            return False
+        return annotated is None or _kin(annotated, _ANNOTATED.search(text, line_start, start))
+    return kept
 
 
 def annotation_name(rewrite: Rewrite) -> str | None:

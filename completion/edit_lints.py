@@ -8,8 +8,8 @@ not`, before a singleton of one check (`None`, or `True`/`False`) or after a `ty
 that check in the text's code (not in strings or comments). Ruff flags empty parentheses on a raised
 exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decorators (PT001, PT023:
 `@pytest.fixture()`), and an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
-`tuple[int]`); `fixed_by` reads a line that one such fix made, and
-`rewritten_sites` makes it at the others of that check. Pure.
+`tuple[int]`); `fixed_by` reads a line that one such fix made, and `rewritten_sites` makes the same fix
+at the others of that check. Pure.
 """
 from __future__ import annotations
 
