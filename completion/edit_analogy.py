@@ -595,7 +595,8 @@ def kept_to_its_own(rewrite: Rewrite, text: str, in_prose: bool | None) -> Calla
     one parameter's Sphinx description (`:param method:`) not into another's (a typo mended, or text
     only taken off, into any); an annotation changed only on names akin to the annotated one (`_kin`)."""
     scheme = rewrite.word and rewrite.right.startswith("://")
-    field = _PARAM_FIELD.match(rewrite.line_before) if rewrite.inserted and not typo(rewrite) else None
+    field = _PARAM_FIELD.match(rewrite.line_before) if rewrite.inserted else None
+    field = None if field is None or typo(rewrite) else field
     annotated = annotation_name(rewrite) if not in_prose else None
 
     def kept(start: int, end: int, line_start: int, line_text: str) -> bool:
@@ -620,8 +621,13 @@ def _kin(name: str, other: re.Match | None) -> bool:
     (`ws_ping_interval`, `ws_ping_timeout`), or annotates nothing."""
     if other is None:
         return True
-    parts = {part for part in name.lower().split("_") if part}
-    return bool(parts & {part for part in other.group(1).lower().split("_") if part})
+    return bool(_word_parts(name) & _word_parts(other.group(1)))
+
+
+def _word_parts(name: str) -> set[str]:
+    """A name's parts of letters, in lower case (`_PART`: `wsPingInterval`, `ws_ping_interval` -> ws,
+    ping, interval)."""
+    return {part.lower() for part in _PART.findall(name) if not part.isdigit()}
 
 
 def distinctive(rewrite: Rewrite) -> bool:

@@ -29,11 +29,12 @@ _CHECKS = {  # a check's name -> the comparisons it flags, for an operator (grou
     "E721": r"(?<![\w.])type\([^()\n]*\)[ \t]+({op})(?=[ \t])",
 }
 
-_REWRITTEN = {  # a check's name -> what it flags (group 1) and what its fix puts there instead
-    "RSE102": (re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), "nothing"),
-    "PT001": (re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), "nothing"),
-    "PT023": (re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), "nothing"),
-    "UP006": (re.compile(r"(?<![\w.])((?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type))(?=\[)"), "builtin"),
+_ALIAS = r"(?<![\w.])({})(?=\[)"  # an alias of `typing` (group 1) subscripted, as UP006 flags it
+_REWRITTEN = {  # a check's name -> what it flags (group 1), and whether its fix is a builtin (else nothing)
+    "RSE102": (re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), False),
+    "PT001": (re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), False),
+    "PT023": (re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), False),
+    "UP006": (re.compile(_ALIAS.format(r"(?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type)")), True),
 }
 
 
@@ -53,33 +54,24 @@ def flagged(removed: str, inserted: str, left: str, right: str) -> str | None:
 def comparison_sites(check: str, operator: str, line: int, column: int, event: EditEvent,
                      prose: Callable[[int], bool] | None) -> list[Site] | None:
     """The other comparisons of the text after `event` that `check` flags with `operator` (`flagged`
-    read the user's fix of one at `column` of `line`), each given the fixed operator: in code only,
-    when `prose` says where strings and comments are; off the event's lines (`matches_off_event`); at
-    most `MAX_SITES`, nearest the edit first. None when the fix itself stands in prose."""
-    text = event.after
-    starts = line_starts(text)
-    if prose is not None and prose(starts[line] + column):
-        return None
+    read the user's fix of one at `column` of `line`), each given the fixed operator (`_fixed_elsewhere`)."""
     pattern = re.compile(_CHECKS[check].format(op=re.escape(operator)))
-    found = [Site(match.start(1), match.end(1), FIXES[operator], at, 1.0)
-             for match, at, _ in matches_off_event(pattern, text, starts, event)
-             if prose is None or not prose(match.start(1))]
-    return nearest_sites(found, line)
+    return _fixed_elsewhere(pattern, lambda _: FIXES[operator], line, column, event, prose)
 
 
-def _fix(found: re.Match, fix: str) -> str:
-    """What a check's fix puts for what it flags (`found`, group 1): nothing, or the builtin an
-    alias of `typing` names (`t.Tuple` -> `tuple`)."""
-    return found.group(1).rpartition(".")[2].lower() if fix == "builtin" else ""
+def _fix(found: re.Match, to_builtin: bool) -> str:
+    """What a check's fix puts for what it flags (`found`, group 1): the builtin an alias of
+    `typing` names (`t.Tuple` -> `tuple`), else nothing."""
+    return found.group(1).rpartition(".")[2].lower() if to_builtin else ""
 
 
 def fixed_by(before: str, after: str) -> tuple[str, str] | None:
     """(the check of `_REWRITTEN`, the text it flagged) when its fix made the line `before` into
     `after` at one place (`raise ValueError()` -> `raise ValueError`, `t.Tuple[int]` -> `tuple[int]`),
     else None."""
-    for check, (pattern, fix) in _REWRITTEN.items():
+    for check, (pattern, to_builtin) in _REWRITTEN.items():
         for found in pattern.finditer(before):
-            if before[:found.start(1)] + _fix(found, fix) + before[found.end(1):] == after:
+            if before[:found.start(1)] + _fix(found, to_builtin) + before[found.end(1):] == after:
                 return check, found.group(1)
     return None
 
@@ -87,19 +79,28 @@ def fixed_by(before: str, after: str) -> tuple[str, str] | None:
 def rewritten_sites(check: str, flagged_text: str, line: int, column: int, event: EditEvent,
                     prose: Callable[[int], bool] | None) -> list[Site] | None:
     """The other places of the text after `event` that `check` flags (`fixed_by` read the user's fix
-    of `flagged_text` at `column` of `line`), each given the check's fix; for a builtin, the same
-    alias only (`t.Tuple`, not `t.List`): in code only, when `prose` says where strings and comments
-    are (by the character before what is flagged); at most `MAX_SITES`, nearest the edit first. None
-    when the fix itself stands in prose."""
+    of `flagged_text` at `column` of `line`), each given the check's fix (`_fixed_elsewhere`); for a
+    builtin, the same alias only (`t.Tuple`, not `t.List`)."""
+    pattern, to_builtin = _REWRITTEN[check]
+    if to_builtin:
+        pattern = re.compile(_ALIAS.format(re.escape(flagged_text)))
+    return _fixed_elsewhere(pattern, lambda found: _fix(found, to_builtin), line, column, event, prose)
+
+
+def _fixed_elsewhere(pattern: re.Pattern, fix: Callable[[re.Match], str], line: int, column: int,
+                     event: EditEvent, prose: Callable[[int], bool] | None) -> list[Site] | None:
+    """The places of the text after `event` where `pattern` matches (group 1: what a check flags),
+    each given `fix` of its match: off the event's lines (`matches_off_event`), in code only when
+    `prose` says where strings and comments are (by the character right before what is flagged:
+    `(` of `()`, the space before `==`); at most `MAX_SITES`, nearest `line` first. None when the
+    user's own fix, flagged from `column` of `line`, stands in prose."""
     text = event.after
     starts = line_starts(text)
     if prose is not None and prose(starts[line] + column - 1):
         return None
-    pattern, fix = _REWRITTEN[check]
-    found = [Site(match.start(1), match.end(1), _fix(match, fix), at, 1.0)
+    found = [Site(match.start(1), match.end(1), fix(match), at, 1.0)
              for match, at, _ in matches_off_event(pattern, text, starts, event)
-             if (fix != "builtin" or match.group(1) == flagged_text)
-             and (prose is None or not prose(match.start(1) - 1))]
+             if prose is None or not prose(match.start(1) - 1)]
     return nearest_sites(found, line)
 
 
