@@ -7,9 +7,11 @@ not`, before a singleton of one check (`None`, or `True`/`False`) or after a `ty
 `comparison_sites`, for such a fix in code, proposes the same operator at every other comparison of
 that check in the text's code (not in strings or comments). Ruff flags empty parentheses on a raised
 exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decorators (PT001, PT023:
-`@pytest.fixture()`), and an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
-`tuple[int]`); `fixed_by` reads a line that one such fix made, and `rewritten_sites` makes the same fix
-at the others of that check. Pure.
+`@pytest.fixture()`), an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
+`tuple[int]`) and `Optional` or `Union` for the `|` of PEP 604 (UP007: `t.Optional[str]` -> `str | None`;
+ruff leaves a quoted member alone, `"Symbols" | None` fails when it runs); `fixed_by` reads a line that
+one such fix made, and `rewritten_sites` makes the same fix at the others of that check, for an alias
+the same alias only. Pure.
 """
 from __future__ import annotations
 
@@ -29,13 +31,11 @@ _CHECKS = {  # a check's name -> the comparisons it flags, for an operator (grou
     "E721": r"(?<![\w.])type\([^()\n]*\)[ \t]+({op})(?=[ \t])",
 }
 
-_ALIAS = r"(?<![\w.])({})(?=\[)"  # an alias of `typing` (group 1) subscripted, as UP006 flags it
-_REWRITTEN = {  # a check's name -> what it flags (group 1), and whether its fix is a builtin (else nothing)
-    "RSE102": (re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), False),
-    "PT001": (re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), False),
-    "PT023": (re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), False),
-    "UP006": (re.compile(_ALIAS.format(r"(?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type)")), True),
-}
+_ALIAS = r"(?<![\w.])((?P<alias>{}))(?=\[)"  # an alias of `typing` subscripted (group 1), as UP006 flags it
+_NESTED = r"[^\[\]\n]*(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\][^\[\]\n]*)*"  # a subscript's text, two
+#   brackets deep at most
+_SUBSCRIPTED = r"(?<![\w.])((?P<alias>{})\[" + _NESTED + r"\])"  # an alias subscripted whole (group 1), as
+#   UP007 flags it
 
 
 def flagged(removed: str, inserted: str, left: str, right: str) -> str | None:
@@ -59,48 +59,84 @@ def comparison_sites(check: str, operator: str, line: int, column: int, event: E
     return _fixed_elsewhere(pattern, lambda _: FIXES[operator], line, column, event, prose)
 
 
-def _fix(found: re.Match, to_builtin: bool) -> str:
-    """What a check's fix puts for what it flags (`found`, group 1): the builtin an alias of
-    `typing` names (`t.Tuple` -> `tuple`), else nothing."""
-    return found.group(1).rpartition(".")[2].lower() if to_builtin else ""
+def _nothing(found: re.Match) -> str:
+    return ""
+
+
+def _builtin(found: re.Match) -> str:
+    """The builtin an alias of `typing` names (`t.Tuple` -> `tuple`)."""
+    return found.group(1).rpartition(".")[2].lower()
+
+
+def _members(subscript: str) -> list[str]:
+    """A subscript's members, split at its commas outside brackets (`str, dict[str, int]`)."""
+    members, depth, start = [], 0, 0
+    for at, char in enumerate(subscript):
+        depth += {"[": 1, "]": -1}.get(char, 0)
+        if char == "," and depth == 0:
+            members.append(subscript[start:at].strip())
+            start = at + 1
+    return [*members, subscript[start:].strip()]
+
+
+def _pep604(found: re.Match) -> str | None:
+    """`Optional[X]` as `X | None`, `Union[A, B]` as `A | B` (`found`: group 1 the whole, `alias` its
+    alias), the same alias within done alike; None with a quoted member (a forward reference)."""
+    members = _members(found.group(1)[len(found["alias"]) + 1:-1])
+    if any(member[:1] in ("'", '"') for member in members):
+        return None
+    members = [found.re.sub(lambda inner: _pep604(inner) or inner.group(1), member) for member in members]
+    return " | ".join(members + ["None"] if found["alias"].endswith("Optional") else members)
+
+
+_REWRITTEN = {  # a check's name -> what it flags (group 1), its fix of that, and the template of a pattern
+    #   of the same alias (`alias`) where it flags one
+    "RSE102": (re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), _nothing, None),
+    "PT001": (re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), _nothing, None),
+    "PT023": (re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), _nothing, None),
+    "UP006": (re.compile(_ALIAS.format(r"(?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type)")), _builtin, _ALIAS),
+    "UP007": (re.compile(_SUBSCRIPTED.format(r"(?:(?:typing|t)\.)?(?:Optional|Union)")), _pep604, _SUBSCRIPTED),
+}
 
 
 def fixed_by(before: str, after: str) -> tuple[str, str] | None:
-    """(the check of `_REWRITTEN`, the text it flagged) when its fix made the line `before` into
-    `after` at one place (`raise ValueError()` -> `raise ValueError`, `t.Tuple[int]` -> `tuple[int]`),
-    else None."""
-    for check, (pattern, to_builtin) in _REWRITTEN.items():
+    """(the check of `_REWRITTEN`, the text it flagged, or its alias for a check of one) when its fix
+    made the line `before` into `after` at one place (`raise ValueError()` -> `raise ValueError`,
+    `t.Tuple[int]` -> `tuple[int]`), else None."""
+    for check, (pattern, fix, _) in _REWRITTEN.items():
         for found in pattern.finditer(before):
-            if before[:found.start(1)] + _fix(found, to_builtin) + before[found.end(1):] == after:
-                return check, found.group(1)
+            fixed = fix(found)
+            if fixed is not None and before[:found.start(1)] + fixed + before[found.end(1):] == after:
+                return check, found["alias"] if "alias" in pattern.groupindex else found.group(1)
     return None
 
 
 def rewritten_sites(check: str, flagged_text: str, line: int, column: int, event: EditEvent,
                     prose: Callable[[int], bool] | None) -> list[Site] | None:
     """The other places of the text after `event` that `check` flags (`fixed_by` read the user's fix
-    of `flagged_text` at `column` of `line`), each given the check's fix (`_fixed_elsewhere`); for a
-    builtin, the same alias only (`t.Tuple`, not `t.List`)."""
-    pattern, to_builtin = _REWRITTEN[check]
-    if to_builtin:
-        pattern = re.compile(_ALIAS.format(re.escape(flagged_text)))
-    return _fixed_elsewhere(pattern, lambda found: _fix(found, to_builtin), line, column, event, prose)
+    of `flagged_text` at `column` of `line`), each given the check's fix (`_fixed_elsewhere`); for an
+    alias, the same alias only (`t.Tuple`, not `t.List`; `t.Optional`, not `Optional`)."""
+    pattern, fix, same_alias = _REWRITTEN[check]
+    if same_alias is not None:
+        pattern = re.compile(same_alias.format(re.escape(flagged_text)))
+    return _fixed_elsewhere(pattern, fix, line, column, event, prose)
 
 
-def _fixed_elsewhere(pattern: re.Pattern, fix: Callable[[re.Match], str], line: int, column: int,
+def _fixed_elsewhere(pattern: re.Pattern, fix: Callable[[re.Match], str | None], line: int, column: int,
                      event: EditEvent, prose: Callable[[int], bool] | None) -> list[Site] | None:
     """The places of the text after `event` where `pattern` matches (group 1: what a check flags),
-    each given `fix` of its match: off the event's lines (`matches_off_event`), in code only when
-    `prose` says where strings and comments are (by the character right before what is flagged:
-    `(` of `()`, the space before `==`); at most `MAX_SITES`, nearest `line` first. None when the
-    user's own fix, flagged from `column` of `line`, stands in prose."""
+    each given `fix` of its match (none where it gives None): off the event's lines
+    (`matches_off_event`), in code only when `prose` says where strings and comments are (by the
+    character right before what is flagged: `(` of `()`, the space before `==`); at most `MAX_SITES`,
+    nearest `line` first. None when the user's own fix, flagged from `column` of `line`, stands in
+    prose."""
     text = event.after
     starts = line_starts(text)
     if prose is not None and prose(starts[line] + column - 1):
         return None
-    found = [Site(match.start(1), match.end(1), fix(match), at, 1.0)
+    found = [Site(match.start(1), match.end(1), fixed, at, 1.0)
              for match, at, _ in matches_off_event(pattern, text, starts, event)
-             if prose is None or not prose(match.start(1) - 1)]
+             if (prose is None or not prose(match.start(1) - 1)) and (fixed := fix(match)) is not None]
     return nearest_sites(found, line)
 
 

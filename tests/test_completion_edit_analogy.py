@@ -868,19 +868,22 @@ def test_a_prefix_dropped_among_5000_strings_and_e402_among_5000_imports_stay_bo
 
 
 def test_an_annotation_rewritten_goes_where_its_text_stands_alike_in_code_though_its_context_differs():
-    before = '''class Config:
-    """Each field is a `t.Optional[str]`."""
+    before = '''from .types import Callback
 
-    name: t.Optional[str] = None
-    path: t.Optional[str] = None
-    tags: list[t.Optional[str]] = []
-    size: t.Optional[int] = None
+
+class Config:
+    """Each field is a `t.Callable[..., None]`."""
+
+    name: t.Callable[..., None] = None
+    path: t.Callable[..., None] = None
+    tags: list[t.Callable[..., None]] = []
+    size: t.Callable[..., int] = None
 '''
-    after = before.replace("name: t.Optional[str]", "name: str | None")
-    assert rewrite_of(event(before, after)).removed == "t.Optional[str]"
+    after = before.replace("name: t.Callable[..., None]", "name: Callback")
+    assert rewrite_of(event(before, after)).removed == "t.Callable[..., None]"
     # the context (`name :`) is no other line's; the text is: in the next field, not in the docstring
-    # (prose), nor inside `list[...]` (another character before it), nor in `t.Optional[int]`
-    assert proposed(before, after, 3) == after.replace("path: t.Optional[str]", "path: str | None")
+    # (prose), nor inside `list[...]` (another character before it), nor in `t.Callable[..., int]`
+    assert proposed(before, after, 6) == after.replace("path: t.Callable[..., None]", "path: Callback")
 
 
 def test_a_rewrite_of_several_tokens_in_prose_keeps_to_its_context():

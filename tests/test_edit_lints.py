@@ -2,8 +2,8 @@
 (`completion.edit_lints`): `== None` made `is None` (E711), `!= False` made `is not False` (E712),
 `type(a) == T` made `type(a) is T` (E721); not to strings or comments, not across checks; and the bad
 inputs: the fix written in a docstring, 5,000 comparisons in one file. Empty parentheses taken off a
-raise or a pytest decorator (RSE102, PT001, PT023) and a builtin put for an alias of `typing` (UP006) go
-to the others of the same check."""
+raise or a pytest decorator (RSE102, PT001, PT023), a builtin put for an alias of `typing` (UP006) and
+`Optional` or `Union` written with `|` (UP007) go to the others of the same check."""
 from completion.edit_analogy import prose_at
 from completion.edit_lints import comparison_sites, fixed_by, flagged
 from completion.edit_sites import MAX_SITES
@@ -124,3 +124,24 @@ def names() -> t.Tuple[str, str]:
     assert proposed(before, built, 3) == built.replace("-> t.Tuple[str, str]", "-> tuple[str, str]")  # UP006
     assert fixed_by("x: t.Tuple[int]", "x: tuple[int]") == ("UP006", "t.Tuple")
     assert fixed_by("x: t.Tuple", "x: tuple") is None
+
+
+def test_optional_written_with_a_bar_goes_to_the_same_alias_but_not_to_a_quoted_member():
+    before = '''import typing as t
+from typing import Optional
+
+
+class Loader(Mapping[str, t.Optional[str]]):
+    def load(self, name: t.Optional[str] = None) -> t.Optional[tuple[str, t.Optional[int]]]:
+        parent: t.Optional["Loader"] = None
+        other: Optional[str] = None
+        kinds: t.Union[int, t.Dict[str, int]] = 0
+        return "t.Optional[str]"
+'''
+    barred = before.replace("Mapping[str, t.Optional[str]]", "Mapping[str, str | None]")
+    expected = barred.replace("name: t.Optional[str]", "name: str | None").replace(
+        "-> t.Optional[tuple[str, t.Optional[int]]]", "-> tuple[str, int | None] | None")
+    assert proposed(before, barred, 4) == expected  # UP007: a forward reference, `Optional`, a string stay
+    assert fixed_by("x: t.Union[int, t.Dict[str, int]]", "x: int | t.Dict[str, int]") == ("UP007", "t.Union")
+    assert fixed_by('x: t.Optional["A"]', 'x: "A" | None') is None
+    assert fixed_by("x: t.Optional[int]", "x: int") is None
