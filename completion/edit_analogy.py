@@ -115,9 +115,11 @@ from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_func
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
 CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
+LITERAL_CALL_TOKENS = 6  # a whole call with a literal argument, as a pattern's context: this many tokens at least
 MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
 MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
 REPEATED_MIN_SCORE = 0.6  # any site's score, once the user made the same rewrite twice
+CALL_SCORE = 0.6  # a site's score after a whole call with a literal argument (`literal_call`)
 TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
 INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that make another form of a word
 MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds this many tokens
@@ -147,6 +149,8 @@ _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import 
 _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
 _ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
 _ATTRIBUTE_AFTER = re.compile(r"\.(\w+)")  # an attribute read right after a word (group 1: its name)
+_VERSION = re.compile(r"\d+(?:\.\d+)+")  # a release's number: `2.4`, `3.0.1`
+_PRODUCT_BEFORE = re.compile(r"(?<![\w.])([A-Z][\w-]*)[ \t]+$")  # a proper name right before (group 1): `Werkzeug `
 _SPHINX_ROLES = frozenset({"func", "meth", "attr", "class", "data", "exc", "mod", "obj", "const", "ref", "doc"})
 _URL_BEFORE = re.compile(r"(?:https?://|git@)([\w.-]+[/:](?:[\w.~-]+/)*)$")  # a URL up to a word of its path
 #   (group 1: its host and path so far)
@@ -243,6 +247,19 @@ def string_opened_at(left: str) -> int | None:
     return None
 
 
+def literal_call(rewrite: Rewrite) -> bool:
+    """True when the rewrite only put text right after a whole call that stands in no bracket and
+    passes a string or a number (`.replace('-', '_')` + `.lower()`, `getattr(f, "x", False)` + ` is
+    True`): the call is the context (`_context`), one that does the same thing wherever it stands,
+    so a site's line need be less alike the edited one."""
+    left = TOKEN.findall(rewrite.left)
+    if rewrite.removed or rewrite.word or left[-1:] != [")"]:
+        return False
+    call = _closed_call(left)
+    return call is not None and len(call) >= LITERAL_CALL_TOKENS and _balanced(left[:len(left) - len(call)]) \
+        and any(token[0] in "\"'" or token[0].isdigit() for token in call)
+
+
 def _balanced(tokens: list[str]) -> bool:
     """True when the tokens close every bracket they open: what follows them stands in no bracket."""
     return sum({"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(token, 0) for token in tokens) == 0
@@ -295,6 +312,9 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
     before-text must end its line."""
     if string_prefix(rewrite):
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?=[\"'])")
+    release = product_release(rewrite)
+    if release is not None:
+        return release
     if rewrite.word:
         return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
     if comment_dropped(rewrite):  # after the same kind of ending: an opened bracket (a call over several
@@ -325,6 +345,21 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
         gap = re.escape(rewrite.left[len(rewrite.left.rstrip()):])
         trail = re.escape(rewrite.right[:len(rewrite.right) - len(rewrite.right.lstrip())]) + r"(?![ \t])"
     return re.compile(f"{around}{gap}({re.escape(rewrite.removed)}){trail}{after}", re.MULTILINE)
+
+
+def product_release(rewrite: Rewrite) -> re.Pattern | None:
+    """The pattern of a product's release (group 1: the part changed) when the rewrite put one release
+    for another after the product's name (`removed in Werkzeug 2.4` -> `3.0`, `2.5.1`: a deprecation's
+    release moved, said alike in docstrings and warnings), else None."""
+    head = re.search(r"[\d.]*$", rewrite.left).group()  # the number's part before the change, and after it
+    tail = re.match(r"(?:\.?\d)*", rewrite.right).group()
+    if any(_VERSION.fullmatch(head + middle + tail) is None for middle in (rewrite.removed, rewrite.inserted)):
+        return None
+    product = _PRODUCT_BEFORE.search(rewrite.left[:len(rewrite.left) - len(head)])
+    if product is None:
+        return None
+    return re.compile(rf"(?<![\w.]){re.escape(product.group(1))}[ \t]+{re.escape(head)}({re.escape(rewrite.removed)})"
+                      rf"{re.escape(tail)}(?!\w|\.\d)")
 
 
 def sibling_classes(rewrite: Rewrite) -> bool:
@@ -386,6 +421,8 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
         return False
     if code and (ending.group() in _KNOWN_NAMES or keyword.iskeyword(ending.group())):
         return False  # a builtin or a keyword is whole as typed: `object`, though `objects` is in the text
+    if ending.group()[0].isdigit():
+        return False  # a number is no head of a name: `3.0`, though `0x1F` is in the text
     last = re.search(r"\w+(?=\W*$)", rewrite.left + rewrite.removed)
     if last is not None and last.group() == ending.group():
         return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
@@ -466,12 +503,13 @@ def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | N
     strings and comments only: `prose_only`), none for a typo fixed in a word found in prose only
     or a word's case changed (`rich` -> `Rich`), `MIN_WORD_SCORE` for another word (`name` ->
     `names` in a docstring, when `name` is code too); in code, none for a new word found nowhere
-    else (a rename), `MIN_WORD_SCORE` for a word already used (or a builtin, or a keyword); else
-    (no word) `MIN_SCORE`."""
-    if comment_dropped(rewrite) or string_prefix(rewrite):
+    else (a rename), `MIN_WORD_SCORE` for a word already used (or a builtin, or a keyword); none
+    for a product's release (`product_release`); else (no word) `MIN_SCORE`, `CALL_SCORE` for text put
+    after a whole call with a literal argument (`literal_call`)."""
+    if comment_dropped(rewrite) or string_prefix(rewrite) or product_release(rewrite) is not None:
         return 0.0
     if not rewrite.word:
-        return MIN_SCORE
+        return CALL_SCORE if literal_call(rewrite) else MIN_SCORE
     if in_prose or prose_only:
         same_word = rewrite.removed.lower() == rewrite.inserted.lower()  # `rich` -> `Rich`
         return 0.0 if same_word or (prose_only and typo(rewrite)) else MIN_WORD_SCORE

@@ -1162,3 +1162,43 @@ def resolve(args):
     assert proposed(before, latter, 1) == latter  # the sentence's own word, spelled alike
     spelled = before.replace("for later procesing", "for later processing")
     assert proposed(before, spelled, 1) == before.replace("procesing", "processing")  # a misspelling mended
+
+
+def test_a_products_release_moved_in_a_docstring_goes_to_its_warnings_and_not_to_another_product():
+    before = '''def parse(data, charset=None):
+    """Parse the form.
+
+    .. versionchanged:: 2.3
+        The ``charset`` parameter is deprecated and will be removed in Werkzeug 2.4.
+        It needs Python 2.4 or later.
+    """
+    if charset is not None:
+        warnings.warn(
+            "The 'charset' parameter is deprecated and will be removed in Werkzeug 2.4",
+            DeprecationWarning,
+        )
+    return decode(data, version=2.4, mask=0x1F)  # Werkzeug 2.4 reads it too
+'''
+    moved = before.replace("removed in Werkzeug 2.4.", "removed in Werkzeug 3.0.")
+    expected = moved.replace("removed in Werkzeug 2.4\"", "removed in Werkzeug 3.0\"").replace(
+        "# Werkzeug 2.4", "# Werkzeug 3.0")
+    assert proposed(before, moved, 4) == expected  # not Python's release, not the number in code
+    assert proposed(before, before.replace("in Werkzeug 2.4.", "in Werkzeug 2.5.1."), 4).count("2.5.1") == 3
+    warned = before.replace('removed in Werkzeug 2.4"', 'removed in Werkzeug 3.0"')  # a string literal changed
+    assert proposed(before, warned, 9) == expected  # the docstring and the comment follow it
+
+
+def test_text_put_after_a_whole_call_with_a_literal_goes_where_that_call_stands_in_a_line_less_alike():
+    before = '''def option_name(decls, possible_names):
+    if possible_names:
+        name = possible_names[-1][1].replace('-', '_')
+    else:
+        name = name.replace('-', '_')
+    other = isinstance(name, str)
+    return name, other.replace(name, '_')
+'''
+    lowered = before.replace("[1].replace('-', '_')", "[1].replace('-', '_').lower()")
+    expected = lowered.replace("name = name.replace('-', '_')", "name = name.replace('-', '_').lower()")
+    assert proposed(before, lowered, 2) == expected  # not a call that passes names only, not mid-line
+    anded = before.replace("other = isinstance(name, str)", "other = isinstance(name, str) and name")
+    assert proposed(before, anded, 5) == anded  # a call with no literal: its line must be alike as ever
