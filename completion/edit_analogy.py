@@ -683,19 +683,30 @@ def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
     """For a `distinctive` rewrite in code whose context pattern found no site: the places in code
     where its before-text stands between the same two characters as on the edited line, on lines
     alike it by `TEXT_SCORE` (`t.Optional[str]` in a parameter and in a class attribute; `[` before
-    `Optional[Style]` keeps it out of the `Optional[...]` the user took off)."""
+    `Optional[Style]` keeps it out of the `Optional[...]` the user took off), not in another
+    function's parameters (`others_parameters`)."""
     if not rewrite.left or not rewrite.right:
         return []
     before, after = re.escape(rewrite.left[-1]), re.escape(rewrite.right[0])
     pattern = re.compile(f"(?<={before})({re.escape(rewrite.removed)})(?={after})")
     found = []
     for match, line, line_text in matches_off_event(pattern, text, starts, event):
-        if within(prose, match.start(1)):
+        if within(prose, match.start(1)) or others_parameters(rewrite, line_text):
             continue
         score = alike(line_text, rewrite.line_before)
         if score >= TEXT_SCORE:
             found.append(Site(match.start(1), match.end(1), rewrite.inserted, line, score, TEXT_SCORE))
     return found
+
+
+def others_parameters(rewrite: Rewrite, line_text: str) -> bool:
+    """True when the rewrite changed the parameters on a definition's header (`def loads(object_: Any`
+    -> `str`) and `line_text` is the header of a definition of another name (`def dumps(object_: Any`):
+    its parameters are its own, while an override of the same name follows (`__deepcopy__` in sibling
+    classes), as does a return annotation (`-> t.NoReturn` -> `-> "te.NoReturn"`)."""
+    edited, other = _DEFINED.match(rewrite.line_before), _DEFINED.match(line_text)
+    return edited is not None and other is not None and edited.group(1) != other.group(1) \
+        and rewrite.left.count("(") > rewrite.left.count(")")
 
 
 def qualified_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],

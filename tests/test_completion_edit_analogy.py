@@ -1202,3 +1202,22 @@ def test_text_put_after_a_whole_call_with_a_literal_goes_where_that_call_stands_
     assert proposed(before, lowered, 2) == expected  # not a call that passes names only, not mid-line
     anded = before.replace("other = isinstance(name, str)", "other = isinstance(name, str) and name")
     assert proposed(before, anded, 5) == anded  # a call with no literal: its line must be alike as ever
+
+
+def test_a_parameters_text_changed_on_a_header_stays_out_of_other_functions_headers():
+    before = '''def dumps(object_: Any, **kwargs: Any) -> str:
+    return encode(object_, **kwargs)
+
+
+def loads(object_: Any, **kwargs: Any) -> str:
+    return decode(object_, **kwargs)
+
+
+class Reader:
+    def loads(self, object_: Any, **kwargs: Any) -> str:
+        return decode(object_, **kwargs)
+'''
+    old, new = "def loads(object_: Any, **kwargs: Any) -> str", "def loads(object_: str, **kwargs: Any) -> Any"
+    typed = before.replace(old, new)  # not dumps's parameters; the method of the same name follows
+    assert proposed(before, typed, 4) == typed.replace(
+        "def loads(self, object_: Any, **kwargs: Any) -> str", "def loads(self, object_: str, **kwargs: Any) -> Any")
