@@ -58,8 +58,9 @@ def _line_count(text: str) -> int:
 
 
 def removed_lines(current: str, proposal: str) -> int:
-    """How many lines fewer than `current` `proposal` has (its trailing blank lines not counted)."""
-    return max(0, _line_count(current.rstrip()) - _line_count(proposal.rstrip()))
+    """How many lines fewer than `current` `proposal` has, the proposal ending as its edit will
+    (`completion.next_edit._with_tail_of`: its trailing blank lines made `current`'s)."""
+    return max(0, _line_count(current) - _line_count(proposal))
 
 
 def draft_changed_lines(current: str, draft: Draft) -> int:

@@ -136,8 +136,19 @@ def _same(a: str, b: str) -> bool:
 def _with_tail_of(text: str, current: str) -> str:
     """`text` ending as `current` does: its trailing whitespace (blank lines, the last break)
     replaced by `current`'s, so an edit never adds or drops a blank line at its end; an empty
-    `text` deletes the lines."""
-    return text.rstrip() + current[len(current.rstrip()):] if text else ""
+    `text` deletes the lines. When `text` took `current`'s last line off, the blank lines that
+    stood before that line are `text`'s own, as many as stood there at most (`@pytest.mark.asyncio`
+    deleted under two blank lines leaves them)."""
+    if not text:
+        return ""
+    body, tail = text.rstrip(), current[len(current.rstrip()):]
+    kept_lines = LINE_BREAK.split(current.rstrip())
+    if kept_lines[-1].strip() == LINE_BREAK.split(body)[-1].strip():
+        return body + tail
+    last_text = max((at for at, line in enumerate(kept_lines[:-1]) if line.strip()), default=-1)
+    blank_before = len(kept_lines) - 2 - last_text  # blank lines right before `current`'s last one
+    own = min(blank_before, len(LINE_BREAK.split(text[len(body):])) - 2)
+    return body + "\n" * (own + 1) if own > 0 else body + tail
 
 
 def answered(regions: Sequence[Region], items: Sequence[Item]) -> dict[Region, str]:
@@ -206,8 +217,8 @@ def edits_from(document: ParsedDocument, proposals: dict[Region, str], event: Ed
     starts = line_starts(text)
     if removable is not None:
         proposals = {region: proposal for region, proposal in proposals.items()
-                     if removed_lines(text[starts[region.start_line]:starts[region.end_line]], proposal)
-                     <= removable.get(region, 0)}
+                     if removed_lines(current := text[starts[region.start_line]:starts[region.end_line]],
+                                      _with_tail_of(proposal, current)) <= removable.get(region, 0)}
     edits = [edit for edit in changed(text, proposals)
              if not undoes(edit, text[starts[edit.start_line]:starts[edit.end_line]], event)]
     if edits and document.language == "python":

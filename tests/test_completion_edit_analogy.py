@@ -1221,3 +1221,26 @@ class Reader:
     typed = before.replace(old, new)  # not dumps's parameters; the method of the same name follows
     assert proposed(before, typed, 4) == typed.replace(
         "def loads(self, object_: Any, **kwargs: Any) -> str", "def loads(self, object_: str, **kwargs: Any) -> Any")
+
+
+def test_a_line_deleted_at_the_end_of_a_region_keeps_the_blank_lines_before_it():
+    before = '''import pytest
+
+
+@pytest.mark.asyncio
+async def test_render(app):
+    assert await app.render() == "bar"
+
+
+@pytest.mark.asyncio
+async def test_context(app):
+    assert await app.context() == {}
+
+
+@pytest.mark.asyncio
+async def test_globals(app):
+    assert await app.globals() == {}
+'''
+    after = before.replace("@pytest.mark.asyncio\nasync def test_render", "async def test_render")
+    # the next decorator stands in the region around the cursor, after the two blank lines that stay
+    assert proposed(before, after, 2) == after.replace("@pytest.mark.asyncio\n", "")
