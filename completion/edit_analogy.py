@@ -144,6 +144,7 @@ _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to i
 _PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
 _LETTERS = re.compile(r"[A-Za-z]{3,}")  # a word of prose that may name a definition
 _ANNOTATED = re.compile(r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*$", re.MULTILINE)  # `spinner_style: `
+_IMPORTED = re.compile(r"(?:^|>>>)[ \t]*(?:from|import)[ \t]+$", re.MULTILINE)  # a line up to an import's module
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
 _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
@@ -551,11 +552,12 @@ def within(prose: Callable[[int], bool], at: int) -> bool:
 
 def dotted(text: str, start: int, end: int) -> bool:
     """True when the word at `text[start:end]` is part of a dotted name or a path (`click.parser`,
-    `~click.Context`, `github.com/pallets/click/issues`) or a URL's scheme (`http://`): in prose, a
-    reference to code or to a place, not the word it spells."""
+    `~click.Context`, `github.com/pallets/click/issues`), a URL's scheme (`http://`) or a module an
+    import names (`>>> from jinja2 import Environment` in a doctest): in prose, a reference to code
+    or to a place, not the word it spells."""
     return (start >= 2 and text[start - 1] in "./" and _is_word(text[start - 2])) \
         or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " ")) \
-        or text.startswith("://", end)
+        or text.startswith("://", end) or _IMPORTED.search(text, max(0, start - MAX_LINE_CHARS), start) is not None
 
 
 def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,

@@ -1244,3 +1244,20 @@ async def test_globals(app):
     after = before.replace("@pytest.mark.asyncio\nasync def test_render", "async def test_render")
     # the next decorator stands in the region around the cursor, after the two blank lines that stay
     assert proposed(before, after, 2) == after.replace("@pytest.mark.asyncio\n", "")
+
+
+def test_a_module_renamed_in_a_dotted_reference_goes_to_the_imports_of_a_doctest_not_to_the_word():
+    before = '''def filter_stream(self, stream):
+    """It's passed a :class:`~jinja2.lexer.TokenStream` that can be used
+    to filter tokens returned.
+
+    >>> from jinja2 import Environment
+    >>> import jinja2
+
+    The jinja2 templates stay.
+    """
+    return stream
+'''
+    after = before.replace("~jinja2.lexer", "~jinja.lexer")
+    expected = after.replace("from jinja2 import", "from jinja import").replace("import jinja2\n", "import jinja\n")
+    assert proposed(before, after, 1) == expected  # the prose word `jinja2 templates` is no import
