@@ -142,13 +142,24 @@ def _with_tail_of(text: str, current: str) -> str:
     if not text:
         return ""
     body, tail = text.rstrip(), current[len(current.rstrip()):]
-    kept_lines = LINE_BREAK.split(current.rstrip())
-    if kept_lines[-1].strip() == LINE_BREAK.split(body)[-1].strip():
+    current_lines = LINE_BREAK.split(current.rstrip())
+    if current_lines[-1].strip() == LINE_BREAK.split(body)[-1].strip():
         return body + tail
-    last_text = max((at for at, line in enumerate(kept_lines[:-1]) if line.strip()), default=-1)
-    blank_before = len(kept_lines) - 2 - last_text  # blank lines right before `current`'s last one
-    own = min(blank_before, len(LINE_BREAK.split(text[len(body):])) - 2)
-    return body + "\n" * (own + 1) if own > 0 else body + tail
+    own = min(_blank_before_last(current_lines), len(LINE_BREAK.split(text[len(body):])) - 2)
+    if own <= 0:
+        return body + tail
+    found = LINE_BREAK.search(current)
+    return body + (found.group() if found else "\n") * (own + 1)
+
+
+def _blank_before_last(lines: list[str]) -> int:
+    """How many blank lines stand right before the last of `lines`."""
+    count = 0
+    for line in reversed(lines[:-1]):
+        if line.strip():
+            break
+        count += 1
+    return count
 
 
 def answered(regions: Sequence[Region], items: Sequence[Item]) -> dict[Region, str]:
