@@ -144,7 +144,7 @@ _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to i
 _PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
 _LETTERS = re.compile(r"[A-Za-z]{3,}")  # a word of prose that may name a definition
 _ANNOTATED = re.compile(r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*$", re.MULTILINE)  # `spinner_style: `
-_IMPORTED = re.compile(r"(?:^|>>>)[ \t]*(?:from|import)[ \t]+\Z", re.MULTILINE)  # a line up to an import's module
+_IMPORTED = re.compile(r"(?:.*>>>)?[ \t]*(?:from|import)[ \t]+")  # a line up to an import's module
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
 _IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
@@ -253,12 +253,15 @@ def literal_call(rewrite: Rewrite) -> bool:
     passes a string or a number (`.replace('-', '_')` + `.lower()`, `getattr(f, "x", False)` + ` is
     True`): the call is the context (`_context`), one that does the same thing wherever it stands,
     so a site's line need be less alike the edited one."""
-    left = TOKEN.findall(rewrite.left)
-    if rewrite.removed or rewrite.word or left[-1:] != [")"]:
-        return False
-    call = _closed_call(left)
-    return call is not None and len(call) >= LITERAL_CALL_TOKENS and _balanced(left[:len(left) - len(call)]) \
+    call = None if rewrite.removed or rewrite.word else _whole_call(TOKEN.findall(rewrite.left))
+    return call is not None and len(call) >= LITERAL_CALL_TOKENS \
         and any(token[0] in "\"'" or token[0].isdigit() for token in call)
+
+
+def _whole_call(left: list[str]) -> list[str] | None:
+    """The call `left` ends with (`_closed_call`) when it stands in no bracket, else None."""
+    call = _closed_call(left) if left[-1:] == [")"] else None
+    return call if call is not None and _balanced(left[:len(left) - len(call)]) else None
 
 
 def _balanced(tokens: list[str]) -> bool:
@@ -272,8 +275,8 @@ def _context(left: list[str], closed: bool = True) -> list[str]:
     (`_closed_call`: `getattr(f, "x", False)` before ` is True`); else back to the call it stands in (a name before a
     `(` not closed since: `f(a, g(b)` stands in `f`, not `g`) within `CALL_TOKENS` tokens; else back
     to the nearest name within `CONTEXT_TOKENS`."""
-    call = _closed_call(left) if closed and left[-1:] == [")"] else None
-    if call is not None and _balanced(left[:len(left) - len(call)]):
+    call = _whole_call(left) if closed else None
+    if call is not None:
         return call
     depth = 0
     for start in range(len(left) - 2, max(-1, len(left) - CALL_TOKENS - 1), -1):
@@ -557,7 +560,7 @@ def dotted(text: str, start: int, end: int) -> bool:
     or to a place, not the word it spells."""
     return (start >= 2 and text[start - 1] in "./" and _is_word(text[start - 2])) \
         or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " ")) \
-        or text.startswith("://", end) or _IMPORTED.search(text, max(0, start - MAX_LINE_CHARS), start) is not None
+        or text.startswith("://", end) or _IMPORTED.fullmatch(text, text.rfind("\n", 0, start) + 1, start) is not None
 
 
 def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,

@@ -175,12 +175,11 @@ def answered(regions: Sequence[Region], items: Sequence[Item]) -> dict[Region, s
 
 
 def changed(text: str, proposals: dict[Region, str]) -> list[Edit]:
-    """The regions the proposals change, in file order, each ending as its region does."""
+    """The regions the proposals (each ending as its region does: `_with_tail_of`) change, in file order."""
     starts, edits = line_starts(text), []
     for region, proposal in sorted(proposals.items(), key=lambda pair: pair[0].start_line):
-        current = text[starts[region.start_line]:starts[region.end_line]]
-        if not _same(proposal, current):
-            edits.append(Edit(region.start_line, region.end_line, _with_tail_of(proposal, current)))
+        if not _same(proposal, text[starts[region.start_line]:starts[region.end_line]]):
+            edits.append(Edit(region.start_line, region.end_line, proposal))
     return edits
 
 
@@ -226,10 +225,11 @@ def edits_from(document: ParsedDocument, proposals: dict[Region, str], event: Ed
         return []
     text = document.text
     starts = line_starts(text)
+    current = {region: text[starts[region.start_line]:starts[region.end_line]] for region in proposals}
+    proposals = {region: _with_tail_of(proposal, current[region]) for region, proposal in proposals.items()}
     if removable is not None:
         proposals = {region: proposal for region, proposal in proposals.items()
-                     if removed_lines(current := text[starts[region.start_line]:starts[region.end_line]],
-                                      _with_tail_of(proposal, current)) <= removable.get(region, 0)}
+                     if removed_lines(current[region], proposal) <= removable.get(region, 0)}
     edits = [edit for edit in changed(text, proposals)
              if not undoes(edit, text[starts[edit.start_line]:starts[edit.end_line]], event)]
     if edits and document.language == "python":
