@@ -9,9 +9,11 @@ that check in the text's code (not in strings or comments). Ruff flags empty par
 exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decorators (PT001, PT023:
 `@pytest.fixture()`), an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
 `tuple[int]`) and `Optional` or `Union` for the `|` of PEP 604 (UP007: `t.Optional[str]` -> `str | None`;
-ruff leaves a quoted member alone, `"Symbols" | None` fails when it runs); `fixed_by` reads a line that
-one such fix made, and `rewritten_sites` makes the same fix at the others of that check, for an alias
-the same alias only. Pure.
+ruff leaves a quoted member alone, `"Symbols" | None` fails when it runs); pycodestyle flags a bare
+`except:` (E722), whose fix names the exception the user chooses (`except Exception:`, or
+`BaseException`; a narrower one is that handler's own). `fixed_by` reads a line that one such fix made,
+and `rewritten_sites` makes the same fix at the others of that check, for an alias the same alias only,
+for a fix the user chose the same choice. Pure.
 """
 from __future__ import annotations
 
@@ -89,22 +91,36 @@ def _pep604(found: re.Match) -> str | None:
     return " | ".join(members + ["None"] if found["alias"].endswith("Optional") else members)
 
 
-_REWRITTEN = {  # a check's name -> what it flags (group 1), its fix of that, and the template of a pattern
-    #   of the same alias (`alias`) where it flags one
+def _given(chosen: str) -> Callable[[re.Match], str]:
+    """The fix that puts the user's `chosen` text wherever its check flags (` Exception` after `except`)."""
+    return lambda _: chosen
+
+
+_BROAD = re.compile(r" (?:Exception|BaseException)")  # what a bare `except:` is given, broad as it was
+
+_REWRITTEN = {  # a check's name -> what it flags (group 1), its fix of that (or the fixes a user may choose,
+    #   read off their line), and the template of a pattern of the same alias (`alias`) where it flags one
     "RSE102": (re.compile(r"^[ \t]*raise[ \t]+[\w.]+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), _nothing, None),
     "PT001": (re.compile(r"^[ \t]*@pytest\.fixture(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), _nothing, None),
     "PT023": (re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), _nothing, None),
     "UP006": (re.compile(_ALIAS.format(r"(?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type)")), _builtin, _ALIAS),
     "UP007": (re.compile(_SUBSCRIPTED.format(r"(?:(?:typing|t)\.)?(?:Optional|Union)")), _pep604, _SUBSCRIPTED),
+    "E722": (re.compile(r"^[ \t]*except()(?=[ \t]*:)", re.MULTILINE), _BROAD, None),
 }
 
 
 def fixed_by(before: str, after: str) -> tuple[str, str] | None:
-    """(the check of `_REWRITTEN`, the text it flagged, or its alias for a check of one) when its fix
-    made the line `before` into `after` at one place (`raise ValueError()` -> `raise ValueError`,
-    `t.Tuple[int]` -> `tuple[int]`), else None."""
+    """(the check of `_REWRITTEN`, the text it flagged, its alias for a check of one, or the fix the
+    user chose for a check of choices) when its fix made the line `before` into `after` at one place
+    (`raise ValueError()` -> `raise ValueError`, `t.Tuple[int]` -> `tuple[int]`, `except:` -> `except
+    Exception:`), else None."""
     for check, (pattern, fix, _) in _REWRITTEN.items():
         for found in pattern.finditer(before):
+            if isinstance(fix, re.Pattern):
+                chosen = after[found.start(1):len(after) - len(before) + found.end(1)]
+                if fix.fullmatch(chosen) and before[:found.start(1)] + chosen + before[found.end(1):] == after:
+                    return check, chosen
+                continue
             fixed = fix(found)
             if fixed is not None and before[:found.start(1)] + fixed + before[found.end(1):] == after:
                 return check, found["alias"] if "alias" in pattern.groupindex else found.group(1)
@@ -115,8 +131,11 @@ def rewritten_sites(check: str, flagged_text: str, line: int, column: int, event
                     prose: Callable[[int], bool] | None) -> list[Site] | None:
     """The other places of the text after `event` that `check` flags (`fixed_by` read the user's fix
     of `flagged_text` at `column` of `line`), each given the check's fix (`_fixed_elsewhere`); for an
-    alias, the same alias only (`t.Tuple`, not `t.List`; `t.Optional`, not `Optional`)."""
+    alias, the same alias only (`t.Tuple`, not `t.List`; `t.Optional`, not `Optional`); for a check of
+    choices, the user's choice (`flagged_text`: ` Exception`)."""
     pattern, fix, same_alias = _REWRITTEN[check]
+    if isinstance(fix, re.Pattern):
+        fix = _given(flagged_text)
     if same_alias is not None:
         pattern = re.compile(same_alias.format(re.escape(flagged_text)))
     return _fixed_elsewhere(pattern, fix, line, column, event, prose)

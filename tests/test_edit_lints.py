@@ -145,3 +145,31 @@ class Loader(Mapping[str, t.Optional[str]]):
     assert fixed_by("x: t.Union[int, t.Dict[str, int]]", "x: int | t.Dict[str, int]") == ("UP007", "t.Union")
     assert fixed_by('x: t.Optional["A"]', 'x: "A" | None') is None
     assert fixed_by("x: t.Optional[int]", "x: int") is None
+
+
+def test_a_bare_except_given_a_broad_exception_gives_it_to_the_other_bare_ones_in_code():
+    before = '''def load(path):
+    try:
+        return open(path).read()
+    except:
+        return None
+
+
+def close(handle):
+    try:
+        handle.close()
+    except:
+        pass
+    except_ = "except:"
+'''
+    broad = before.replace("    except:\n        return None", "    except Exception:\n        return None")
+    expected = broad.replace("    except:\n        pass", "    except Exception:\n        pass")
+    assert proposed(before, broad, 3) == expected  # E722: the string's `except:` stays
+    based = before.replace("    except:\n        return None", "    except BaseException:\n        return None")
+    based_too = based.replace("    except:\n        pass", "    except BaseException:\n        pass")
+    assert proposed(before, based, 3) == based_too
+    narrow = before.replace("    except:\n        return None", "    except OSError:\n        return None")
+    assert proposed(before, narrow, 3) == narrow  # a narrower exception is that handler's own
+    assert fixed_by("    except:", "    except Exception:") == ("E722", " Exception")
+    assert fixed_by("    except:", "    except OSError:") is None
+    assert fixed_by("    except :", "    except Exception:") is None
