@@ -2,9 +2,9 @@
 exact copies of the removed lines elsewhere.
 
 `block_of(event)` reads the event's changed lines as a block (a comment and the statement under
-it rewritten, a call joined on one line, one line split in several; not lines deleted, but for one
-decorator, nor the same lines reordered): the removed and inserted lines without the indent the
-removed ones share.
+it rewritten, a call joined on one line, one line split in several, one line rewritten with the blank
+lines beside it deleted; not lines deleted, but for one decorator, nor the same lines reordered): the
+removed and inserted lines without the indent the removed ones share.
 `block_sites` finds the places where the removed lines stand as they did, under any indent, each
 becoming the inserted lines under its indent (a deleted one deleted whole); a site spans its
 lines. Exact copies only, so every site scores 1. One line changed alone is a block of one line
@@ -29,6 +29,7 @@ from completion.postprocess import indent_of
 
 MIN_DELETED_CHARS = 12  # one decorator deleted alone goes to its copies when it holds this many characters
 MIN_BLOCK_CHARS = 24  # a block's removed lines hold at least this many characters besides whitespace
+MIN_BLANKED_CHARS = 8  # one line rewritten with blank lines beside it deleted holds this many (`blanks_dropped`)
 MIN_COPY_CHARS = 20  # one line changed alone goes to its exact copies when its text holds this many (`line_copy`)
 SPLIT_KEPT = 0.6  # one line made several goes to its copies when they keep this share of its tokens (`split_line`)
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
@@ -55,7 +56,8 @@ def block_of(event: EditEvent) -> Block | None:
     """The event's change as a block: its changed lines less those both sides share at their
     ends; None unless two or more lines with text were removed (one line's copy says too little:
     on real commits one line made several, `try:` around a call, went to lines left as they were),
-    or one line was rewritten as several that keep most of its tokens (`split_line`)
+    or one line was rewritten as several that keep most of its tokens (`split_line`), or rewritten
+    with the blank lines beside it deleted (`blanks_dropped`, `MIN_BLANKED_CHARS` of text or more),
     and some text was inserted (lines deleted were deleted elsewhere at 2 of 6 sites on the tuning
     commits; but one decorator deleted alone, `@pytest.mark.xfail(...)` taken off a test, is taken
     off its copies: a block with no inserted lines, its sites deleted whole), other than the same
@@ -66,9 +68,11 @@ def block_of(event: EditEvent) -> Block | None:
     old, new = removed[changed.start_line:changed.before_end], inserted[changed.start_line:changed.after_end]
     if len(old) == 1 and not new and old[0].strip().startswith("@") and len(old[0].strip()) >= MIN_DELETED_CHARS:
         return Block((old[0].strip(),), ())  # one decorator deleted: `@pytest.mark.xfail(...)` off each test
-    if len(old) > MAX_BLOCK_LINES or (sum(bool(line.strip()) for line in old) < 2 and not split_line(old, new)) \
+    blanked = blanks_dropped(old, new)
+    if len(old) > MAX_BLOCK_LINES or (sum(bool(line.strip()) for line in old) < 2 and not split_line(old, new)
+                                      and not blanked) \
             or not any(line.strip() for line in new) or sorted(old) == sorted(new) \
-            or sum(len(line.strip()) for line in old) < MIN_BLOCK_CHARS \
+            or sum(len(line.strip()) for line in old) < (MIN_BLANKED_CHARS if blanked else MIN_BLOCK_CHARS) \
             or max(map(len, old + new)) > MAX_LINE_CHARS:
         return None
     indent = min((indent_of(line) for line in old if line.strip()), key=len)
@@ -76,6 +80,13 @@ def block_of(event: EditEvent) -> Block | None:
     if removed is None or inserted is None:
         return None
     return Block(removed, inserted)
+
+
+def blanks_dropped(old: list[str], new: list[str]) -> bool:
+    """True when one line was rewritten and blank lines beside it deleted (`Parameters:` and the blank
+    line under it made `Args:`): a block of one line with text, whose copies hold the blank lines too."""
+    old_text, new_text = [line for line in old if line.strip()], [line for line in new if line.strip()]
+    return len(old_text) == len(new_text) == 1 and len(old) > len(new) and old_text[0].strip() != new_text[0].strip()
 
 
 def split_line(old: list[str], new: list[str]) -> bool:

@@ -349,11 +349,11 @@ def plan(ask: EditAsk) -> EditPlan | Refused:
     if refusal is not None:
         return Refused(refusal)
     found = analogy_found(event, document, ask.events, ask.judge)
-    sites = [Region(site.line, site.line + site.lines, ANALOGY) for site in found]
+    starts = line_starts(document.text)
+    sites = [site_region(site, document.text, starts) for site in found]
     regions = regions_after(event, document, ask.cursor_line, sites)
     analogies = byte_replacements(document.text, found)
     every_draft = dict(zip(regions, draft_regions(event, document, regions, analogies)))
-    starts = line_starts(document.text)
     removable = {region: draft_changed_lines(document.text[starts[region.start_line]:starts[region.end_line]],
                                              draft) for region, draft in every_draft.items()}
     drafts = {} if drafting == Drafting.MODEL else every_draft
@@ -362,6 +362,16 @@ def plan(ask: EditAsk) -> EditPlan | Refused:
     request = edit_request(ask.request_id, document.text, sent, ask.deadline_ms, ask.uri, ask.session,
                            ask.events, drafts) if sent else None
     return EditPlan(document, event, ask.cursor_line, regions, drafts, sent, request, drafting, removable)
+
+
+def site_region(site: Site, text: str, starts: list[int]) -> Region:
+    """The region of a site's lines, and of the line after them when their last is blank: a blank
+    line the site deletes (`Parameters:` and the blank under it made `Args:`) is no region's tail,
+    which an edit keeps (`_with_tail_of`)."""
+    end = site.line + site.lines
+    if end < len(starts) and not text[starts[end - 1]:starts[end]].strip():
+        end += 1
+    return Region(site.line, end, ANALOGY)
 
 
 def site_inputs(event: EditEvent, document: ParsedDocument) -> tuple[bool, bool] | None:

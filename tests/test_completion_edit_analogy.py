@@ -1261,3 +1261,36 @@ def test_a_module_renamed_in_a_dotted_reference_goes_to_the_imports_of_a_doctest
     after = before.replace("~jinja2.lexer", "~jinja.lexer")
     expected = after.replace("from jinja2 import", "from jinja import").replace("import jinja2\n", "import jinja\n")
     assert proposed(before, after, 1) == expected  # the prose word `jinja2 templates` is no import
+
+
+def test_a_line_rewritten_with_the_blank_line_under_it_deleted_goes_to_its_copies_with_that_blank():
+    before = '''def render(file):
+    """Render the log.
+
+    Parameters:
+
+        file: File to print to.
+    """
+
+
+def emit(observer):
+    """Emit the log.
+
+    Parameters:
+
+        observer: Where it goes.
+    """
+
+
+def close(handle):
+    """Close the log.
+
+    Parameters:
+        handle: What is closed.
+    """
+'''
+    after = before.replace("    Parameters:\n\n        file", "    Args:\n        file", 1)
+    expected = after.replace("    Parameters:\n\n        observer", "    Args:\n        observer")
+    assert proposed(before, after, 4) == expected  # the copy with no blank line under it stays
+    inserted = before.replace("    Parameters:\n\n        file", "\n    Args:\n\n        file", 1)
+    assert proposed(before, inserted, 4) == inserted  # a blank line put in: that place's own spacing
