@@ -97,7 +97,7 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
-from completion.edit_escapes import made_raw, raw_sites
+from completion.edit_escapes import made_raw, raw_sites, regex_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
@@ -706,9 +706,10 @@ def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
 
 def others_parameters(rewrite: Rewrite, line_text: str) -> bool:
     """True when the rewrite changed the parameters on a definition's header (`def loads(object_: Any`
-    -> `str`) and `line_text` is the header of a definition of another name (`def dumps(object_: Any`):
-    its parameters are its own, while an override of the same name follows (`__deepcopy__` in sibling
-    classes), as does a return annotation (`-> t.NoReturn` -> `-> "te.NoReturn"`)."""
+    -> `str`; a class's bases count as its parameters) and `line_text` is the header of a definition of
+    another name (`def dumps(object_: Any`): its parameters are its own, while an override of the same
+    name follows (`__deepcopy__` in sibling classes), as does a return annotation (`-> t.NoReturn` ->
+    `-> "te.NoReturn"`)."""
     edited, other = _DEFINED.match(rewrite.line_before), _DEFINED.match(line_text)
     return edited is not None and other is not None and edited.group(1) != other.group(1) \
         and rewrite.left.count("(") > rewrite.left.count(")")
@@ -1116,7 +1117,9 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         return linted
     if document is not None and made_raw(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
         raw = raw_sites(rewrite.line, len(rewrite.left), event, document)
-        if raw is not None:  # made raw for an invalid escape, W605: the others that hold one
+        if raw is None:  # made raw with no invalid escape (W605's): as a regex a call takes (RUF043)
+            raw = regex_sites(rewrite.line, len(rewrite.left), event, document)
+        if raw is not None:  # the others that hold one, or that the same callee takes there
             return raw
     quote = joined_quote(rewrite.removed, rewrite.inserted)
     if quote is not None:  # two literals joined: the others side by side (`completion.edit_joins`)
