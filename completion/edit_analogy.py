@@ -50,11 +50,17 @@ event's lines:
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type);
 - a string made *raw* for an invalid escape (pycodestyle's W605) at the file's other strings with no prefix
-  that hold one (`completion.edit_escapes`);
+  that hold one, or as a regex a call takes (`match=` of `pytest.raises(`, ruff's RUF043) at the strings
+  the same callee takes there (`completion.edit_escapes`);
+- *`-> None`* put on a function that returns nothing (ruff's ANN201) at the file's other functions with
+  no return annotation that return nothing (`completion.edit_returns`);
+- a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
+  `completion.edit_lints` at the other places the same check flags;
 - pycodestyle's *E402 excused* on one import below code at the other imports below that code
   (`completion.edit_directives`: the one directive that says where else it belongs);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
-  a call joined on one line; not lines deleted, but for one decorator taken off), or one line split in
+  a call joined on one line; not lines deleted, but for one decorator taken off), one line rewritten
+  with the blank lines beside it deleted (`Parameters:` and the blank under it made `Args:`), or one line split in
   several that keep most of its tokens (not a parameter list: its copies are other functions') at the exact
   copies of the removed lines under any indent, each made the inserted lines under its indent
   (`completion.edit_blocks`; a site spans its lines), and a stub's `...` joined onto its header at the
@@ -104,6 +110,7 @@ from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_lints import lint_sites
 from completion.edit_regions import in_f_braces, rebound, signature_change
+from completion.edit_returns import none_annotated, none_return_sites
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event, nearest_sites)
 from completion.english import english
@@ -999,7 +1006,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     in_code = not edit_in_prose(rewrite, starts, prose_at(document))  # the code checks read the edit's code
     checks = [same_path(rewrite, text), *((names_bound(rewrite, text, starts, document),
                                            agreeing(rewrite, text, starts, document),
-                                           bindings_kept(rewrite, text, document)) if in_code else ())]
+                                           bindings_kept(rewrite, text, document),
+                                           marked_unused(rewrite, text, starts, document)) if in_code else ())]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
 
@@ -1042,6 +1050,27 @@ def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Call
         return not any(start <= binding.start_byte < end and binding_read(binding, reads, start, end)
                        for name, (bindings, reads) in uses.items() if name not in left for binding in bindings)
     return kept
+
+
+def marked_unused(rewrite: Rewrite, text: str, starts: list[int],
+                  document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a binding in code marked unused (`out, err =` -> `out, _err =`, ruff's RUF059; `err` -> `_`):
+    whether a site renames a binding of that name that its scope never reads, as the user's was (a
+    copy whose `err` is read elsewhere keeps its name, and no read is renamed); None for any other
+    rewrite (`from uvicorn.logging` -> `uvicorn._logging` binds nothing)."""
+    if not rewrite.word or rewrite.inserted not in ("_", "_" + rewrite.removed) or document.language != "python":
+        return None
+    root, byte_at = document.tree.root_node, byte_offsets(text)
+    edited = byte_at(starts[rewrite.line] + len(rewrite.left))
+    if not any(binding.start_byte == edited for binding in name_uses(root, rewrite.inserted)[0]):
+        return None
+    bindings, reads = name_uses(root, rewrite.removed)
+
+    def unread(site: Site) -> bool:
+        start, end = byte_at(site.start), byte_at(site.end)
+        return any(start <= binding.start_byte < end and not binding_read(binding, reads, start, end)
+                   for binding in bindings)
+    return unread
 
 
 def binding_read(binding: Node, reads: list[Node], start: int, end: int) -> bool:
@@ -1121,6 +1150,10 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
             raw = regex_sites(rewrite.line, len(rewrite.left), event, document)
         if raw is not None:  # the others that hold one, or that the same callee takes there
             return raw
+    if document is not None and none_annotated(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
+        annotated = none_return_sites(rewrite.line, len(rewrite.left), event, document)
+        if annotated is not None:  # `-> None` on a function that returns nothing (ANN201): the others
+            return annotated
     quote = joined_quote(rewrite.removed, rewrite.inserted)
     if quote is not None:  # two literals joined: the others side by side (`completion.edit_joins`)
         return [] if document is None else joined_sites(quote, event, document)

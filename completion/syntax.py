@@ -92,6 +92,14 @@ def point_at(text: str, offset: int) -> Point:
     return Point(row, len(encode(text[line_start:offset])))
 
 
+def offset_at(text: str, starts: list[int], point: Point) -> int:
+    """The string offset of a tree-sitter `point` in `text`, whose lines start at `starts` (`point_at`
+    the other way)."""
+    row, column = point
+    end = starts[row + 1] if row + 1 < len(starts) else len(text)
+    return starts[row] + len(encode(text[starts[row]:end])[:column].decode("utf-8", "ignore"))
+
+
 def byte_offset(text: str, offset: int) -> int:
     return len(encode(text[:offset]))
 

@@ -77,6 +77,12 @@ def _query(language: str, source: str) -> Query:
     return Query(grammar(language), source)
 
 
+def captured(node: Node, language: str, source: str) -> list[Node]:
+    """The nodes under `node` that the query `source` captures (any capture name), in text order."""
+    captures = QueryCursor(_query(language, source)).captures(node)
+    return sorted((found for nodes in captures.values() for found in nodes), key=lambda found: found.start_byte)
+
+
 def nodes_named(node: Node, language: str, name: str, types: tuple[str, ...]) -> list[Node]:
     """The nodes of `types` (those the grammar has) under `node` whose text is `name`."""
     known = [kind for kind in types if grammar(language).id_for_node_kind(kind, True) is not None]

@@ -152,6 +152,35 @@ def third():
         log()""")  # not in second(): its handler returns `e`
 
 
+def test_a_name_marked_unused_goes_only_to_the_bindings_their_scopes_never_read():
+    before = '''def test_first(capsys):
+    run()
+    out, err = capsys.readouterr()
+    assert out == "x"
+
+
+def test_second(capsys):
+    fail()
+    out, err = capsys.readouterr()
+    assert "Error" in err
+
+
+def test_third(capsys):
+    run()
+    out, err = capsys.readouterr()
+    assert not out
+'''
+    marked = before.replace("out, err =", "out, _err =", 1)
+    expected = marked.replace("""    out, err = capsys.readouterr()
+    assert not out""", """    out, _err = capsys.readouterr()
+    assert not out""")
+    assert proposed(before, marked, 2) == expected  # test_second reads its `err`: it keeps it, and its read
+    blank = before.replace("out, err =", "out, _ =", 1)
+    assert proposed(before, blank, 2) == blank.replace("""    out, err = capsys.readouterr()
+    assert not out""", """    out, _ = capsys.readouterr()
+    assert not out""")
+
+
 def test_a_module_renamed_after_its_package_goes_only_to_that_package_s_path():
     before = '''import logging
 
