@@ -424,7 +424,7 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class
     C:` leaves `C` as it was, nor does a change whose last word was its last before it, nor keys
     that only took text off a word and left one the text holds off the edited line, `Jinja2` ->
-    `Jinja`; nor an attribute the code reads elsewhere; a word backspaced to a stub found nowhere,
+    `Jinja`, or took it from within a word and kept its end, `gte` -> `ge` (`cut_within`); nor an attribute the code reads elsewhere; a word backspaced to a stub found nowhere,
     `foo_bar` -> `foo_b`, is being retyped)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])) \
@@ -437,7 +437,8 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     last = re.search(r"\w+(?=\W*$)", rewrite.left + rewrite.removed)
     if last is not None and last.group() == ending.group():
         return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
-    if deleted_only(rewrite) and (cut_to_whole(rewrite) or _whole_elsewhere(ending.group(), text, rewrite.line_after)):
+    if deleted_only(rewrite) and (cut_to_whole(rewrite) or cut_within(rewrite)
+                                  or _whole_elsewhere(ending.group(), text, rewrite.line_after)):
         return False
     if code and rewrite.inserted.endswith("." + ending.group()) \
             and _whole_elsewhere(ending.group(), text, rewrite.line_after, attribute=True):
@@ -468,6 +469,13 @@ def cut_to_whole(rewrite: Rewrite) -> bool:
         return False
     return cut.isdigit() or (cut.startswith("_") and len(cut) > 1) \
         or (typo(rewrite) and english(re.search(r"\w*$", rewrite.inserted).group()))
+
+
+def cut_within(rewrite: Rewrite) -> bool:
+    """True when keys that only took text off took it from within a word and left its end as it was
+    (`gte=0` -> `ge=0`): no word's end is being typed."""
+    head, tail = common_ends(rewrite.removed, rewrite.inserted)
+    return 0 < head and 0 < tail and _is_word(rewrite.inserted[head - 1]) and _is_word(rewrite.inserted[-tail])
 
 
 def _whole_elsewhere(word: str, text: str, line: str, attribute: bool = False) -> bool:

@@ -859,6 +859,16 @@ def load(name):
     assert proposed(before, stub) == stub
 
 
+def test_keys_that_took_text_from_within_a_word_typed_no_word_s_head():
+    before = '''class Schema(BaseModel):
+    maxLength: Optional[int] = Field(default=None, gte=0)
+    minLength: Optional[int] = Field(default=None, gte=0)
+    getter: Optional[str] = None
+'''
+    after = before.replace("gte=0", "ge=0", 1)  # `ge` heads `getter`, but its end was there before
+    assert proposed(before, after, 1) == after.replace("gte=0", "ge=0")
+
+
 def test_an_import_excused_below_code_takes_the_other_imports_below_it_along():
     before = '''"""Tests' app."""
 import os
