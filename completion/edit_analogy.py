@@ -424,8 +424,9 @@ def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
     and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class
     C:` leaves `C` as it was, nor does a change whose last word was its last before it, nor keys
     that only took text off a word and left one the text holds off the edited line, `Jinja2` ->
-    `Jinja`, or took it from within a word and kept its end, `gte` -> `ge` (`cut_within`); nor an attribute the code reads elsewhere; a word backspaced to a stub found nowhere,
-    `foo_bar` -> `foo_b`, is being retyped)."""
+    `Jinja`, or took it from within a word and kept its end, `gte` -> `ge` (`cut_within`); nor an
+    attribute the code reads elsewhere; a word backspaced to a stub found nowhere, `foo_bar` ->
+    `foo_b`, is being retyped)."""
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])) \
             or string_prefix(rewrite) or sphinx_role(rewrite):
@@ -1012,10 +1013,10 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         return proposed
     text, starts = event.after, line_starts(event.after)
     in_code = not edit_in_prose(rewrite, starts, prose_at(document))  # the code checks read the edit's code
-    checks = [same_path(rewrite, text), *((names_bound(rewrite, text, starts, document),
-                                           agreeing(rewrite, text, starts, document),
-                                           bindings_kept(rewrite, text, document),
-                                           marked_unused(rewrite, text, starts, document)) if in_code else ())]
+    checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts),
+              *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
+                 bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document))
+                if in_code else ())]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
 
@@ -1058,6 +1059,23 @@ def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Call
         return not any(start <= binding.start_byte < end and binding_read(binding, reads, start, end)
                        for name, (bindings, reads) in uses.items() if name not in left for binding in bindings)
     return kept
+
+
+def trailing_comma(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool] | None:
+    """For a comma put at the end of a line (`"... correct!"` -> `"... correct!",` before `) from None`):
+    whether a site's next line with text opens with a closing bracket exactly when the user's did (a
+    comma between two strings on lines of their own splits one string in two); None for any other
+    rewrite."""
+    if rewrite.removed or rewrite.inserted.strip() != "," or rewrite.right.strip():
+        return None
+
+    def closes_after(line: int) -> bool:
+        for start, end in zip(starts[line + 1:], [*starts[line + 2:], len(text)]):
+            if text[start:end].strip():
+                return text[start:end].lstrip()[:1] in (")", "]", "}")
+        return False
+    closing = closes_after(rewrite.line)
+    return lambda site: closes_after(site.line) == closing
 
 
 def marked_unused(rewrite: Rewrite, text: str, starts: list[int],

@@ -869,6 +869,24 @@ def test_keys_that_took_text_from_within_a_word_typed_no_word_s_head():
     assert proposed(before, after, 1) == after.replace("gte=0", "ge=0")
 
 
+def test_a_trailing_comma_goes_only_before_a_closing_bracket_never_between_two_strings():
+    before = '''def check(fn):
+    if is_coroutine(fn):
+        raise TypeError(
+            f"got {fn!r}, use run({fn.__name__}) "
+            f"or start({fn.__name__})"
+        )
+    if is_generator(fn):
+        raise TypeError(
+            f"got {fn!r}, use run({fn.__name__}) "
+            f"or spawn({fn.__name__})"
+        )
+'''
+    after = before.replace('f"or start({fn.__name__})"', 'f"or start({fn.__name__})",')
+    expected = after.replace('f"or spawn({fn.__name__})"', 'f"or spawn({fn.__name__})",')
+    assert proposed(before, after, 4) == expected  # not after `use run(...) "`: that would split one string
+
+
 def test_an_import_excused_below_code_takes_the_other_imports_below_it_along():
     before = '''"""Tests' app."""
 import os
