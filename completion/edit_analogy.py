@@ -1070,9 +1070,10 @@ def trailing_comma(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[
         return None
 
     def closes_after(line: int) -> bool:
-        for start, end in zip(starts[line + 1:], [*starts[line + 2:], len(text)]):
-            if text[start:end].strip():
-                return text[start:end].lstrip()[:1] in (")", "]", "}")
+        for number in range(line + 1, len(starts)):
+            found = text[starts[number]:starts[number + 1] if number + 1 < len(starts) else len(text)].strip()
+            if found:
+                return found[:1] in (")", "]", "}")
         return False
     closing = closes_after(rewrite.line)
     return lambda site: closes_after(site.line) == closing

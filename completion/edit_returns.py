@@ -4,10 +4,10 @@ Ruff flags a function with no return annotation (ANN201, ANN202; ANN204 for `__i
 that returns no value its fix is `-> None`. A user who annotates one such function usually annotates
 the file's others: `none_annotated` reads a rewrite that put `-> None` after a definition's
 parameters, and `none_return_sites` proposes it after the parameters of every other function of the
-text with no return annotation that returns no value and yields nothing (a nested function's `return
-x` counts: the whole body is read), as ruff's fix would; a test's annotation (`test_...`) goes to tests
-only, and no dunder but `__init__` takes it (`__exit__` may answer a bool). Work is bounded: the first
-`MAX_MATCHES` definitions are looked at. Pure.
+text with no return annotation that returns no value, yields nothing and does more than raise (a
+nested function's `return x` counts: the whole body is read), as ruff's fix would; a test's annotation
+(`test_...`) goes to tests only, and no dunder but `__init__` takes it (`__exit__` may answer a bool).
+Work is bounded: the first `MAX_MATCHES` definitions are looked at. Pure.
 """
 from __future__ import annotations
 
@@ -68,6 +68,18 @@ def _name(function: Node) -> str:
 
 
 def _returns_nothing(function: Node) -> bool:
-    """True when no `return` in the function's body gives a value and nothing in it yields."""
+    """True when no `return` in the function's body gives a value, nothing in it yields, and it does
+    more than raise (a body that only raises, an abstract method's, never returns: ruff writes
+    `NoReturn` there)."""
     body = function.child_by_field_name("body")
-    return body is None or not captured(body, "python", _VALUED)
+    if body is None:
+        return True
+    statements = [statement for statement in body.named_children
+                  if statement.type != "comment" and not _docstring(statement)]
+    if statements and all(statement.type == "raise_statement" for statement in statements):
+        return False
+    return not captured(body, "python", _VALUED)
+
+
+def _docstring(statement: Node) -> bool:
+    return statement.type == "expression_statement" and [child.type for child in statement.named_children] == ["string"]

@@ -33,6 +33,10 @@ SERVER = '''class Server:
     def flush(self) -> bool:
         return True
 
+    def reset(self):
+        """Reset the socket."""
+        raise NotImplementedError
+
 
 def serve(sock):
     Server(sock).start()
@@ -43,7 +47,7 @@ def test_none_put_on_one_function_goes_to_the_others_that_return_nothing():
     annotated = SERVER.replace("    def start(self):", "    def start(self) -> None:")
     expected = annotated.replace("def __init__(self, sock):", "def __init__(self, sock) -> None:").replace(
         "def serve(sock):", "def serve(sock) -> None:")
-    assert proposed(SERVER, annotated, 4) == expected  # a value, a yield, a dunder, a nested return: stay
+    assert proposed(SERVER, annotated, 4) == expected  # a value, a yield, a dunder, a nested return, a raise: stay
     assert none_annotated("", " -> None", "    def start(self)", ":") and none_annotated("", " -> None", "    )", ":")
     assert not none_annotated("", " -> int", "    def start(self)", ":")
     assert not none_annotated("", " -> None", "    x = f(y)", "")
