@@ -1070,8 +1070,8 @@ def trailing_comma(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[
         return None
 
     def closes_after(line: int) -> bool:
-        for number in range(line + 1, len(starts)):
-            found = text[starts[number]:starts[number + 1] if number + 1 < len(starts) else len(text)].strip()
+        for number in range(line + 1, len(starts) - 1):  # the starts end with the text's length
+            found = text[starts[number]:starts[number + 1]].strip()
             if found:
                 return found[:1] in (")", "]", "}")
         return False

@@ -23,7 +23,7 @@ from tree_sitter import Node
 from completion.edit_events import EditEvent
 from completion.edit_sites import MAX_MATCHES, Site, nearest_sites
 from completion.positions import line_starts
-from completion.syntax import ParsedDocument, byte_offsets, enclosing_at, offset_at
+from completion.syntax import ParsedDocument, byte_offsets, enclosing_at, point_offset
 
 STRING_NODES = frozenset({"string"})  # Python's string literal, its prefix and quotes included
 _INVALID = re.compile(r"(?<!\\)(?:\\\\)*(\\[^\n\\'\"abfnrtv0-7xNuU])")  # group 1: a backslash that escapes nothing
@@ -57,7 +57,7 @@ def raw_sites(line: int, column: int, event: EditEvent, document: ParsedDocument
         seen.add(string.start_byte)
         if _PREFIX.match(_text(string)).group():
             continue  # prefixed: raw already, bytes or formatted
-        at = offset_at(text, starts, string.start_point)
+        at = point_offset(text, starts, string.start_point)
         number = bisect.bisect_right(starts, at) - 1
         if not event.start_line <= number < event.after_end:
             found.append(Site(at, at, "r", number, 1.0))
@@ -86,7 +86,7 @@ def regex_sites(line: int, column: int, event: EditEvent, document: ParsedDocume
         if string is None or string.start_byte == edited.start_byte or "\\" in _text(string) \
                 or _PREFIX.match(_text(string)).group() or (marked and not _REGEX_MARKS.search(_body(string))):
             continue
-        at = offset_at(text, starts, string.start_point)
+        at = point_offset(text, starts, string.start_point)
         number = bisect.bisect_right(starts, at) - 1
         if not event.start_line <= number < event.after_end:
             found.append(Site(at, at, "r", number, 1.0))

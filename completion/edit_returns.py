@@ -19,7 +19,7 @@ from tree_sitter import Node
 from completion.edit_events import EditEvent
 from completion.edit_sites import MAX_MATCHES, Site, nearest_sites
 from completion.positions import line_starts
-from completion.syntax import ParsedDocument, ancestors, byte_offsets, offset_at
+from completion.syntax import ParsedDocument, ancestors, byte_offsets, point_offset
 from completion.tree_names import captured, node_text
 
 _NONE = re.compile(r"[ \t]*->[ \t]*None[ \t]*")  # the annotation as the user typed it, alone
@@ -57,7 +57,7 @@ def none_return_sites(line: int, column: int, event: EditEvent, document: Parsed
             continue
         number = parameters.end_point[0]
         if not event.start_line <= number < event.after_end:
-            at = offset_at(text, starts, parameters.end_point)
+            at = point_offset(text, starts, parameters.end_point)
             found.append(Site(at, at, " -> None", number, 1.0))
     return nearest_sites(found, line)
 

@@ -369,7 +369,7 @@ def site_region(site: Site, text: str, starts: list[int]) -> Region:
     line the site deletes (`Parameters:` and the blank under it made `Args:`) is no region's tail,
     which an edit keeps (`_with_tail_of`)."""
     end = site.line + site.lines
-    if end < len(starts) and not text[starts[end - 1]:starts[end]].strip():
+    if end < len(starts) - 1 and not text[starts[end - 1]:starts[end]].strip():  # a line after it, past a blank
         end += 1
     return Region(site.line, end, ANALOGY)
 

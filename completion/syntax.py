@@ -92,12 +92,12 @@ def point_at(text: str, offset: int) -> Point:
     return Point(row, len(encode(text[line_start:offset])))
 
 
-def offset_at(text: str, starts: list[int], point: Point) -> int:
-    """The string offset of a tree-sitter `point` in `text`, whose lines start at `starts` (`point_at`
-    the other way)."""
+def point_offset(text: str, starts: list[int], point: Point) -> int:
+    """The string offset of a tree-sitter `point` in `text`, whose lines start at `starts`
+    (`completion.positions.line_starts`; `point_at` the other way). With the starts at hand it reads
+    one line, where `completion.positions.offset_at` looks for the line anew on each call."""
     row, column = point
-    end = starts[row + 1] if row + 1 < len(starts) else len(text)
-    return starts[row] + len(encode(text[starts[row]:end])[:column].decode("utf-8", "ignore"))
+    return starts[row] + len(encode(text[starts[row]:starts[row + 1]])[:column].decode("utf-8", "ignore"))
 
 
 def byte_offset(text: str, offset: int) -> int:
