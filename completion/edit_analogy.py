@@ -54,6 +54,8 @@ event's lines:
   the same callee takes there (`completion.edit_escapes`);
 - *`-> None`* put on a function that returns nothing (ruff's ANN201) at the file's other functions with
   no return annotation that return nothing (`completion.edit_returns`);
+- a *trailing comma* put after a definition's last parameter alone on its line (ruff's COM812) at the
+  file's other definitions whose last parameter stands alike, of the same sort (`completion.edit_commas`);
 - a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
   `completion.edit_lints` at the other places the same check flags;
 - pycodestyle's *E402 excused* on one import below code at the other imports below that code
@@ -110,6 +112,7 @@ from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_lints import lint_sites
 from completion.edit_regions import in_f_braces, rebound, signature_change
+from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_returns import none_annotated, none_return_sites
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event, nearest_sites)
@@ -1181,6 +1184,10 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         annotated = none_return_sites(rewrite.line, len(rewrite.left), event, document)
         if annotated is not None:  # `-> None` on a function that returns nothing (ANN201): the others
             return annotated
+    if document is not None and comma_put(rewrite.removed, rewrite.inserted, rewrite.right):
+        commas = parameter_comma_sites(rewrite.line, event, document)
+        if commas is not None:  # a comma after a definition's last parameter (COM812): the others alike
+            return commas
     quote = joined_quote(rewrite.removed, rewrite.inserted)
     if quote is not None:  # two literals joined: the others side by side (`completion.edit_joins`)
         return [] if document is None else joined_sites(quote, event, document)
