@@ -52,6 +52,8 @@ event's lines:
 - a string made *raw* for an invalid escape (pycodestyle's W605) at the file's other strings with no prefix
   that hold one, or as a regex a call takes (`match=` of `pytest.raises(`, ruff's RUF043) at the strings
   the same callee takes there (`completion.edit_escapes`);
+- a test class's nose-style *hook renamed* for pytest (`def setup(` -> `def setup_method(`) at the file's
+  other methods of that name, each class's own (`completion.edit_hooks`);
 - *`-> None`* put on a function that returns nothing (ruff's ANN201) at the file's other functions with
   no return annotation that return nothing (`completion.edit_returns`);
 - a *trailing comma* put after a definition's last parameter alone on its line (ruff's COM812) at the
@@ -105,14 +107,15 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
+from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_escapes import made_raw, raw_sites, regex_sites
 from completion.edit_events import EditEvent, common_ends
+from completion.edit_hooks import hook_renamed, hook_sites
 from completion.edit_directives import import_directive_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_lints import lint_sites
 from completion.edit_regions import in_f_braces, rebound, signature_change
-from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_returns import none_annotated, none_return_sites
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event, nearest_sites)
@@ -1193,6 +1196,8 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         return [] if document is None else joined_sites(quote, event, document)
     if literal and not rewrite.word:
         return string_end_sites(rewrite, event, None if document is None else prose_at(document))
+    if document is not None and hook_renamed(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
+        return hook_sites(rewrite.line, rewrite.removed, rewrite.inserted, event, document)  # nose's -> pytest's
     if (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
             or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
