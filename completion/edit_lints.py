@@ -11,9 +11,11 @@ exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decora
 `tuple[int]`) and `Optional` or `Union` for the `|` of PEP 604 (UP007: `t.Optional[str]` -> `str | None`;
 ruff leaves a quoted member alone, `"Symbols" | None` fails when it runs); pycodestyle flags a bare
 `except:` (E722), whose fix names the exception the user chooses (`except Exception:`, or
-`BaseException`; a narrower one is that handler's own). `fixed_by` reads a line that one such fix made,
-and `rewritten_sites` makes the same fix at the others of that check, for an alias the same alias only,
-for a fix the user chose the same choice. Pure.
+`BaseException`; a narrower one is that handler's own); flake8-simplify flags `.keys()` on what `in`
+iterates or tests (SIM118: `for k in d.keys()` -> `for k in d`), and a user who takes it off there takes
+it off a dict's keys listed whole too (`list(d.keys())` -> `list(d)`). `fixed_by` reads a line that one
+such fix made, and `rewritten_sites` makes the same fix at the others of that check, for an alias the
+same alias only, for a fix the user chose the same choice. Pure.
 """
 from __future__ import annotations
 
@@ -106,6 +108,8 @@ _REWRITTEN = {  # a check's name -> what it flags (group 1), its fix of that (or
     "UP006": (re.compile(_ALIAS.format(r"(?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type)")), _builtin, _ALIAS),
     "UP007": (re.compile(_SUBSCRIPTED.format(r"(?:(?:typing|t)\.)?(?:Optional|Union)")), _pep604, _SUBSCRIPTED),
     "E722": (re.compile(r"^[ \t]*except()(?=[ \t]*:)", re.MULTILINE), _BROAD, None),
+    "SIM118": (re.compile(r"(?:(?<![\w.])list\(|(?<![\w.])in[ \t]+)[\w.]+(?:\[[^\[\]\n]*\])*(\.keys\(\))"
+                          r"(?=[ \t]*(?:[):,\]]|$|if\b|for\b))", re.MULTILINE), _nothing, None),
 }
 
 

@@ -173,3 +173,21 @@ def close(handle):
     assert fixed_by("    except:", "    except Exception:") == ("E722", " Exception")
     assert fixed_by("    except:", "    except OSError:") is None
     assert fixed_by("    except :", "    except Exception:") is None
+
+
+def test_keys_taken_off_what_in_iterates_go_off_the_others_and_off_keys_listed_whole():
+    before = '''def names(params, fields):
+    for key in params.keys():
+        print(key)
+    if "q" in fields["extra"].keys():
+        return list(params.keys())
+    found = [key for key in fields.keys() if key]
+    help = "for key in params.keys(): ..."
+    return params.keys()
+'''
+    fixed = before.replace("for key in params.keys():", "for key in params:", 1)
+    expected = fixed.replace('in fields["extra"].keys():', 'in fields["extra"]:').replace(
+        "list(params.keys())", "list(params)").replace("in fields.keys() if", "in fields if")
+    assert proposed(before, fixed, 1) == expected  # SIM118: the string's and the view returned stay
+    assert fixed_by("    x = list(d.keys())", "    x = list(d)") == ("SIM118", ".keys()")
+    assert fixed_by("    x = d.keys()", "    x = d") is None
