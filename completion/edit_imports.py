@@ -12,7 +12,8 @@ imported and how stay as they were) and splits both paths at their common dotted
 differ (`click` -> `` above, with `.utils` shared). `import_sites` then finds the from-import lines
 whose module is the old head or lies under it (`click.parser`), each a site whose module becomes
 the new head with its own tail (`.parser`); a head made from nothing (`_termui_impl` ->
-`._termui_impl`) goes only to the same module. Everything here is pure.
+`._termui_impl`) or a package put under the head (`blib2to3.driver` -> `blib2to3.pgen2.driver`) goes only
+to the same module. Everything here is pure.
 """
 from __future__ import annotations
 
@@ -56,12 +57,14 @@ def module_change(before: str, after: str) -> ModuleChange | None:
 def moved(change: ModuleChange, module: str) -> str | None:
     """`module` with the change made, or None when the change is not its: a module as relative as
     the edited one (as many leading dots) under the old head (the head itself, or a dotted path
-    below it; only the edited module when the old head is empty), that stays a module path
-    (`click` of `click.utils` -> `.utils` would be none)."""
+    below it; only the edited module when the old head is empty or the new one puts a package
+    under it: `blib2to3.driver` -> `blib2to3.pgen2.driver` fixes one module's place, and would make
+    `blib2to3.pgen2.grammar` `blib2to3.pgen2.pgen2.grammar`), that stays a module path (`click` of
+    `click.utils` -> `.utils` would be none)."""
     if _dots(module) != _dots(change.module):
         return None
-    if not change.old:
-        return change.new + module if module == change.module else None
+    if not change.old or change.new.startswith(change.old + "."):  # put before, or a package put in: its own
+        return change.new + module[len(change.old):] if module == change.module else None
     if module != change.old and not module.startswith(change.old + "."):
         return None
     new = change.new + module[len(change.old):]

@@ -48,6 +48,15 @@ def test_a_dot_put_before_a_module_goes_to_that_module_alone():
     assert [(site.line, site.new) for site in import_sites(change, text, range(0, 1))] == [(1, "._termui_impl")]
 
 
+def test_a_package_put_under_the_head_goes_to_that_module_alone():
+    change = module_change("from blib2to3.driver import TokenProxy", "from blib2to3.pgen2.driver import TokenProxy")
+    assert (change.old, change.new) == ("blib2to3", "blib2to3.pgen2")
+    text = "from blib2to3.driver import TokenProxy\nfrom blib2to3.driver import Driver\n" \
+           "from blib2to3.pgen2.grammar import Grammar\nfrom blib2to3.pytree import Leaf\n"
+    sites = [(site.line, site.new) for site in import_sites(change, text, range(0, 1))]
+    assert sites == [(1, "blib2to3.pgen2.driver")]  # no `pgen2.pgen2`, and `pytree` stays where it is
+
+
 def test_a_relative_import_goes_to_imports_as_relative_as_it():
     change = module_change("from ..utils import echo", "from .utils import echo")
     text = "from ..utils import echo\nfrom ..core import A\nfrom .core import B\nfrom ...x import C\n"
