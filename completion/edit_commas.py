@@ -45,11 +45,11 @@ def parameter_comma_sites(line: int, event: EditEvent, document: ParsedDocument)
     edited = next((found for found in lasts if found[1].end_point[0] == line and _comma_after(*found)), None)
     if edited is None:
         return None
-    text, starts = event.after, line_starts(event.after)
+    text, starts, sort = event.after, line_starts(event.after), _sort(*edited)
     found = []
     for parameters, last in lasts:
         number = last.end_point[0]
-        if not _comma_after(parameters, last) and _sort(parameters, last) == _sort(*edited) \
+        if not _comma_after(parameters, last) and _sort(parameters, last) == sort \
                 and not event.start_line <= number < event.after_end:
             at = point_offset(text, starts, last.end_point)
             found.append(Site(at, at, ",", number, 1.0))

@@ -10,6 +10,7 @@ first `MAX_MATCHES` definitions are looked at. Pure.
 from __future__ import annotations
 
 import itertools
+import re
 
 from completion.edit_events import EditEvent
 from completion.edit_sites import MAX_MATCHES, Site, nearest_sites
@@ -19,12 +20,13 @@ from completion.tree_names import captured, node_text
 
 PYTEST_HOOKS = {"setup": "setup_method", "teardown": "teardown_method"}  # nose's name -> pytest's
 _METHODS = "(class_definition body: (block (function_definition) @f))"  # a decorated one is no hook
+_HEADER = re.compile(r"(?<!\w)def[ \t]+$")  # a definition's header up to its name
 
 
 def hook_renamed(removed: str, inserted: str, left: str, right: str) -> bool:
     """True when the rewrite (`removed` -> `inserted` between `left` and `right`) renamed a method on its
     header from a nose-style hook's name to pytest's (`def setup(` -> `def setup_method(`)."""
-    return PYTEST_HOOKS.get(removed) == inserted and left.rstrip().endswith("def") and right.startswith("(")
+    return PYTEST_HOOKS.get(removed) == inserted and _HEADER.search(left) is not None and right.startswith("(")
 
 
 def hook_sites(line: int, removed: str, inserted: str, event: EditEvent, document: ParsedDocument) -> list[Site]:
@@ -37,8 +39,8 @@ def hook_sites(line: int, removed: str, inserted: str, event: EditEvent, documen
     definitions = captured(document.tree.root_node, "python", _METHODS)
     for function in itertools.islice(definitions, MAX_MATCHES):
         name = function.child_by_field_name("name")
-        number = function.start_point[0]
-        if name is not None and node_text(name) == removed and not event.start_line <= number < event.after_end:
-            found.append(Site(point_offset(text, starts, name.start_point), point_offset(text, starts, name.end_point),
-                              inserted, name.start_point[0], 1.0))
+        if name is None or node_text(name) != removed or event.start_line <= name.start_point[0] < event.after_end:
+            continue
+        found.append(Site(point_offset(text, starts, name.start_point), point_offset(text, starts, name.end_point),
+                          inserted, name.start_point[0], 1.0))
     return nearest_sites(found, line)

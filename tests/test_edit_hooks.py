@@ -47,6 +47,7 @@ def test_only_the_names_pytest_asks_for_are_hooks():
     assert hook_renamed("teardown", "teardown_method", "    def ", "(self):")
     assert not hook_renamed("setup", "setup_class", "    def ", "(self):")
     assert not hook_renamed("setup", "setup_method", "    self.", "()")
+    assert not hook_renamed("setup", "setup_method", "    undef ", "(self):")
     renamed = TESTS.replace("def teardown(self):\n        self.field", "def teardown_method(self):\n        self.field")
     after = ParsedDocument.parse("python", renamed)
     sites = hook_sites(11, "teardown", "teardown_method", event(TESTS, renamed), after)
