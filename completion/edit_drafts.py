@@ -8,8 +8,9 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   keyword a use is passed on under when it is its own name (`g(old=old)`), get the new name. A
   new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
-  new one. An event that is both (a word inside a string changed) is a literal unless the rename
-  finds other uses of the name.
+  new one (a number only right after the token the user's stood after, `number_context`). An event
+  that is both (a word inside a string changed) is a literal unless the rename finds other uses of
+  the name.
 - *call* (`signature_change(event, document)`): each single-line call of the function in the
   region gets its argument list rewritten: a removed parameter drops its argument (positional by
   index, else keyword by name), reordered parameters reorder the positional arguments, an added
@@ -25,6 +26,7 @@ All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`comp
 from __future__ import annotations
 
 import keyword
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -39,6 +41,7 @@ from completion.edit_regions import (
     renamed,
     signature_change,
 )
+from completion.edit_sites import TOKEN
 from completion.node_lines import first_line, last_line
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument, encode
@@ -261,9 +264,30 @@ def _renamed_parameter_owner(event: EditEvent, document: ParsedDocument, new: st
 
 
 def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
-    """The literal nodes holding the literal the event changed, given its new value."""
+    """The literal nodes holding the literal the event changed, given its new value (a number only
+    after the token the user's stood after: `number_context`)."""
     old, new = changed_literal(event)
-    return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old)]
+    before, source = number_context(event), document.tree.root_node.text or b""
+    return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old)
+            if before is None or _token_before(source, node.start_byte) == before]
+
+
+def number_context(event: EditEvent) -> str | None:
+    """For a number the event changed, the token right before it on its line (`*` of `2**16` ->
+    `2**18`; "" at the line's start): the same number is the same value only after the same token
+    (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`). None for a string."""
+    new = changed_literal(event)[1]
+    if not new[:1].isdigit():
+        return None
+    inserted = encode(event.inserted)
+    number = re.search(rb"(?<![\w.])" + re.escape(encode(new)) + rb"(?![\w.])", inserted)  # as changed_literal reads
+    return _token_before(inserted, number.start())
+
+
+def _token_before(text: bytes, at: int) -> str:
+    """The last token (`completion.edit_sites.TOKEN`) of UTF-8 `text`'s line before byte `at`; "" for none."""
+    tokens = TOKEN.findall(text[text.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace"))
+    return tokens[-1] if tokens else ""
 
 
 def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
