@@ -8,7 +8,7 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   keyword a use is passed on under when it is its own name (`g(old=old)`), get the new name. A
   new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
-  new one (a number only right after the token the user's stood after, `number_context`). An event
+  new one (a whole number only right after the token the user's stood after, `number_context`). An event
   that is both (a word inside a string changed) is a literal unless the rename finds other uses of
   the name.
 - *call* (`signature_change(event, document)`): each single-line call of the function in the
@@ -273,11 +273,13 @@ def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Rep
 
 
 def number_context(event: EditEvent) -> str | None:
-    """For a number the event changed, the token right before it on its line (`*` of `2**16` ->
-    `2**18`; "" at the line's start): the same number is the same value only after the same token
-    (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`). None for a string."""
+    """For a whole number the event changed, the token right before it on its line (`*` of `2**16`
+    -> `2**18`; "" at the line's start): the same small number is the same value only after the
+    same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`). None for a string or a
+    fraction (`3.14` is one value wherever it stands: trio's `b == 3.14` and `f(8, 3.14)` changed
+    together)."""
     new = changed_literal(event)[1]
-    if not new[:1].isdigit():
+    if not new.isdigit():
         return None
     inserted = encode(event.inserted)
     number = re.search(rb"(?<![\w.])" + re.escape(encode(new)) + rb"(?![\w.])", inserted)  # as changed_literal reads

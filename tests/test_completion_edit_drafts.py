@@ -155,6 +155,9 @@ def test_a_changed_number_reaches_the_same_number_after_the_same_token_only():
     after = before.replace("size = 2**16", "size = 2**18")
     first, second = drafts_of(before, after, [(1, 2), (2, 3)])  # aiohttp's buffer grown, not its key's bytes
     assert first == Draft(("key = urandom(16)\n",)) and second == Draft(("limit = (2**18) + 1\n",), (), LITERAL)
+    before = "assert b == 3.14\nmake(8, 3.14)\n"  # a fraction is one value wherever it stands
+    (draft,) = drafts_of(before, before.replace("b == 3.14", "b == 3.15"), [(1, 2)])
+    assert draft == Draft(("make(8, 3.15)\n",), (), LITERAL)
 
 
 def test_a_word_changed_inside_a_string_is_a_literal_not_a_rename():
