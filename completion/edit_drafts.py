@@ -26,13 +26,12 @@ All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`comp
 from __future__ import annotations
 
 import keyword
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from completion.edit_events import EditEvent
+from completion.edit_events import EditEvent, common_ends
 from completion.edit_regions import (
     Region,
     changed_literal,
@@ -264,8 +263,8 @@ def _renamed_parameter_owner(event: EditEvent, document: ParsedDocument, new: st
 
 
 def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
-    """The literal nodes holding the literal the event changed, given its new value (a number only
-    after the token the user's stood after: `number_context`)."""
+    """The literal nodes holding the literal the event changed, given its new value (a whole number
+    only right after the token the user's stood after: `number_context`)."""
     old, new = changed_literal(event)
     before, source = number_context(event), document.tree.root_node.text or b""
     return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old)
@@ -278,12 +277,12 @@ def number_context(event: EditEvent) -> str | None:
     same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`). None for a string or a
     fraction (`3.14` is one value wherever it stands: trio's `b == 3.14` and `f(8, 3.14)` changed
     together)."""
-    new = changed_literal(event)[1]
-    if not new.isdigit():
+    if not changed_literal(event)[1].isdigit():
         return None
-    inserted = encode(event.inserted)
-    number = re.search(rb"(?<![\w.])" + re.escape(encode(new)) + rb"(?![\w.])", inserted)  # as changed_literal reads
-    return _token_before(inserted, number.start())
+    start = common_ends(event.removed, event.inserted)[0]  # where the change starts, within the number
+    while start and event.inserted[start - 1].isdigit():
+        start -= 1
+    return _token_before(encode(event.inserted), len(encode(event.inserted[:start])))
 
 
 def _token_before(text: bytes, at: int) -> str:

@@ -155,6 +155,9 @@ def test_a_changed_number_reaches_the_same_number_after_the_same_token_only():
     after = before.replace("size = 2**16", "size = 2**18")
     first, second = drafts_of(before, after, [(1, 2), (2, 3)])  # aiohttp's buffer grown, not its key's bytes
     assert first == Draft(("key = urandom(16)\n",)) and second == Draft(("limit = (2**18) + 1\n",), (), LITERAL)
+    before = "f(18, 2**16)\nh(2**16)\nurandom(16)\n"  # the changed number's token, not an equal one's before it
+    near, far = drafts_of(before, before.replace("f(18, 2**16)", "f(18, 2**18)"), [(1, 2), (2, 3)])
+    assert near == Draft(("h(2**18)\n",), (), LITERAL) and far == Draft(("urandom(16)\n",))
     before = "assert b == 3.14\nmake(8, 3.14)\n"  # a fraction is one value wherever it stands
     (draft,) = drafts_of(before, before.replace("b == 3.14", "b == 3.15"), [(1, 2)])
     assert draft == Draft(("make(8, 3.15)\n",), (), LITERAL)
