@@ -58,6 +58,8 @@ event's lines:
   no return annotation that return nothing (`completion.edit_returns`);
 - a *trailing comma* put after a definition's last parameter alone on its line (ruff's COM812) at the
   file's other definitions whose last parameter stands alike, of the same sort (`completion.edit_commas`);
+- a number of a *version tuple* bumped (`sys.version_info < (3, 9)` -> `(3, 10)`) at the old version's
+  dotted spelling in strings and comments (`"requires Python 3.9+"`; `completion.edit_versions`);
 - a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
   `completion.edit_lints` at the other places the same check flags;
 - pycodestyle's *E402 excused* on one import below code at the other imports below that code
@@ -119,6 +121,7 @@ from completion.edit_regions import in_f_braces, rebound, signature_change
 from completion.edit_returns import none_annotated, none_return_sites
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event, nearest_sites)
+from completion.edit_versions import version_bumped, version_sites
 from completion.english import english
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
@@ -1194,6 +1197,9 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
     quote = joined_quote(rewrite.removed, rewrite.inserted)
     if quote is not None:  # two literals joined: the others side by side (`completion.edit_joins`)
         return [] if document is None else joined_sites(quote, event, document)
+    bumped = version_bumped(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right) if literal else None
+    if bumped is not None:  # a version tuple's number: its dotted spelling in prose
+        return version_sites(*bumped, rewrite.line, event, None if document is None else prose_at(document))
     if literal and not rewrite.word:
         return string_end_sites(rewrite, event, None if document is None else prose_at(document))
     if document is not None and hook_renamed(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):

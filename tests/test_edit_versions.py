@@ -1,0 +1,44 @@
+"""A number of a Python version tuple bumped goes to the old version's dotted spelling in the file's
+strings and comments (`completion.edit_versions`); and the bad inputs: a trove classifier's line, a
+longer version, a float in code, a tuple that is no version's, 5,000 mentions in one file."""
+from completion.edit_sites import MAX_SITES
+from completion.edit_versions import version_bumped, version_sites
+from edit_samples import event, proposed
+
+SETUP = '''import sys
+
+if sys.version_info < (3, 9):
+    raise RuntimeError("app 4.x requires Python 3.9+")  # 3.9.1 fixed it
+
+RATIO = 3.9
+setup(
+    python_requires=">=3.9",
+    classifiers=[
+        "Programming Language :: Python :: 3.9",
+        "Programming Language :: Python :: 3.10",
+    ],
+)
+'''
+
+
+def test_a_version_tuple_bumped_goes_to_its_dotted_spelling_in_prose_only():
+    bumped = SETUP.replace("< (3, 9)", "< (3, 10)")
+    expected = bumped.replace("Python 3.9+", "Python 3.10+").replace(">=3.9", ">=3.10")
+    assert proposed(SETUP, bumped, 2) == expected  # not 3.9.1, the float, nor the classifier
+
+
+def test_only_a_number_of_a_tuple_a_version_is_compared_with_is_a_version():
+    assert version_bumped("12", "13", "if sys.version_info >= (3, ", ", 7):") == ("3.12.7", "3.13.7")
+    assert version_bumped("8", "9", "REQUIRED_PYTHON = (3, ", ")") == ("3.8", "3.9")
+    assert version_bumped("3", "4", "if sys.version_info[:2] < (", ", 9):") == ("3.9", "4.9")
+    assert version_bumped("8", "9", "size = (3, ", ")") is None  # no version's
+    assert version_bumped("8", "9", "if sys.version_info < (", "):") is None  # no tuple of two
+    assert version_bumped("8", "x", "REQUIRED_PYTHON = (3, ", ")") is None
+
+
+def test_five_thousand_mentions_give_the_nearest_sites():
+    many = "VERSION = (3, 9)\n" + "".join(f'# Python 3.9 note {n}\n' for n in range(5000))
+    bumped = many.replace("(3, 9)", "(3, 10)", 1)
+    sites = version_sites("3.9", "3.10", 0, event(many, bumped), lambda offset: True)
+    assert [site.line for site in sites] == list(range(1, MAX_SITES + 1))
+    assert version_sites("3.9", "3.10", 0, event(many, bumped), None) == []  # no tree: no prose known
