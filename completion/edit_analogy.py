@@ -58,6 +58,8 @@ event's lines:
   no return annotation that return nothing (`completion.edit_returns`);
 - a *trailing comma* put after a definition's last parameter alone on its line (ruff's COM812) at the
   file's other definitions whose last parameter stands alike, of the same sort (`completion.edit_commas`);
+- two *words joined* in prose (`in to` -> `into`) where else the same two stand apart in prose
+  (`completion.edit_words`);
 - a number of a *version tuple* bumped (`sys.version_info < (3, 9)` -> `(3, 10)`) at the old version's
   dotted spelling in strings and comments (`"requires Python 3.9+"`; `completion.edit_versions`);
 - a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
@@ -122,6 +124,7 @@ from completion.edit_returns import none_annotated, none_return_sites
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
                                    matches_off_event, nearest_sites)
 from completion.edit_versions import version_bumped, version_sites
+from completion.edit_words import apart_sites, words_joined
 from completion.english import english
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
@@ -1180,6 +1183,11 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
                         None if document is None else prose_at(document))
     if linted is not None:  # `== None` made `is None`, `raise X()` made `raise X`: the file's others
         return linted
+    joined = words_joined(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right)
+    if joined is not None and document is not None:  # `in to` made `into` in prose: the file's others
+        found = apart_sites(*joined, rewrite.line, len(rewrite.left), event, prose_at(document))
+        if found is not None:
+            return found
     if document is not None and made_raw(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
         raw = raw_sites(rewrite.line, len(rewrite.left), event, document)
         if raw is None:  # made raw with no invalid escape (W605's): as a regex a call takes (RUF043)

@@ -9,7 +9,9 @@ that check in the text's code (not in strings or comments). Ruff flags empty par
 exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decorators (PT001, PT023:
 `@pytest.fixture()`), an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
 `tuple[int]`) and `Optional` or `Union` for the `|` of PEP 604 (UP007: `t.Optional[str]` -> `str | None`;
-ruff leaves a quoted member alone, `"Symbols" | None` fails when it runs); pycodestyle flags a bare
+ruff leaves a quoted member alone, `"Symbols" | None` fails when it runs) and a generator's types that
+Python 3.13 gives by default (UP043: `Generator[int, None, None]` -> `Generator[int]`,
+`AsyncGenerator[int, None]` -> `AsyncGenerator[int]`); pycodestyle flags a bare
 `except:` (E722), whose fix names the exception the user chooses (`except Exception:`, or
 `BaseException`; a narrower one is that handler's own); flake8-simplify flags `.keys()` on what `in`
 iterates or tests (SIM118: `for k in d.keys()` -> `for k in d`), and a user who takes it off there takes
@@ -40,6 +42,10 @@ _NESTED = r"[^\[\]\n]*(?:\[[^\[\]\n]*(?:\[[^\[\]\n]*\][^\[\]\n]*)*\][^\[\]\n]*)*
 #   brackets deep at most
 _SUBSCRIPTED = r"(?<![\w.])((?P<alias>{})\[" + _NESTED + r"\])"  # an alias subscripted whole (group 1), as
 #   UP007 flags it
+_MEMBER = r"[^\[\],\n]*(?:\[" + _NESTED + r"\][^\[\],\n]*)*"  # one member of a subscript, brackets and all
+_DEFAULTS = (r"(?<![\w.])(?:[\w.]+\.)?(?:Generator\[" + _MEMBER + r"(?=,[ \t]*None,[ \t]*None\])"
+             r"|AsyncGenerator\[" + _MEMBER + r"(?=,[ \t]*None\]))(,[ \t]*None(?:,[ \t]*None)?)(?=\])")  # UP043:
+#   a generator's send and return types spelled as their defaults (group 1)
 
 
 def flagged(removed: str, inserted: str, left: str, right: str) -> str | None:
@@ -107,6 +113,7 @@ _REWRITTEN = {  # a check's name -> what it flags (group 1), its fix of that (or
     "PT023": (re.compile(r"^[ \t]*@pytest\.mark\.\w+(\(\))(?=[ \t]*(?:#.*)?$)", re.MULTILINE), _nothing, None),
     "UP006": (re.compile(_ALIAS.format(r"(?:typing|t)\.(?:Dict|FrozenSet|List|Set|Tuple|Type)")), _builtin, _ALIAS),
     "UP007": (re.compile(_SUBSCRIPTED.format(r"(?:(?:typing|t)\.)?(?:Optional|Union)")), _pep604, _SUBSCRIPTED),
+    "UP043": (re.compile(_DEFAULTS), _nothing, None),
     "E722": (re.compile(r"^[ \t]*except()(?=[ \t]*:)", re.MULTILINE), _BROAD, None),
     "SIM118": (re.compile(r"(?:(?<![\w.])list\(|(?<![\w.])in[ \t]+)[\w.]+(?:\[[^\[\]\n]*\])*(\.keys\(\))"
                           r"(?=[ \t]*(?:[):,\]]|$|if\b|for\b))", re.MULTILINE), _nothing, None),

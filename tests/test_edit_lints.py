@@ -3,7 +3,8 @@
 `type(a) == T` made `type(a) is T` (E721); not to strings or comments, not across checks; and the bad
 inputs: the fix written in a docstring, 5,000 comparisons in one file. Empty parentheses taken off a
 raise or a pytest decorator (RSE102, PT001, PT023), a builtin put for an alias of `typing` (UP006) and
-`Optional` or `Union` written with `|` (UP007) go to the others of the same check."""
+`Optional` or `Union` written with `|` (UP007), a generator's default types taken off (UP043) go to the others
+of the same check."""
 from completion.edit_analogy import prose_at
 from completion.edit_lints import comparison_sites, fixed_by, flagged
 from completion.edit_sites import MAX_SITES
@@ -191,3 +192,36 @@ def test_keys_taken_off_what_in_iterates_go_off_the_others_and_off_keys_listed_w
     assert proposed(before, fixed, 1) == expected  # SIM118: the string's and the view returned stay
     assert fixed_by("    x = list(d.keys())", "    x = list(d)") == ("SIM118", ".keys()")
     assert fixed_by("    x = d.keys()", "    x = d") is None
+
+
+def test_a_generators_default_types_taken_off_go_off_the_others_but_not_other_types():
+    before = '''from collections.abc import AsyncGenerator, Generator
+
+
+def lines() -> Generator[str, None, None]:
+    yield "a"
+
+
+def pairs() -> t.Generator[tuple[int, str], None, None]:
+    yield 1, "a"
+
+
+async def chunks() -> AsyncGenerator[bytes, None]:
+    yield b"a"
+
+
+def sums() -> Generator[int, int, None]:
+    total = yield 0
+
+
+async def ticks() -> AsyncGenerator[int, int]:
+    yield 1
+    doc = "Generator[str, None, None]"
+'''
+    fixed = before.replace("lines() -> Generator[str, None, None]", "lines() -> Generator[str]")
+    expected = fixed.replace("t.Generator[tuple[int, str], None, None]", "t.Generator[tuple[int, str]]").replace(
+        "AsyncGenerator[bytes, None]", "AsyncGenerator[bytes]")
+    assert proposed(before, fixed, 3) == expected  # UP043: a send type, a string stay
+    assert fixed_by("x: AsyncGenerator[int, None]", "x: AsyncGenerator[int]") == ("UP043", ", None")
+    assert fixed_by("x: Generator[int, None, None]", "x: Generator[int, None]") is None
+    assert fixed_by("x: Generator[int, str, None]", "x: Generator[int, str]") is None
