@@ -8,7 +8,8 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   keyword a use is passed on under when it is its own name (`g(old=old)`), get the new name. A
   new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
-  new one (a whole number only right after the token the user's stood after, `number_context`). An event
+  new one (a whole number outside the user's function only right after the token the user's stood
+  after, `number_context`; within it, one function's constant, `t % 24` and `t //= 24`). An event
   that is both (a word inside a string changed) is a literal unless the rename finds other uses of
   the name.
 - *call* (`signature_change(event, document)`): each single-line call of the function in the
@@ -43,8 +44,9 @@ from completion.edit_regions import (
 from completion.edit_sites import TOKEN
 from completion.node_lines import first_line, last_line
 from completion.positions import line_starts
-from completion.syntax import ParsedDocument, encode
+from completion.syntax import ParsedDocument, ancestors, encode
 from completion.tree_names import (
+    FUNCTION_TYPES,
     binds,
     call_nodes,
     first_identifier,
@@ -267,14 +269,26 @@ def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Rep
     only right after the token the user's stood after: `number_context`)."""
     old, new = changed_literal(event)
     before, source = number_context(event), document.tree.root_node.text or b""
+    function = None if before is None else _function_at(document, event)
     return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old)
-            if before is None or _token_before(source, node.start_byte) == before]
+            if before is None or _token_before(source, node.start_byte) == before
+            or (function is not None and function.start_byte <= node.start_byte < function.end_byte)]
+
+
+def _function_at(document: ParsedDocument, event: EditEvent) -> Node | None:
+    """The innermost function holding the event's first line (at its first character past the indent),
+    or None at a module's or a class's level."""
+    indent = len(event.inserted) - len(event.inserted.lstrip(" \t"))
+    at = (event.start_line, len(encode(event.inserted[:indent])))
+    node = document.tree.root_node.descendant_for_point_range(at, at)
+    return next((found for found in ancestors(node) if found.type in FUNCTION_TYPES), None)
 
 
 def number_context(event: EditEvent) -> str | None:
     """For a whole number the event changed, the token right before it on its line (`*` of `2**16`
-    -> `2**18`; "" at the line's start): the same small number is the same value only after the
-    same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`). None for a string or a
+    -> `2**18`; "" at the line's start): out of the user's function, the same small number is the
+    same value only after the same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`;
+    `literal_replacements`). None for a string or a
     fraction (`3.14` is one value wherever it stands: trio's `b == 3.14` and `f(8, 3.14)` changed
     together)."""
     if not changed_literal(event)[1].isdigit():
