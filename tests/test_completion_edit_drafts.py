@@ -150,7 +150,7 @@ def test_a_changed_literal_reaches_the_same_literal_elsewhere():
     assert near == Draft(('wait(timeout=60, "30")\n',), (), LITERAL) and far == Draft(("retry(31)\n",))
 
 
-def test_a_changed_number_reaches_the_same_number_after_the_same_token_only():
+def test_a_changed_number_reaches_the_same_number_in_its_function_or_after_the_same_token():
     before = "size = 2**16\nkey = urandom(16)\nlimit = (2**16) + 1\n"
     after = before.replace("size = 2**16", "size = 2**18")
     first, second = drafts_of(before, after, [(1, 2), (2, 3)])  # aiohttp's buffer grown, not its key's bytes
@@ -158,6 +158,10 @@ def test_a_changed_number_reaches_the_same_number_after_the_same_token_only():
     before = "f(18, 2**16)\nh(2**16)\nurandom(16)\n"  # the changed number's token, not an equal one's before it
     near, far = drafts_of(before, before.replace("f(18, 2**16)", "f(18, 2**18)"), [(1, 2), (2, 3)])
     assert near == Draft(("h(2**18)\n",), (), LITERAL) and far == Draft(("urandom(16)\n",))
+    before = "def clock(t):\n    hours = t % 24\n    t //= 24\n\n\ndef day(t):\n    return t // 24\n"
+    after = before.replace("t % 24", "t % 240")  # within the user's function, one function's constant
+    own, other = drafts_of(before, after, [(2, 3), (6, 7)])
+    assert own == Draft(("    t //= 240\n",), (), LITERAL) and other == Draft(("    return t // 24\n",))
     before = "assert b == 3.14\nmake(8, 3.14)\n"  # a fraction is one value wherever it stands
     (draft,) = drafts_of(before, before.replace("b == 3.14", "b == 3.15"), [(1, 2)])
     assert draft == Draft(("make(8, 3.15)\n",), (), LITERAL)
