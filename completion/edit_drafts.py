@@ -9,7 +9,8 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
   new one (a whole number outside the user's function only right after the token the user's stood
-  after, `number_context`; within it, one function's constant, `t % 24` and `t //= 24`). An event
+  after, `number_context`; within it, one function's constant, `t % 24` and `t //= 24`, but on the
+  user's own lines, where an equal number the user left is another value: `(2 if x else 2)`). An event
   that is both (a word inside a string changed) is a literal unless the rename finds other uses of
   the name.
 - *call* (`signature_change(event, document)`): each single-line call of the function in the
@@ -27,7 +28,7 @@ All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`comp
 from __future__ import annotations
 
 import keyword
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node
@@ -265,14 +266,30 @@ def _renamed_parameter_owner(event: EditEvent, document: ParsedDocument, new: st
 
 
 def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
-    """The literal nodes holding the literal the event changed, given its new value (a whole number
-    only right after the token the user's stood after: `number_context`)."""
+    """The literal nodes holding the literal the event changed that take its new value
+    (`_number_carried`), given it."""
     old, new = changed_literal(event)
-    before, source = number_context(event), document.tree.root_node.text or b""
-    function = None if before is None else _function_at(document, event)
-    return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old)
-            if before is None or _token_before(source, node.start_byte) == before
-            or (function is not None and function.start_byte <= node.start_byte < function.end_byte)]
+    carried = _number_carried(event, document)
+    return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old) if carried(node)]
+
+
+def _number_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
+    """Whether a literal node equal to the one the event changed takes the new value: any, for a
+    string or a fraction; for a whole number (`number_context`), one right after the token the
+    user's stood after, or one in the user's function (one function's constant: `t % 24` and `t //=
+    24`) but on the user's own lines (an equal number the user left there is another value: `(2 if x
+    else 2)`)."""
+    before = number_context(event)
+    if before is None:
+        return lambda node: True
+    source, function = document.tree.root_node.text or b"", _function_at(document, event)
+
+    def carried(node: Node) -> bool:
+        if _token_before(source, node.start_byte) == before:
+            return True
+        return function is not None and function.start_byte <= node.start_byte < function.end_byte \
+            and not event.start_line <= first_line(document, node) < event.after_end
+    return carried
 
 
 def _function_at(document: ParsedDocument, event: EditEvent) -> Node | None:

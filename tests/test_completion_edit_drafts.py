@@ -162,6 +162,9 @@ def test_a_changed_number_reaches_the_same_number_in_its_function_or_after_the_s
     after = before.replace("t % 24", "t % 240")  # within the user's function, one function's constant
     own, other = drafts_of(before, after, [(2, 3), (6, 7)])
     assert own == Draft(("    t //= 240\n",), (), LITERAL) and other == Draft(("    return t // 24\n",))
+    before = "def tree(levels, hide):\n    prefix = levels[(2 if hide else 2):]\n    return prefix\n"
+    after = before.replace("else 2", "else 1")  # the equal number the user left on the line is another value
+    assert drafts_of(before, after, [(1, 2)]) == [Draft(("    prefix = levels[(2 if hide else 1):]\n",))]
     before = "assert b == 3.14\nmake(8, 3.14)\n"  # a fraction is one value wherever it stands
     (draft,) = drafts_of(before, before.replace("b == 3.14", "b == 3.15"), [(1, 2)])
     assert draft == Draft(("make(8, 3.15)\n",), (), LITERAL)
