@@ -305,9 +305,8 @@ def number_context(event: EditEvent) -> str | None:
     """For a whole number the event changed, the token right before it on its line (`*` of `2**16`
     -> `2**18`; "" at the line's start): out of the user's function, the same small number is the
     same value only after the same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`;
-    `literal_replacements`). None for a string or a
-    fraction (`3.14` is one value wherever it stands: trio's `b == 3.14` and `f(8, 3.14)` changed
-    together)."""
+    `_number_carried`). None for a string or a fraction (`3.14` is one value wherever it stands:
+    trio's `b == 3.14` and `f(8, 3.14)` changed together)."""
     if not changed_literal(event)[1].isdigit():
         return None
     start = common_ends(event.removed, event.inserted)[0]  # where the change starts, within the number

@@ -19,7 +19,8 @@ from completion.edit_sites import Site, matches_off_event, nearest_sites
 from completion.positions import line_starts
 
 _NUMBER = re.compile(r"\d+")
-_TUPLE_HEAD = re.compile(r"(?i)(?:version\w*|python\w*)(?:\[[^\]\n]*\])?\s*(?:[<>]=?|[=!]=|=)\s*\(((?:\d+\s*,\s*)*)$")
+_TUPLE_HEAD = re.compile(r"(?i)(?<![a-z])(?:version\w*|python\w*)(?:\[[^\]\n]*\])?"  # a version's name, sliced
+                         r"\s*(?:[<>]=?|[=!]=|=)\s*\(((?:\d+\s*,\s*)*)$")  # compared or given: its tuple so far
 _TUPLE_TAIL = re.compile(r"((?:\s*,\s*\d+)*)\s*,?\s*\)")
 
 

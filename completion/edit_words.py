@@ -35,7 +35,7 @@ def words_joined(removed: str, inserted: str, left: str, right: str) -> tuple[st
 
 
 def apart_sites(first: str, second: str, line: int, column: int, event: EditEvent,
-                 prose: Callable[[int], bool] | None) -> list[Site] | None:
+                prose: Callable[[int], bool] | None) -> list[Site] | None:
     """The other places of the text after `event` where `first` and `second` stand one space apart in
     a string or a comment (`prose`), each losing that space, nearest `line` first; None when the
     user's join, at `column` of `line`, stands in code or no tree says where prose is."""

@@ -32,6 +32,7 @@ def test_only_a_number_of_a_tuple_a_version_is_compared_with_is_a_version():
     assert version_bumped("8", "9", "REQUIRED_PYTHON = (3, ", ")") == ("3.8", "3.9")
     assert version_bumped("3", "4", "if sys.version_info[:2] < (", ", 9):") == ("3.9", "4.9")
     assert version_bumped("8", "9", "size = (3, ", ")") is None  # no version's
+    assert version_bumped("8", "9", "conversion = (3, ", ")") is None  # a word that ends in one
     assert version_bumped("8", "9", "if sys.version_info < (", "):") is None  # no tuple of two
     assert version_bumped("8", "x", "REQUIRED_PYTHON = (3, ", ")") is None
 
