@@ -42,7 +42,8 @@ event's lines:
   (`module_references`: `structlog.types.EventDict` in a docstring after `from .types import` ->
   `from .typing import`);
 - a word put for another in a *URL's path* (`github.com/kennethreitz/requests` -> `github.com/requests/requests`)
-  at the same host and path elsewhere, when nothing else has a site (`url_sites`);
+  at the same host and path elsewhere, when nothing else has a site (`url_sites`), and a segment that is no
+  word (`sloria` -> `marshmallow-code`) there whatever else has one (`url_segment`);
 - a *definition* renamed on its header (`class TestClient:` -> `class QuartClient:`) at its mentions in
   strings (`definition_mentions`: `:meth:`~quart.testing.TestClient.open``, a repr's
   `"TestDataclass(foo=1)"`), for a name shaped as code only (`code_shaped`; `a` or `s` in prose is a word);
@@ -175,6 +176,7 @@ _SPHINX_ROLES = frozenset({"func", "meth", "attr", "class", "data", "exc", "mod"
 _URL_BEFORE = re.compile(r"(?:https?://|git@)([\w.-]+[/:](?:[\w.~-]+/)*)$")  # a URL up to a word of its path
 #   (group 1: its host and path so far)
 _URL_SEGMENT = re.compile(r"[\w.~-]*(?:/[\w.~-]+)?")  # the rest of a path's segment, and the next one
+_PATH_SEGMENT = re.compile(r"[\w.~-]+")  # one segment of a URL's path, whole
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
@@ -951,12 +953,20 @@ def definition_mentions(rewrite: Rewrite, event: EditEvent, document: ParsedDocu
     return nearest_sites(found, rewrite.line)
 
 
+def url_segment(rewrite: Rewrite) -> bool:
+    """True when the rewrite put one segment of a URL's path for another that is no word
+    (`github.com/sloria/webargs` -> `github.com/marshmallow-code/webargs`): its sites are the URL's
+    (`url_sites`), whatever the lines around them."""
+    return not rewrite.word and _PATH_SEGMENT.fullmatch(rewrite.removed) is not None \
+        and _PATH_SEGMENT.fullmatch(rewrite.inserted) is not None and _URL_BEFORE.search(rewrite.left) is not None
+
+
 def url_sites(rewrite: Rewrite, event: EditEvent) -> list[Site]:
-    """For a word put for another in a URL's path (`github.com/kennethreitz/requests` ->
-    `github.com/requests/requests`, an organization renamed): the other places of the text where the
-    same host and path stand around the old word, up to the path's next segment, whatever the scheme
-    (`https://`, `git@`), each scoring 1, nearest first."""
-    url = _URL_BEFORE.search(rewrite.left) if rewrite.word else None
+    """For a word or a segment (`url_segment`) put for another in a URL's path
+    (`github.com/kennethreitz/requests` -> `github.com/requests/requests`, an organization renamed):
+    the other places of the text where the same host and path stand around the old one, up to the
+    path's next segment, whatever the scheme (`https://`, `git@`), each scoring 1, nearest first."""
+    url = _URL_BEFORE.search(rewrite.left) if rewrite.word or url_segment(rewrite) else None
     if url is None:
         return []
     host, rest = re.escape(url.group(1)), re.escape(_URL_SEGMENT.match(rewrite.right).group())
@@ -1208,6 +1218,8 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
     bumped = version_bumped(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right) if literal else None
     if bumped is not None:  # a version tuple's number: its dotted spelling in prose
         return version_sites(*bumped, rewrite.line, event, None if document is None else prose_at(document))
+    if url_segment(rewrite):  # `sloria` -> `marshmallow-code` in a URL's path: the same URL elsewhere
+        return url_sites(rewrite, event)
     if literal and not rewrite.word:
         return string_end_sites(rewrite, event, None if document is None else prose_at(document))
     if document is not None and hook_renamed(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):

@@ -1126,6 +1126,15 @@ def test_a_word_put_for_another_in_a_urls_path_goes_to_the_same_host_and_path_el
     # another repository and another host keep theirs
 
 
+def test_a_segment_that_is_no_word_put_in_a_urls_path_goes_to_the_same_url_whatever_its_line():
+    module = ('"""Docs: https://github.com/sloria/webargs/issues"""\nURL = "https://github.com/sloria/webargs"\n'
+              "# Regression test for https://github.com/sloria/webargs/issues/107\n"
+              "x = 1  # see https://github.com/sloria/other and https://github.com/marshmallow-code/apispec\n")
+    moved = module.replace("com/sloria/webargs/issues/107", "com/marshmallow-code/webargs/issues/107")
+    assert proposed(module, moved, 2) == moved.replace("com/sloria/webargs", "com/marshmallow-code/webargs")
+    # a docstring's and a string's, not another repository's
+
+
 def test_a_pattern_all_over_a_large_file_is_scored_near_the_edit_and_its_copies_too():
     far = "".join(f"    total = call(item, {n})  # x\n" for n in range(600))  # the edited line's shape exactly
     near = [f"    total = call(item, {n})  # x y\n" for n in range(600, 1050)]  # alike it, a little less
