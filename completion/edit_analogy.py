@@ -123,7 +123,7 @@ from completion.edit_lints import lint_sites
 from completion.edit_regions import in_f_braces, rebound, signature_change
 from completion.edit_returns import none_annotated, none_return_sites
 from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
-                                   matches_off_event, nearest_sites)
+                                   matched_sites, matches_off_event)
 from completion.edit_versions import version_bumped, version_sites
 from completion.edit_words import apart_sites, words_joined
 from completion.english import english
@@ -944,13 +944,11 @@ def definition_mentions(rewrite: Rewrite, event: EditEvent, document: ParsedDocu
     if not rewrite.word or defined is None or defined.group(1) != rewrite.removed \
             or not code_shaped(rewrite.removed) or document is None:
         return []
-    in_string, text, starts = enclosing_at(document, STRING_TYPES), event.after, line_starts(event.after)
+    in_string = enclosing_at(document, STRING_TYPES)
     if in_string is None:
         return []
     pattern = re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
-    found = [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
-             for match, line, _ in matches_off_event(pattern, text, starts, event) if in_string(match.start(1))]
-    return nearest_sites(found, rewrite.line)
+    return matched_sites(pattern, rewrite.inserted, rewrite.line, event, lambda at: in_string(at) is not None)
 
 
 def url_segment(rewrite: Rewrite) -> bool:
@@ -971,9 +969,7 @@ def url_sites(rewrite: Rewrite, event: EditEvent) -> list[Site]:
         return []
     host, rest = re.escape(url.group(1)), re.escape(_URL_SEGMENT.match(rewrite.right).group())
     pattern = re.compile(rf"(?<=[/@]){host}({re.escape(rewrite.removed)}){rest}(?![\w.~-])")
-    found = [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
-             for match, line, _ in matches_off_event(pattern, event.after, line_starts(event.after), event)]
-    return nearest_sites(found, rewrite.line)
+    return matched_sites(pattern, rewrite.inserted, rewrite.line, event)
 
 
 def code_shaped(name: str) -> bool:

@@ -1,16 +1,18 @@
 """A site of an edit by analogy (`Site`: characters of the text after the user's edit and their new
 text), the bounds every rule that finds sites keeps, how alike a site's line is to the edited one
-(`alike`), the matches of a site's pattern off the edit (`matches_off_event`), and the sites as byte
+(`alike`), the matches of a site's pattern off the edit (`matches_off_event`) and the sites they make
+(`matched_sites`), and the sites as byte
 replacements (`completion.edit_drafts`' shape). Pure data and functions."""
 from __future__ import annotations
 
 import bisect
 import difflib
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent
+from completion.positions import line_starts
 
 MAX_SITES = 24  # sites one edit proposes at most
 MAX_MATCHES = 2000  # occurrences looked at, whatever the text's size
@@ -72,3 +74,15 @@ def matches_off_event(pattern: re.Pattern, text: str, starts: list[int],
         line = bisect.bisect_right(starts, match.start(1)) - 1
         if not event.start_line <= line < event.after_end and starts[line + 1] - starts[line] <= MAX_LINE_CHARS:
             yield match, line, text[starts[line]:starts[line + 1]].rstrip("\r\n")
+
+
+def matched_sites(pattern: re.Pattern, new: str, line: int, event: EditEvent,
+                  keep: Callable[[int], bool] | None = None) -> list[Site]:
+    """The matches of `pattern` in the text after `event` (`matches_off_event`; group 1 is replaced)
+    whose start `keep` keeps (all without one), each made `new` and scoring 1: the `MAX_SITES` nearest
+    `line`, nearest first."""
+    text = event.after
+    found = [Site(match.start(1), match.end(1), new, at, 1.0)
+             for match, at, _ in matches_off_event(pattern, text, line_starts(text), event)
+             if keep is None or keep(match.start(1))]
+    return nearest_sites(found, line)

@@ -15,8 +15,7 @@ import re
 from collections.abc import Callable
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import Site, matches_off_event, nearest_sites
-from completion.positions import line_starts
+from completion.edit_sites import Site, matched_sites
 
 _NUMBER = re.compile(r"\d+")
 _TUPLE_HEAD = re.compile(r"(?i)(?<![a-z])(?:version\w*|python\w*)(?:\[[^\]\n]*\])?"  # a version's name, sliced
@@ -48,7 +47,4 @@ def version_sites(old: str, new: str, line: int, event: EditEvent,
     if prose is None:
         return []
     pattern = re.compile(rf"(?<![\w.])(?<!:: )({re.escape(old)})(?!\w|\.\d)")
-    text = event.after
-    found = [Site(match.start(1), match.end(1), new, at, 1.0)
-             for match, at, _ in matches_off_event(pattern, text, line_starts(text), event) if prose(match.start(1))]
-    return nearest_sites(found, line)
+    return matched_sites(pattern, new, line, event, prose)

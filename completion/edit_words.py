@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import Site, matches_off_event, nearest_sites
+from completion.edit_sites import Site, matched_sites
 from completion.english import english
 from completion.positions import line_starts
 
@@ -39,12 +39,8 @@ def apart_sites(first: str, second: str, line: int, column: int, event: EditEven
     """The other places of the text after `event` where `first` and `second` stand one space apart in
     a string or a comment (`prose`), each losing that space, nearest `line` first; None when the
     user's join, at `column` of `line`, stands in code or no tree says where prose is."""
-    text = event.after
-    starts = line_starts(text)
-    at = starts[line] + column
+    at = line_starts(event.after)[line] + column
     if prose is None or not (prose(at - 1) and prose(at)):
         return None
     pattern = re.compile(rf"(?<![\w.\-']){first}( ){second}(?![\w\-'])")
-    found = [Site(match.start(1), match.end(1), "", row, 1.0)
-             for match, row, _ in matches_off_event(pattern, text, starts, event) if prose(match.start(1))]
-    return nearest_sites(found, line)
+    return matched_sites(pattern, "", line, event, prose)
