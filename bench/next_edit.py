@@ -148,7 +148,7 @@ def server_regions(event: EditEvent, language: str | None, cursor_line: int) -> 
     if language is None:
         return []
     planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(language, event.after), event, cursor_line,
-                                               "bench", 1))
+                                               "bench", 1, settled=True))
     return [] if isinstance(planned, next_edit.Refused) else planned.regions
 
 

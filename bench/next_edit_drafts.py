@@ -110,10 +110,10 @@ def margin_side(margin: float) -> str:
 
 def planned_for(task: dict, drafting: Drafting, history: bool = True,
                 judge: SiteJudge | None = None) -> next_edit.EditPlan | None:
-    """The task's plan as the language server makes it after the user's one `didChange` (None
-    where the gate refuses), with the task's earlier edits as the document's history when
-    `history` (`bench.next_edit_second`), its analogy sites chosen by `judge` when given
-    (`completion.site_judge`)."""
+    """The task's plan as the language server makes it after the user's one `didChange` and the pause that
+    ends it (`EditAsk.settled`: the edit replayed is whole; None where the gate refuses), with the
+    task's earlier edits as the document's history when `history` (`bench.next_edit_second`), its
+    analogy sites chosen by `judge` when given (`completion.site_judge`)."""
     language = language_for(task["path"])
     if language is None:
         return None
@@ -124,7 +124,7 @@ def planned_for(task: dict, drafting: Drafting, history: bool = True,
     planned = next_edit.plan(next_edit.EditAsk(ParsedDocument.parse(language, edited), event, cursor.line, "bench",
                                                60_000, PurePosixPath(task["path"]).name,
                                                events=[*(earlier_events(task) if history else ()), event],
-                                               drafting=drafting, judge=judge))
+                                               drafting=drafting, judge=judge, settled=True))
     return None if isinstance(planned, next_edit.Refused) else planned
 
 

@@ -49,7 +49,9 @@ event's lines:
   `"TestDataclass(foo=1)"`), for a name shaped as code only (`code_shaped`; `a` or `s` in prose is a word);
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
-  code shares a name with the edited one's (it excused that name's type);
+  code shares a name with the edited one's (it excused that name's type); a comment of *prose* put at
+  a line's end (`  # Emoticons`; no tool's directive) speaks of that line: only its copies (`note_put`);
+  a name the user newly binds (`with pytest.raises(E) as excinfo:`) goes nowhere (`fresh_binding`);
 - a string made *raw* for an invalid escape (pycodestyle's W605) at the file's other strings with no prefix
   that hold one, or as a regex a call takes (`match=` of `pytest.raises(`, ruff's RUF043) at the strings
   the same callee takes there (`completion.edit_escapes`);
@@ -178,6 +180,8 @@ _URL_BEFORE = re.compile(r"(?:https?://|git@)([\w.-]+[/:](?:[\w.~-]+/)*)$")  # a
 _URL_SEGMENT = re.compile(r"[\w.~-]*(?:/[\w.~-]+)?")  # the rest of a path's segment, and the next one
 _PATH_SEGMENT = re.compile(r"[\w.~-]+")  # one segment of a URL's path, whole
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
+_BINDING = re.compile(r"\bas\s+([^\W\d]\w*)\b|^\s*([^\W\d]\w*)\s*(?::[^=]*)?=(?!=)")  # `as x`; `x =` opening a line
+_PROSE_NOTE = re.compile(r"\s+#(?!\s*(?:[\w-]+:|noqa\b|nosec\b)).*")  # a comment, no tool's `word:` directive
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
 
 
@@ -424,6 +428,29 @@ def comment_dropped(rewrite: Rewrite) -> bool:
     opens a bracket or ends with a comma (the comment stands for a statement over several lines)."""
     return not rewrite.inserted and not rewrite.right.strip() and rewrite.left.strip() != "" \
         and rewrite.removed.lstrip().startswith("#")
+
+
+def fresh_binding(rewrite: Rewrite, text: str) -> bool:
+    """True when the rewrite adds a binding of a name the text holds nowhere off the edited line
+    (`with pytest.raises(E):` -> `with pytest.raises(E) as excinfo:`, `run()` -> `result = run()`): the
+    user binds it to read it next, there; bound anywhere else, nothing would read it."""
+    removed, inserted = rewrite.removed, rewrite.inserted
+    if not (inserted.startswith(removed) or inserted.endswith(removed)) or inserted == removed:
+        return False  # text put in, not taken off (a change widened to whole words keeps them)
+    start, end = len(rewrite.left), len(rewrite.left) + len(inserted)
+    for bound in _BINDING.finditer(rewrite.left + inserted):
+        group = 1 if bound.group(1) else 2
+        if start <= bound.start(group) and bound.end(group) <= end:  # the name is the user's to bind
+            return not _whole_elsewhere(bound.group(group), text, rewrite.line_after)
+    return False
+
+
+def note_put(rewrite: Rewrite) -> bool:
+    """True when the rewrite puts a comment of prose at the end of a line of code (`r"..."  #
+    Emoticons`; not a tool's directive, `# type: ignore`, `# noqa`, `# pylint: ...`): it speaks of
+    that line alone, and goes only where the same line stands (`same_lines`)."""
+    return not rewrite.removed and not rewrite.right.strip() and rewrite.left.strip() != "" \
+        and _PROSE_NOTE.fullmatch(rewrite.inserted) is not None
 
 
 def code_names(line: str) -> set[str]:
@@ -1012,7 +1039,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     sites below the fixed cut down to it are kept too (`sites`). The exact copies of the edited line
     come first, whatever the rest says (`line_copies`), but for a word the rename rule renamed in its
     scope: a copy in another scope names another variable there. No site is one the change would
-    break or mislead (`names_bound`, `agreeing`, `bindings_kept`, `same_path`)."""
+    break or mislead (`names_bound`, `agreeing`, `bindings_kept`, `same_path`), and a name the user
+    newly binds has none (`fresh_binding`: only the user's line will read it)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -1022,6 +1050,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                              and signature_change(event, document) is not None):
             return []  # a parameter list split: its copies are other functions' (`line_copies`)
         return block_sites(block, event.after, event)
+    if fresh_binding(rewrite, event.after):
+        return []
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)
     found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)
@@ -1225,5 +1255,13 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
             or (rewrite.word and document is not None and rebound(event, document)):
         return []
     if document is None:
-        return sites(rewrite, event.after, event, scoped, None, repeated, floor)
-    return sites(rewrite, event.after, event, scoped, prose_at(document), repeated, floor, owner_at(document))
+        found = sites(rewrite, event.after, event, scoped, None, repeated, floor)
+    else:
+        found = sites(rewrite, event.after, event, scoped, prose_at(document), repeated, floor, owner_at(document))
+    return same_lines(found, rewrite.line_before, event.after) if note_put(rewrite) else found
+
+
+def same_lines(found: list[Site], line: str, text: str) -> list[Site]:
+    """The sites of `found` on a line of `text` that reads as `line` under any indent."""
+    starts = line_starts(text)
+    return [site for site in found if text[starts[site.line]:starts[site.line + 1]].strip() == line.strip()]

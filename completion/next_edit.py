@@ -15,7 +15,8 @@ language server's `textDocument/copilotInlineEdit`, the gateway's `/v1/edit/comp
 `gate` says why there is nothing to propose: no tree, a text that does not parse (the user is
 mid-edit, and so are the regions), an event that is not the document's last, a name still being
 typed (the event ends in a word found nowhere else in the text that is no keyword or builtin, and
-renamed nothing).
+renamed nothing) while the user has not `settled` (stopped typing for `SETTLE_S`: the language
+server waits for that pause; a key pressed in it cancels the request).
 
 Each region (whole lines, `completion.edit_regions`, among them the sites where the same change
 applies by analogy, `completion.edit_analogy`, read with the user's recent events as patterns,
@@ -73,6 +74,8 @@ SLACK_TOKENS = 16  # room for the region to grow (a longer name, an added argume
 MAX_HOLE_TOKENS = 512
 MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
+SETTLE_S = 0.5  # a pause in typing this long ends a word new to the text (keys come every 0.1-0.3 s)
+TYPING = "a name is still being typed"
 _WORD = re.compile(r"\w+")
 _LINT_CODE = r"[A-Z]+[0-9]{3,4}"  # a linter's rule: E402, B018, PLR0913
 _LINT_DIRECTIVE = re.compile(  # a comment a linter or type checker reads, whole up to its end
@@ -242,16 +245,18 @@ def edits_from(document: ParsedDocument, proposals: dict[Region, str], event: Ed
     return sorted(edits, key=lambda edit: (_distance(edit, cursor_line), edit.start_line))
 
 
-def gate(document: ParsedDocument | None, event: EditEvent | None) -> str | None:
-    """Why no next edit can be proposed in `document` after `event`, or None when one can."""
+def gate(document: ParsedDocument | None, event: EditEvent | None, settled: bool = False) -> str | None:
+    """Why no next edit can be proposed in `document` after `event`, or None when one can. A
+    word new to the text ending the change (`typing_a_name`) waits until the user has `settled`:
+    stopped typing for `SETTLE_S`."""
     if document is None or document.tree is None:
         return "the document has no tree"
     if event is None or event.after != document.text:
         return "no edit event of this text yet"
     if document.tree.root_node.has_error:
         return "the document does not parse"
-    if typing_a_name(event, document):
-        return "a name is still being typed"
+    if not settled and typing_a_name(event, document):
+        return TYPING
     return None
 
 
@@ -319,8 +324,9 @@ def draft_budget(regions: Sequence[Region], drafts: dict[Region, Draft]) -> list
 class EditAsk:
     """What one next edit is planned from: the document after the user's `event`, the cursor's
     line, the ids and due time its job carries (`run` gives it what is left of the deadline), the
-    user's recent `events` (oldest first), how it uses drafts, and the judge of analogy sites
-    (`completion.site_judge`; None: the fixed cut of `completion.edit_analogy` alone). A new input
+    user's recent `events` (oldest first), how it uses drafts, the judge of analogy sites
+    (`completion.site_judge`; None: the fixed cut of `completion.edit_analogy` alone), and whether
+    the user has stopped typing (`gate`: the server waits `SETTLE_S` for it). A new input
     is a field with a default, so that every caller keeps working."""
 
     document: ParsedDocument | None
@@ -333,6 +339,7 @@ class EditAsk:
     events: Sequence[EditEvent] = ()
     drafting: Drafting = Drafting.DRAFTED
     judge: SiteJudge | None = None
+    settled: bool = False  # the user stopped typing `SETTLE_S` ago: a word new to the text is whole
 
 
 @dataclass(frozen=True, slots=True)
@@ -345,7 +352,7 @@ class Refused:
 def plan(ask: EditAsk) -> EditPlan | Refused:
     """The regions after the ask's event, their drafts and their job, or why `gate` refuses."""
     document, event, drafting = ask.document, ask.event, ask.drafting
-    refusal = gate(document, event)
+    refusal = gate(document, event, ask.settled)
     if refusal is not None:
         return Refused(refusal)
     found = analogy_found(event, document, ask.events, ask.judge)

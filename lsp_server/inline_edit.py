@@ -10,15 +10,19 @@ names the request and the edit for the stats log, as `textDocument/didShowInline
 bad params, a document the editor did not open or whose version is not the request's (or changes
 while the worker answers), one without a tree (over the size cap of `lsp_server.documents`, or
 without a grammar), with a syntax error, or without an edit event (the plan's `Refused` says
-which); a request in flight when its document changes is dropped at once (`on_document_change`),
-its worker job cancelled, rather than left to run to its deadline for an answer that could not be
-shown. When the worker errs or is late, the regions' whole drafts are the answer (the failure
-policy of `completion.next_edit.run`); the `nextEditDrafts` setting says how drafts are used
-(`rules`: no worker is asked). A newer request for the document supersedes the one in flight;
-`$/cancelRequest` cancels one. The server never changes the document.
+which); a request in flight when its document changes is dropped at once (`on_document_change`), its
+worker job cancelled, rather than left to run to its deadline for an answer that could not be shown.
+A word new to the text that ends the user's edit is taken as still being typed until the user has
+stopped typing for `next_edit.SETTLE_S`: the request waits for that pause (a key pressed in it
+cancels the request) and then plans as if the word were whole. When the worker errs or is late, the
+regions' whole drafts are the answer (the failure policy of `completion.next_edit.run`); the
+`nextEditDrafts` setting says how drafts are used (`rules`: no worker is asked). A newer request for
+the document supersedes the one in flight; `$/cancelRequest` cancels one. The server never changes
+the document.
 """
 from __future__ import annotations
 
+import asyncio
 import functools
 import logging
 import time
@@ -28,11 +32,13 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
-from completion.next_edit import Drafting, Edit, EditAsk, Refused
+from completion.next_edit import Drafting, Edit, EditAsk, EditPlan, Refused
+from completion.syntax import ParsedDocument
 from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
 from engine.wire.deadline import Deadline
 from lsp_server import logs
+from lsp_server.edit_history import EditHistory
 from lsp_server.protocol import (ACCEPT_INLINE_EDIT, DID_SHOW_INLINE_EDIT, INLINE_EDIT, NO_EDITS, AnswerRef,
                                  DidShowInlineEditParams, InlineEdit, InlineEditParams, InlineEditResult, event_of)
 from lsp_server.session import Session, with_session
@@ -108,19 +114,40 @@ async def _suggest(session: Session, uri: str, version: int, line: int,
     if text is None or document is None or document.text != text:
         logger.info("no next edit in %s: not open at version %d", uri, version)
         return _nothing(uri, started)
-    settings, history = session.settings, session.documents.history
-    planned = next_edit.plan(EditAsk(document, history.latest(uri), line, logs.request_id.get(), settings.deadline_ms,
-                                     uri, f"{session.client_id}:{INLINE_EDIT}:{uri}", history.events(uri),
-                                     Drafting(settings.next_edit_drafts)))
+    planned = _plan(session, uri, document, line, settled=False)
+    if isinstance(planned, Refused) and planned.reason == next_edit.TYPING:
+        wait_s = _settle_wait(session.documents.history, uri)
+        logger.info("next edit in %s waits %.0f ms for typing to pause", uri, wait_s * 1000.0)
+        await asyncio.sleep(wait_s)  # a key pressed meanwhile cancels this request
+        started += wait_s  # the server's own time and the deadline run from here
+        if _current(session, uri, version) != text:
+            return _nothing(uri, started)
+        planned = _plan(session, uri, document, line, settled=True)
     if isinstance(planned, Refused):
         logger.info("no next edit in %s: %s", uri, planned.reason)
         return _nothing(uri, started)
-    client = await session.worker_client(settings.deadline_ms / 1000.0) if planned.request is not None else None
-    edits = await next_edit.run(planned, client, Deadline(started, settings.deadline_ms))
+    deadline_ms = session.settings.deadline_ms
+    client = await session.worker_client(deadline_ms / 1000.0) if planned.request is not None else None
+    edits = await next_edit.run(planned, client, Deadline(started, deadline_ms))
     if _current(session, uri, version) != text:
         logger.info("no next edit: %s changed while the worker answered", uri)
         return _nothing(uri, started)
     return _answer(uri, edits, started), edits, text
+
+
+def _plan(session: Session, uri: str, document: ParsedDocument, line: int, settled: bool) -> EditPlan | Refused:
+    """The next-edit plan after the document's newest edit event (`next_edit.plan`)."""
+    settings, history = session.settings, session.documents.history
+    return next_edit.plan(EditAsk(document, history.latest(uri), line, logs.request_id.get(), settings.deadline_ms,
+                                  uri, f"{session.client_id}:{INLINE_EDIT}:{uri}", history.events(uri),
+                                  Drafting(settings.next_edit_drafts), settled=settled))
+
+
+def _settle_wait(history: EditHistory, uri: str) -> float:
+    """Seconds until the document's newest edit event is `next_edit.SETTLE_S` old: the pause that
+    ends a word new to the text (`next_edit.gate`)."""
+    event = history.latest(uri)
+    return 0.0 if event is None else max(0.0, event.time + next_edit.SETTLE_S - history.clock())
 
 
 def on_did_show_inline_edit(session: Session, params: DidShowInlineEditParams) -> None:

@@ -30,9 +30,10 @@ def event(before, after):
     return EditEvent("file:///t.py", before, after, diff_span(before, after), 0.0)
 
 
-def proposed(before, after, cursor_line=0):
-    """The file after the rules' next edits (no model) for the user's edit before -> after."""
+def proposed(before, after, cursor_line=0, settled=False):
+    """The file after the rules' next edits (no model) for the user's edit before -> after, asked
+    as the user stops typing when `settled` (`next_edit.EditAsk.settled`)."""
     document = ParsedDocument.parse("python", after)
     planned = next_edit.plan(next_edit.EditAsk(document, event(before, after), cursor_line, "t", 1000,
-                                               drafting=next_edit.Drafting.RULES))
+                                               drafting=next_edit.Drafting.RULES, settled=settled))
     return after if isinstance(planned, next_edit.Refused) else applied(after, next_edit.finish(planned, []))

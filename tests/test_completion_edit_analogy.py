@@ -742,6 +742,48 @@ def dump(value):
     assert proposed(before, after, 2) == expected  # the comment of the call over three lines stays
 
 
+def test_a_comment_of_prose_put_at_a_lines_end_goes_only_to_its_copies_but_a_directive_goes_on():
+    before = '''EMOJI = (
+    r"\\U0001F300-\\U0001F5FF"
+    r"\\U0001F600-\\U0001F64F"
+)
+first = parse(EMOJI)
+second = parse(EMOJI)
+first = parse(EMOJI)
+'''
+    noted = before.replace('5FF"', '5FF"  # Pictographs')
+    assert proposed(before, noted, 1, settled=True) == noted  # the next range is other symbols
+    copied = before.replace("second = parse(EMOJI)", "second = parse(EMOJI)  # the Pictographs too")
+    assert proposed(before, copied, 5, settled=True) == copied
+    noted = before.replace("first = parse(EMOJI)\n", "first = parse(EMOJI)  # once a day\n", 1)
+    assert proposed(before, noted, 4, settled=True) == noted.replace("first = parse(EMOJI)\n",
+                                                                          "first = parse(EMOJI)  # once a day\n")
+    calls = 'group.add(\n    "-k",\n)\ngroup.add(\n    "-m",\n)\n'  # a line too short for `line_copies`
+    noted = calls.replace("group.add(\n", "group.add(  # private\n", 1)
+    assert proposed(calls, noted, 0, settled=True) == calls.replace("group.add(\n", "group.add(  # private\n")
+    ignored = before.replace('5FF"', '5FF"  # type: ignore')
+    assert proposed(before, ignored, 1, settled=True) != ignored  # a directive is no note
+
+
+def test_a_name_newly_bound_is_bound_only_where_the_user_will_read_it():
+    before = '''def test_int(headers):
+    with pytest.raises(InvalidHeader):
+        requests.get(URL, headers=headers["int"])
+    with pytest.raises(InvalidHeader):
+        requests.get(URL, headers=headers["dict"])
+    run(headers)
+    run(headers)
+'''
+    bound = before.replace("InvalidHeader):", "InvalidHeader) as excinfo:", 1)
+    assert proposed(before, bound, 1, settled=True) == bound  # nothing would read `excinfo` there
+    kept = before.replace("    run(headers)", "    result = run(headers)", 1)
+    assert proposed(before, kept, 5, settled=True) == kept
+    passed = before.replace("    run(headers)", "    run(headers, strict=True)", 1)
+    assert proposed(before, passed, 5, settled=True) == passed.replace("run(headers)", "run(headers, strict=True)")
+    known = bound + "    assert excinfo\n"  # read after the user's line: a name the text knows
+    assert proposed(before + "    assert excinfo\n", known, 1, settled=True) != known
+
+
 BLOCKS = '''def open_pager(cmd_filepath):
     # Resolves symlinks and produces a normalized absolute path string.
     cmd_path = Path(cmd_filepath).resolve()

@@ -191,6 +191,7 @@ def test_the_gate_waits_while_a_new_name_is_typed_but_not_for_a_rename_or_a_new_
     typing = AFTER.replace("    return count", "    ret = coun\n    return count")
     event = EditEvent("file:///t.py", AFTER, typing, diff_span(AFTER, typing), 0.0)
     assert next_edit.gate(document(typing), event) == "a name is still being typed"
+    assert next_edit.gate(document(typing), event, settled=True) is None  # the user stopped: the word is whole
     assert next_edit.gate(document(), EVENT) is None  # a rename's new name is new by nature
     added = AFTER.replace("def total(items):", "def total(items, scale):")
     event = EditEvent("file:///t.py", AFTER, added, diff_span(AFTER, added), 0.0)

@@ -122,6 +122,50 @@ async def test_a_rename_at_the_definition_is_proposed_at_the_other_uses(tmp_path
         stop_worker(worker)
 
 
+PATHS_URI = "file:///tmp/infill-e2e/paths.py"
+PATHS = "import os\n\n\ndef paths(names):\n    first = os.path.join(names[0])\n    second = os.path.join(names[1])\n"
+ADDED_AT = types.Position(line=4, character=33)  # after `names[0]`: the user passes one more argument
+WAITS = "waits"  # the server's log line for a request held until typing pauses
+
+
+async def test_a_word_new_to_the_text_is_proposed_once_typing_pauses_and_a_key_in_the_pause_drops_it(
+        tmp_path, short_tmp):
+    address = f"ipc://{short_tmp}/w.sock"
+    worker = start_worker_process(fake_worker.argv(address), address, timeout_s=30)
+    try:
+        session = await start_session(tmp_path, dict(os.environ), "--worker", address,
+                                      options={"deadlineMs": 20000, "nextEditDrafts": "rules"})
+        client = session.client
+
+        def typed(version: int, text: str, at: types.Position = ADDED_AT) -> None:
+            client.text_document_did_change(types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=PATHS_URI, version=version),
+                content_changes=[types.TextDocumentContentChangePartial(range=types.Range(start=at, end=at),
+                                                                         text=text)]))
+
+        def asked(version: int) -> asyncio.Future:
+            return asyncio.wrap_future(client.protocol.send_request(INLINE_EDIT, {
+                "textDocument": {"uri": PATHS_URI, "version": version}, "position": {"line": 4, "character": 40}}))
+
+        client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
+            uri=PATHS_URI, language_id="python", version=1, text=PATHS)))
+        typed(2, ", suffix_dir")  # `suffix_dir` stands nowhere else: it may be half typed
+        answer = as_dict(await asyncio.wait_for(asyncio.shield(asked(2)), ANSWER_WAIT_S))
+        assert session.log.read_text().count(WAITS) == 1  # asked at once, answered after the pause
+        assert [edit["text"] for edit in answer["edits"]] == ["    second = os.path.join(names[1], suffix_dir)\n"]
+
+        typed(3, "s", types.Position(line=4, character=44))  # the word goes on: `suffix_dirs`
+        pending = asked(3)
+        while session.log.read_text().count(WAITS) < 2:
+            await asyncio.sleep(0.01)
+        typed(4, "_", types.Position(line=4, character=45))  # a key in the pause
+        assert as_dict(await asyncio.wait_for(pending, ANSWER_WAIT_S)) == {"edits": []}
+        assert session.edits == []  # the server never asked to change the document
+        assert await session.end() == 0
+    finally:
+        stop_worker(worker)
+
+
 SLOW_URI = "file:///tmp/infill-e2e/slow.py"
 
 
