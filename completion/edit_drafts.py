@@ -19,7 +19,9 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   parameter without a default opens a masked slot of `SLOT_TOKENS` where its argument goes
   (positional when every parameter is a plain positional one and the call passes all
   positionally, else `name=` and the slot). Calls over several lines, with `*args`/`**kwargs`
-  splats or comments among their arguments stay as they are.
+  splats or comments among their arguments stay as they are. An added `*args` or `**kwargs` asks
+  nothing of the callers, but the function's own call of the method it overrides passes it on
+  (`super().f(a, **kwargs)`, whatever its lines).
 - *analogy*: the sites where the same change applies by analogy (`completion.edit_analogy`),
   passed in by the caller, drafted where the rule above replaced nothing;
 - *copy*: everything else, and any region when the document has no tree or does not parse.
@@ -63,6 +65,8 @@ SLOT = None  # a masked slot among a replacement's parts
 _PLAIN_PARAMETERS = frozenset({"identifier", "typed_parameter"})
 _SPLATS = frozenset({"list_splat", "dictionary_splat", "comment"})
 _DEFAULTS = frozenset({"default_parameter", "typed_default_parameter"})
+_SPLAT_PARAMETERS = {"list_splat_pattern": "*", "dictionary_splat_pattern": "**"}  # no caller needs to pass one
+_SPLAT_ARGUMENTS = {"list_splat_pattern": "list_splat", "dictionary_splat_pattern": "dictionary_splat"}
 _PYTHON_DEFINITIONS = ("function_definition", "class_definition")  # what can take a keyword argument
 
 Replacement = tuple[int, int, tuple[str | None, ...]]  # (start byte, end byte, parts: text or SLOT)
@@ -332,12 +336,37 @@ def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replac
     found = []
     for call in call_nodes(document.tree.root_node, document.language, name):
         arguments = call.child_by_field_name("arguments")
+        forwarded = _forwarded(call, parameters.parent, listed, before)
+        if forwarded is not None:
+            found.append(forwarded)
+            continue
         skip = int(_is_bound(call, before))  # `obj.f(a)` does not pass `self`
         one_line = arguments is not None and first_line(document, arguments) == last_line(document, arguments)
         parts = _new_arguments(arguments, before[skip:], listed[skip:], call) if one_line else None
         if parts is not None:
             found.append((arguments.start_byte, arguments.end_byte, parts))
     return found
+
+
+def _forwarded(call: Node, function: Node, listed: list[Node], before: list[str]) -> Replacement | None:
+    """For the call of the overridden method in the function's own body (`super().f(a, b)` in `def
+    f(self, a, b)`): the `*args` and `**kwargs` added to the function passed on after its last argument
+    (`super().f(a, b, **kwargs)`); None for any other call, or when the call passes such a splat already."""
+    callee = call.child_by_field_name("function")
+    target = None if callee is None else callee.child_by_field_name("object")
+    arguments = call.child_by_field_name("arguments")
+    if target is None or target.type != "call" or _text(target.child_by_field_name("function")) != "super" \
+            or arguments is None or not function.start_byte <= call.start_byte < function.end_byte:
+        return None
+    passed = {a.type for a in arguments.named_children}
+    splats = [_SPLAT_PARAMETERS[p.type] + _text(first_identifier(p)) for p in listed
+              if p.type in _SPLAT_PARAMETERS and _text(first_identifier(p)) not in before
+              and _SPLAT_ARGUMENTS[p.type] not in passed]
+    if not splats:
+        return None
+    items = [a for a in arguments.named_children if a.type != "comment"]
+    at = items[-1].end_byte if items else arguments.start_byte + 1
+    return at, at, ((", " if items else "") + ", ".join(splats),)
 
 
 def _is_bound(call: Node, before: list[str]) -> bool:
@@ -359,7 +388,8 @@ def _new_arguments(arguments: Node, before: list[str], listed: list[Node], call:
     texts = _kept_arguments(items, before, after)
     if texts is None:
         return None
-    added = [i for i, (n, p) in enumerate(zip(after, named)) if n not in before and p.type not in _DEFAULTS]
+    added = [i for i, (n, p) in enumerate(zip(after, named))
+             if n not in before and p.type not in _DEFAULTS and p.type not in _SPLAT_PARAMETERS]
     if not added:
         return None if texts == [_text(a) for a in items] else ("(" + ", ".join(texts) + ")",)
     plain = all(p.type in _PLAIN_PARAMETERS for p in listed)

@@ -241,6 +241,22 @@ def test_an_added_parameter_with_a_default_changes_nothing():
     assert positional == Draft(('join("a", "b", "/")\n',)) and keyword.rule == COPY
 
 
+def test_an_added_splat_asks_no_caller_but_the_overridden_methods_call_passes_it_on():
+    positional, keyword = signature("base, name, sep, **options")
+    assert positional == Draft(('join("a", "b", "/")\n',)) and keyword.rule == COPY
+    before = ("class Impl(Base):\n    def insert(self, table, rows):\n        super().insert(table, rows)\n"
+              "        return super(Impl, self).insert(\n            table, rows\n        )\n\n\n"
+              "def use(impl):\n    super().insert(impl, [])\n")
+    after = before.replace("insert(self, table, rows):", "insert(self, table, rows, *args, **kw):")
+    one, several, outside = drafts_of(before, after, [(2, 3), (3, 6), (9, 10)])
+    assert one == Draft(("        super().insert(table, rows, *args, **kw)\n",), (), CALL)
+    assert several.text == "        return super(Impl, self).insert(\n            table, rows, *args, **kw\n        )\n"
+    assert outside.rule == COPY  # another function's `super()` call is no override's
+    passing = before.replace("super().insert(table, rows)", "super().insert(table, rows, **kw)")
+    (kept,) = drafts_of(passing, passing.replace("rows):", "rows, **kw):"), [(2, 3)])
+    assert kept.rule == COPY  # it passes `**kw` already
+
+
 def test_calls_over_several_lines_or_with_splats_stay_as_they_are():
     before = SIGNATURE + 'join(\n    "a", "b", "/")\njoin(*parts)\n'
     after = before.replace("join(base, name, sep):", "join(base, sep):")
