@@ -224,6 +224,7 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     if member:
         uses = [node for node in nodes_named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
                 if is_member(node)]
+        uses = sorted(uses + own_method(scope, old, renamed(event)[1]), key=lambda node: node.start_byte)
     else:
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
         uses = [node for each in scopes for node in nodes_named(each, document.language, old, NAME_TYPES)
@@ -236,6 +237,28 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     if document.language == "python" and not member and scope.parent is None:  # a name of the file
         uses = sorted(uses + name_strings(root, old), key=lambda node: node.start_byte)
     return uses
+
+
+def own_method(member: Node, old: str, new: str) -> list[Node]:
+    """For a method called on `self` or `cls` renamed at the call (`self.close()` -> `self.aclose()`):
+    the name of the class's own definition of the old method, which the call pointed at (none when
+    the class defines the new name already, or no method of the old one: then it is another's)."""
+    reader = member.parent
+    target = None if reader is None else reader.child_by_field_name("object")
+    if target is None or node_text(target) not in ("self", "cls") or reader.parent is None \
+            or reader.parent.type != "call":
+        return []
+    owner = reader.parent
+    while owner is not None and owner.type != "class_definition":
+        owner = owner.parent
+    body = None if owner is None else owner.child_by_field_name("body")
+    methods = [] if body is None else [child.child_by_field_name("definition") if child.type == "decorated_definition"
+                                       else child for child in body.named_children]
+    names = [name for method in methods if method is not None and method.type == "function_definition"
+             and (name := method.child_by_field_name("name")) is not None]
+    if any(node_text(name) == new for name in names):
+        return []
+    return [name for name in names if node_text(name) == old]
 
 
 def _shadowing(event: EditEvent, document: ParsedDocument, scope: Node, old: str,

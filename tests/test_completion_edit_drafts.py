@@ -102,6 +102,18 @@ ATTRIBUTE = """class Box:
 """
 
 
+def test_a_method_renamed_at_its_call_on_self_renames_the_classs_own_definition():
+    before = ("class Conn:\n    def close(self):\n        pass\n\n    def run(self):\n        self.close()\n\n\n"
+              "class Other:\n    def close(self):\n        pass\n")
+    after = before.replace("        self.close()", "        self.aclose()")
+    (definition, other) = drafts_of(before, after, [(1, 2), (9, 10)])
+    assert definition == Draft(("    def aclose(self):\n",), (), RENAME)
+    assert other.rule == COPY  # another class's method of that name
+    defined = after.replace("class Conn:\n", "class Conn:\n    def aclose(self):\n        pass\n\n")
+    (kept,) = drafts_of(defined.replace("self.aclose()", "self.close()"), defined, [(5, 6)])
+    assert kept.rule == COPY  # the class has the new name: the call was pointed at it
+
+
 def test_an_attribute_rename_reaches_every_self_attribute():
     after = ATTRIBUTE.replace("self.size = 1", "self.width = 1")
     (draft,) = drafts_of(ATTRIBUTE, after, [(5, 7)])
