@@ -33,9 +33,9 @@ from pygls.lsp.server import LanguageServer
 
 from completion import next_edit
 from completion.next_edit import Drafting, Edit, EditAsk, EditPlan, Refused
-from completion.syntax import ParsedDocument
 from completion.positions import line_length, split_lines
 from completion.requests import new_request_id
+from completion.syntax import ParsedDocument
 from engine.wire.deadline import Deadline
 from lsp_server import logs
 from lsp_server.edit_history import EditHistory
