@@ -2,7 +2,7 @@
 model at each veto threshold, on the same tasks and the same model, in one run.
 
     python -m bench.next_edit_drafts --tasks PATH [--model DIR] [--veto 0 0.9 ...] [--site-judge [PATH]]
-                                     [--limit N] [--json]
+                                     [--limit N] [--json] [--per-task PATH]
 
 Each next-edit task (FORMATS.md) is planned as the language server plans it
 (`completion.next_edit.plan` on the edited text, its event as one `didChange` makes it) and
@@ -32,7 +32,9 @@ model side: decode milliseconds of the edit job (p50, p95), forward passes, and 
 pass (the tokens of the holes' answers over the job's passes). The model's part of each veto side
 is what it does beyond the rules: the lines where its file differs from the rules' file and how
 many of those are the expected line. Choose the threshold on one set and report on another.
-A human table goes to stdout; with `--json` its last line is one JSON object.
+A human table goes to stdout; with `--json` its last line is one JSON object; with `--per-task PATH`
+each task's id, kind and every side's score counts go to PATH, a JSON line each (two runs compared task
+by task show which tasks a change moved).
 """
 from __future__ import annotations
 
@@ -93,6 +95,7 @@ class Task:
     score_ms: float | None = None  # the model's site scores (`--site-margin`; None: no job to read them in)
     judged: bool = False  # some hole of the job was judged (a whole draft that changes its region)
     scores: dict[str, Score] = field(default_factory=dict)  # each side's, once: groups share tasks
+    task_id: str = ""
 
     def score(self, side: str) -> Score:
         if side not in self.scores:
@@ -149,7 +152,7 @@ def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
 
 def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_side: bool = True,
              margins: Sequence[float] = (), judge: SiteJudge | None = None) -> Task:
-    found = Task(task.get("kind", ""), task["edited"], task["expected"])
+    found = Task(task.get("kind", ""), task["edited"], task["expected"], task_id=task.get("task_id", ""))
     found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES, judge=judge), task["edited"], {})
     if "earlier" in task:
         found.answers[LAST_EDIT] = answer(runner, planned_for(task, Drafting.RULES, False, judge), task["edited"], {})
@@ -244,6 +247,13 @@ def summarize(tasks: Sequence[Task], sides: Sequence[str]) -> dict:
             for name, group in groups.items() if group}
 
 
+def per_task_rows(tasks: Sequence[Task], sides: Sequence[str]) -> list[dict]:
+    """One row per task (`--per-task`): its id and kind, and each side's score counts
+    (`bench.next_edit_scores.Score`), to compare two runs task by task."""
+    return [{"task_id": task.task_id, "kind": task.kind,
+             **{side: dataclasses.asdict(task.score(side)) for side in sides}} for task in tasks]
+
+
 def format_table(summary: dict, sides: Sequence[str], meta: dict) -> str:
     lines = [f"set {meta['set']}, {meta['tasks']} tasks, model {meta['model']}",
              " | ".join(("group", "n", "region recall",
@@ -288,6 +298,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="each task after its first follow-up, made as the user's second edit "
                              "(bench.next_edit_second), with the side of the rules reading the last edit alone")
     parser.add_argument("--json", action="store_true", help="end with one JSON line of every figure")
+    parser.add_argument("--per-task", type=Path, default=None, metavar="PATH",
+                        help="write each task's id, kind and every side's score counts here, a JSON line each")
     return parser
 
 
@@ -323,6 +335,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": args.model.name, "vetoes": args.veto,
             "site_margins": args.site_margin, "site_judge": None if args.site_judge is None else str(args.site_judge)}
     print(format_table(summary, sides, meta))
+    if args.per_task is not None:
+        args.per_task.write_text("".join(json.dumps(row) + "\n" for row in per_task_rows(results, sides)))
     if args.json:
         print(json.dumps({**meta, **summary}))
     return 0

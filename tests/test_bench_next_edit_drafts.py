@@ -3,7 +3,7 @@ whose follow-ups are the same change carried by analogy, a negative, and a task 
 rule could know; region recall, false-edit tasks and the propagating group."""
 import json
 
-from bench.next_edit_drafts import RULES, build_parser, run_task, summarize
+from bench.next_edit_drafts import RULES, build_parser, per_task_rows, run_task, summarize
 from infill.paths import bundled_model_dir
 
 
@@ -17,7 +17,7 @@ def test_figures_count_region_recall_false_edits_and_the_propagating_kinds():
     original = 'def f():\n    """Read a dateime."""\n\n\ndef g():\n    """Write a dateime."""\n'
     edited = original.replace("Read a dateime", "Read a datetime")
     typo = {"path": "t.py", "original": original, "edited": edited, "cursor": edited.index("ime.") + 3,
-            "expected": edited.replace("dateime", "datetime"), "kind": "rename"}
+            "expected": edited.replace("dateime", "datetime"), "kind": "rename", "task_id": "typo"}
     negative = {**typo, "expected": edited, "kind": "negative"}
     unknowable = {**typo, "expected": edited.replace("def g", "def h"), "kind": "other"}
     tasks = [run_task(NoModel(), json.loads(json.dumps(task)), [], model_side=False)
@@ -28,6 +28,9 @@ def test_figures_count_region_recall_false_edits_and_the_propagating_kinds():
     assert summary["negative"][RULES]["false_edits_negatives"] == 1.0
     assert summary["other"][RULES]["tasks_with_false_edit"] == 1.0
     assert summary["overall"]["plan_p50_ms"] >= 0
+    rows = per_task_rows(tasks, [RULES])
+    assert [(row["task_id"], row["kind"], row[RULES]["exact"], row[RULES]["false_lines"]) for row in rows] == [
+        ("typo", "rename", True, 0), ("typo", "negative", False, 1), ("typo", "other", False, 1)]
 
 
 def test_the_default_model_is_the_bundled_one_and_follows_infill_model(monkeypatch, tmp_path):
