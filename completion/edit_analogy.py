@@ -1206,50 +1206,12 @@ def names_bound(rewrite: Rewrite, text: str, starts: list[int],
 
 def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
                document: ParsedDocument | None, repeated: bool, floor: float | None) -> list[Site]:
-    """The sites of a one-line rewrite by the rules of its kind (`analogy_sites`)."""
-    moved = None if rewrite.word else module_change(rewrite.line_before, rewrite.line_after)
-    if moved is not None:  # a module made relative or moved (a word renamed is the word rule's, everywhere)
-        prose = prose_at(document) if document is not None else None
-        return import_sites(moved, event.after, range(event.start_line, event.after_end), prose)
-    directed = None if document is None else \
-        import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
-    if directed is not None:  # E402 excused on one import below code: the others below it
-        return directed
-    linted = lint_sites(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right, rewrite.line, event,
-                        None if document is None else prose_at(document))
-    if linted is not None:  # `== None` made `is None`, `raise X()` made `raise X`: the file's others
-        return linted
-    joined = words_joined(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right)
-    if joined is not None and document is not None:  # `in to` made `into` in prose: the file's others
-        found = apart_sites(*joined, rewrite.line, len(rewrite.left), event, prose_at(document))
+    """The sites of a one-line rewrite by the rules of its kind (`analogy_sites`): the first of the
+    `SWEEPS` that owns the rewrite, else the pattern's places (`sites`)."""
+    for sweep in SWEEPS:
+        found = sweep(rewrite, event, literal, document)
         if found is not None:
             return found
-    if document is not None and made_raw(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
-        raw = raw_sites(rewrite.line, len(rewrite.left), event, document)
-        if raw is None:  # made raw with no invalid escape (W605's): as a regex a call takes (RUF043)
-            raw = regex_sites(rewrite.line, len(rewrite.left), event, document)
-        if raw is not None:  # the others that hold one, or that the same callee takes there
-            return raw
-    if document is not None and none_annotated(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
-        annotated = none_return_sites(rewrite.line, len(rewrite.left), event, document)
-        if annotated is not None:  # `-> None` on a function that returns nothing (ANN201): the others
-            return annotated
-    if document is not None and comma_put(rewrite.removed, rewrite.inserted, rewrite.right):
-        commas = parameter_comma_sites(rewrite.line, event, document)
-        if commas is not None:  # a comma after a definition's last parameter (COM812): the others alike
-            return commas
-    quote = joined_quote(rewrite.removed, rewrite.inserted)
-    if quote is not None:  # two literals joined: the others side by side (`completion.edit_joins`)
-        return [] if document is None else joined_sites(quote, event, document)
-    bumped = version_bumped(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right) if literal else None
-    if bumped is not None:  # a version tuple's number: its dotted spelling in prose
-        return version_sites(*bumped, rewrite.line, event, None if document is None else prose_at(document))
-    if url_segment(rewrite):  # `sloria` -> `marshmallow-code` in a URL's path: the same URL elsewhere
-        return url_sites(rewrite, event)
-    if literal and not rewrite.word:
-        return string_end_sites(rewrite, event, None if document is None else prose_at(document))
-    if document is not None and hook_renamed(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
-        return hook_sites(rewrite.line, rewrite.removed, rewrite.inserted, event, document)  # nose's -> pytest's
     if (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
             or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
@@ -1259,6 +1221,112 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
     else:
         found = sites(rewrite, event.after, event, scoped, prose_at(document), repeated, floor, owner_at(document))
     return same_lines(found, rewrite.line_before, event.after) if note_put(rewrite) else found
+
+
+Sweep = Callable[[Rewrite, EditEvent, bool, ParsedDocument | None], list[Site] | None]  # None: not its rewrite
+
+
+def _moved_module(rewrite: Rewrite, event: EditEvent, literal: bool,
+                  document: ParsedDocument | None) -> list[Site] | None:
+    """A module made relative or moved (a word renamed is the word rule's, everywhere)."""
+    moved = None if rewrite.word else module_change(rewrite.line_before, rewrite.line_after)
+    if moved is None:
+        return None
+    prose = prose_at(document) if document is not None else None
+    return import_sites(moved, event.after, range(event.start_line, event.after_end), prose)
+
+
+def _excused_import(rewrite: Rewrite, event: EditEvent, literal: bool,
+                    document: ParsedDocument | None) -> list[Site] | None:
+    """E402 excused on one import below code: the others below it."""
+    return None if document is None else \
+        import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
+
+
+def _linted(rewrite: Rewrite, event: EditEvent, literal: bool,
+            document: ParsedDocument | None) -> list[Site] | None:
+    """`== None` made `is None`, `raise X()` made `raise X`: the file's others."""
+    return lint_sites(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right, rewrite.line, event,
+                      None if document is None else prose_at(document))
+
+
+def _joined_words(rewrite: Rewrite, event: EditEvent, literal: bool,
+                  document: ParsedDocument | None) -> list[Site] | None:
+    """`in to` made `into` in prose: the file's others."""
+    joined = words_joined(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right)
+    if joined is None or document is None:
+        return None
+    return apart_sites(*joined, rewrite.line, len(rewrite.left), event, prose_at(document))
+
+
+def _made_raw(rewrite: Rewrite, event: EditEvent, literal: bool,
+              document: ParsedDocument | None) -> list[Site] | None:
+    """A string made raw for an invalid escape (W605): the others that hold one; with none, as a regex a
+    call takes (RUF043): the strings the same callee takes there."""
+    if document is None or not made_raw(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
+        return None
+    raw = raw_sites(rewrite.line, len(rewrite.left), event, document)
+    return regex_sites(rewrite.line, len(rewrite.left), event, document) if raw is None else raw
+
+
+def _none_returned(rewrite: Rewrite, event: EditEvent, literal: bool,
+                   document: ParsedDocument | None) -> list[Site] | None:
+    """`-> None` on a function that returns nothing (ANN201): the others."""
+    if document is None or not none_annotated(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
+        return None
+    return none_return_sites(rewrite.line, len(rewrite.left), event, document)
+
+
+def _comma_put(rewrite: Rewrite, event: EditEvent, literal: bool,
+               document: ParsedDocument | None) -> list[Site] | None:
+    """A comma after a definition's last parameter (COM812): the others alike."""
+    if document is None or not comma_put(rewrite.removed, rewrite.inserted, rewrite.right):
+        return None
+    return parameter_comma_sites(rewrite.line, event, document)
+
+
+def _joined_literals(rewrite: Rewrite, event: EditEvent, literal: bool,
+                     document: ParsedDocument | None) -> list[Site] | None:
+    """Two literals joined: the others side by side (`completion.edit_joins`)."""
+    quote = joined_quote(rewrite.removed, rewrite.inserted)
+    if quote is None:
+        return None
+    return [] if document is None else joined_sites(quote, event, document)
+
+
+def _version(rewrite: Rewrite, event: EditEvent, literal: bool,
+             document: ParsedDocument | None) -> list[Site] | None:
+    """A version tuple's number: its dotted spelling in prose."""
+    bumped = version_bumped(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right) if literal else None
+    if bumped is None:
+        return None
+    return version_sites(*bumped, rewrite.line, event, None if document is None else prose_at(document))
+
+
+def _url(rewrite: Rewrite, event: EditEvent, literal: bool,
+         document: ParsedDocument | None) -> list[Site] | None:
+    """`sloria` -> `marshmallow-code` in a URL's path: the same URL elsewhere."""
+    return url_sites(rewrite, event) if url_segment(rewrite) else None
+
+
+def _string_end(rewrite: Rewrite, event: EditEvent, literal: bool,
+                document: ParsedDocument | None) -> list[Site] | None:
+    """A string's start or end the literal rule owns: the strings after the same tokens alike."""
+    if not literal or rewrite.word:
+        return None
+    return string_end_sites(rewrite, event, None if document is None else prose_at(document))
+
+
+def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
+          document: ParsedDocument | None) -> list[Site] | None:
+    """A nose-style hook renamed for pytest: the other classes' hooks."""
+    if document is None or not hook_renamed(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right):
+        return None
+    return hook_sites(rewrite.line, rewrite.removed, rewrite.inserted, event, document)
+
+
+SWEEPS: tuple[Sweep, ...] = (_moved_module, _excused_import, _linted, _joined_words, _made_raw, _none_returned,
+                             _comma_put, _joined_literals, _version, _url, _string_end, _hook)  # in this order
 
 
 def same_lines(found: list[Site], line: str, text: str) -> list[Site]:
