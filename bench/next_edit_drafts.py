@@ -299,7 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
                              "(bench.next_edit_second), with the side of the rules reading the last edit alone")
     parser.add_argument("--json", action="store_true", help="end with one JSON line of every figure")
     parser.add_argument("--per-task", type=Path, default=None, metavar="PATH",
-                        help="write each task's id, kind and every side's score counts here, a JSON line each")
+                        help="write each task's id, kind and every side's score counts to this new file, "
+                             "a JSON line each")
     return parser
 
 
@@ -309,6 +310,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, stream=sys.stderr, format="%(message)s")
     if not args.tasks.is_file():
         parser.error(f"--tasks {args.tasks} is not a file")
+    if args.per_task is not None and args.per_task.exists():
+        parser.error(f"--per-task {args.per_task} exists: name a new file (this bench overwrites nothing)")
     if any(not 0.0 <= veto <= 1.0 for veto in args.veto):
         parser.error("--veto thresholds lie in [0, 1]")
     if any(margin < 0 for margin in args.site_margin):

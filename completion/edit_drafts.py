@@ -53,6 +53,7 @@ from completion.tree_names import (
     binds,
     call_nodes,
     first_identifier,
+    methods_of,
     names_parent,
     nodes_named,
     overlapping,
@@ -206,13 +207,9 @@ def passed_on(uses: list[Node], old: str, document: ParsedDocument) -> list[Node
 
 def _init_of(cls: Node) -> Node | None:
     """A Python class's `__init__`, when its body defines one."""
-    body = cls.child_by_field_name("body")
-    for statement in [] if body is None else body.named_children:
-        decorated = statement.type == "decorated_definition"
-        function = statement.child_by_field_name("definition") if decorated else statement
-        name = None if function is None else function.child_by_field_name("name")
-        if function is not None and function.type == "function_definition" and name is not None \
-                and _text(name) == "__init__":
+    for function in methods_of(cls):
+        name = function.child_by_field_name("name")
+        if name is not None and _text(name) == "__init__":
             return function
     return None
 

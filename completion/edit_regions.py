@@ -43,7 +43,7 @@ from tree_sitter import Node
 from completion.edit_events import EditEvent, common_ends
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
-from completion.syntax import ParsedDocument, encode, new_parser
+from completion.syntax import ParsedDocument, ancestors, encode, new_parser
 from completion.tree_names import (
     CALLEES,
     CLASS_TYPES,
@@ -58,6 +58,7 @@ from completion.tree_names import (
     imported_names,
     is_keyword,
     is_member,
+    methods_of,
     name_strings,
     names_parent,
     node_text,
@@ -248,14 +249,9 @@ def own_method(member: Node, old: str, new: str) -> list[Node]:
     if target is None or node_text(target) not in ("self", "cls") or reader.parent is None \
             or reader.parent.type != "call":
         return []
-    owner = reader.parent
-    while owner is not None and owner.type != "class_definition":
-        owner = owner.parent
-    body = None if owner is None else owner.child_by_field_name("body")
-    methods = [] if body is None else [child.child_by_field_name("definition") if child.type == "decorated_definition"
-                                       else child for child in body.named_children]
-    names = [name for method in methods if method is not None and method.type == "function_definition"
-             and (name := method.child_by_field_name("name")) is not None]
+    owner = next((node for node in ancestors(reader) if node.type == "class_definition"), None)
+    names = [name for method in ([] if owner is None else methods_of(owner))
+             if (name := method.child_by_field_name("name")) is not None]
     if any(node_text(name) == new for name in names):
         return []
     return [name for name in names if node_text(name) == old]

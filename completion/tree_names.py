@@ -98,6 +98,18 @@ def is_member(node: Node) -> bool:
         parent is not None and parent.type == "attribute" and parent.child_by_field_name("attribute") == node)
 
 
+def methods_of(cls: Node) -> list[Node]:
+    """The function definitions of a Python class's own body, decorated ones too, in order."""
+    body = cls.child_by_field_name("body")
+    found = []
+    for statement in [] if body is None else body.named_children:
+        function = statement.child_by_field_name("definition") if statement.type == "decorated_definition" \
+            else statement
+        if function is not None and function.type == "function_definition":
+            found.append(function)
+    return found
+
+
 def is_keyword(node: Node) -> bool:
     """A keyword argument's name (`x` in `f(x=1)`): the callee's parameter, not a variable."""
     parent = node.parent

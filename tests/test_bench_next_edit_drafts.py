@@ -3,7 +3,9 @@ whose follow-ups are the same change carried by analogy, a negative, and a task 
 rule could know; region recall, false-edit tasks and the propagating group."""
 import json
 
-from bench.next_edit_drafts import RULES, build_parser, per_task_rows, run_task, summarize
+import pytest
+
+from bench.next_edit_drafts import RULES, build_parser, main, per_task_rows, run_task, summarize
 from infill.paths import bundled_model_dir
 
 
@@ -38,3 +40,12 @@ def test_the_default_model_is_the_bundled_one_and_follows_infill_model(monkeypat
     assert build_parser().parse_args(["--tasks", "t.jsonl"]).model == bundled_model_dir()
     monkeypatch.setenv("INFILL_MODEL", str(tmp_path))
     assert build_parser().parse_args(["--tasks", "t.jsonl"]).model == tmp_path
+
+
+def test_per_task_refuses_a_file_that_exists(tmp_path):
+    tasks, kept = tmp_path / "t.jsonl", tmp_path / "kept.jsonl"
+    tasks.write_text("")
+    kept.write_text("mine\n")
+    with pytest.raises(SystemExit):
+        main(["--tasks", str(tasks), "--per-task", str(kept)])
+    assert kept.read_text() == "mine\n"

@@ -125,7 +125,13 @@ async def test_a_rename_at_the_definition_is_proposed_at_the_other_uses(tmp_path
 PATHS_URI = "file:///tmp/infill-e2e/paths.py"
 PATHS = "import os\n\n\ndef paths(names):\n    first = os.path.join(names[0])\n    second = os.path.join(names[1])\n"
 ADDED_AT = types.Position(line=4, character=33)  # after `names[0]`: the user passes one more argument
-WAITS = "waits"  # the server's log line for a request held until typing pauses
+WAITS = "for typing to pause"  # the server's log line for a request held until typing pauses
+
+
+async def waiting(log: Path, count: int) -> None:
+    """Returns once the server's log tells of `count` requests held until typing pauses."""
+    while log.read_text().count(WAITS) < count:
+        await asyncio.sleep(0.01)
 
 
 async def test_a_word_new_to_the_text_is_proposed_once_typing_pauses_and_a_key_in_the_pause_drops_it(
@@ -150,14 +156,13 @@ async def test_a_word_new_to_the_text_is_proposed_once_typing_pauses_and_a_key_i
         client.text_document_did_open(types.DidOpenTextDocumentParams(types.TextDocumentItem(
             uri=PATHS_URI, language_id="python", version=1, text=PATHS)))
         typed(2, ", suffix_dir")  # `suffix_dir` stands nowhere else: it may be half typed
-        answer = as_dict(await asyncio.wait_for(asyncio.shield(asked(2)), ANSWER_WAIT_S))
+        answer = as_dict(await asyncio.wait_for(asked(2), ANSWER_WAIT_S))
         assert session.log.read_text().count(WAITS) == 1  # asked at once, answered after the pause
         assert [edit["text"] for edit in answer["edits"]] == ["    second = os.path.join(names[1], suffix_dir)\n"]
 
         typed(3, "s", types.Position(line=4, character=44))  # the word goes on: `suffix_dirs`
         pending = asked(3)
-        while session.log.read_text().count(WAITS) < 2:
-            await asyncio.sleep(0.01)
+        await asyncio.wait_for(waiting(session.log, 2), ANSWER_WAIT_S)  # the request is held in the pause
         typed(4, "_", types.Position(line=4, character=45))  # a key in the pause
         assert as_dict(await asyncio.wait_for(pending, ANSWER_WAIT_S)) == {"edits": []}
         assert session.edits == []  # the server never asked to change the document
