@@ -180,6 +180,7 @@ _URL_BEFORE = re.compile(r"(?:https?://|git@)([\w.-]+[/:](?:[\w.~-]+/)*)$")  # a
 _URL_SEGMENT = re.compile(r"[\w.~-]*(?:/[\w.~-]+)?")  # the rest of a path's segment, and the next one
 _PATH_SEGMENT = re.compile(r"[\w.~-]+")  # one segment of a URL's path, whole
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
+_FIRST_PARAMETER = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\(\s*$")  # a def's header up to its first parameter
 _BINDING = re.compile(r"\bas\s+([^\W\d]\w*)\b|^\s*([^\W\d]\w*)\s*(?::[^=]*)?=(?!=)")  # `as x`; `x =` opening a line
 _PROSE_NOTE = re.compile(r"\s+#(?!\s*(?:[\w-]+:|noqa\b|nosec\b)).*")  # a comment, no tool's `word:` directive
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
@@ -443,6 +444,13 @@ def fresh_binding(rewrite: Rewrite, text: str) -> bool:
         if start <= bound.start(group) and bound.end(group) <= end:  # the name is the user's to bind
             return not _whole_elsewhere(bound.group(group), text, rewrite.line_after)
     return False
+
+
+def receiver_renamed(rewrite: Rewrite) -> bool:
+    """True when the rewrite puts `cls` for a method's first parameter `self` or the reverse (`def
+    compile(self, input)` -> `def compile(cls, input)`): that method became a class method or stopped
+    being one, its own choice; the file's other methods keep their receiver."""
+    return {rewrite.removed, rewrite.inserted} == {"self", "cls"} and _FIRST_PARAMETER.match(rewrite.left) is not None
 
 
 def note_put(rewrite: Rewrite) -> bool:
@@ -1040,7 +1048,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     come first, whatever the rest says (`line_copies`), but for a word the rename rule renamed in its
     scope: a copy in another scope names another variable there. No site is one the change would
     break or mislead (`names_bound`, `agreeing`, `bindings_kept`, `same_path`), and a name the user
-    newly binds has none (`fresh_binding`: only the user's line will read it)."""
+    newly binds has none (`fresh_binding`: only the user's line will read it), nor a method's receiver
+    made `cls` or `self` (`receiver_renamed`: the other methods keep theirs)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -1050,7 +1059,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                              and signature_change(event, document) is not None):
             return []  # a parameter list split: its copies are other functions' (`line_copies`)
         return block_sites(block, event.after, event)
-    if fresh_binding(rewrite, event.after):
+    if fresh_binding(rewrite, event.after) or receiver_renamed(rewrite):
         return []
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)

@@ -784,6 +784,27 @@ def test_a_name_newly_bound_is_bound_only_where_the_user_will_read_it():
     assert proposed(before + "    assert excinfo\n", known, 1, settled=True) != known
 
 
+
+def test_a_method_made_a_class_method_leaves_the_other_methods_their_self():
+    before = '''class Expression:
+    def __init__(self, code):
+        self.code = code
+
+    def evaluate(self, matcher):
+        return matcher(self.code)
+
+    def compile(self, input):
+        return Expression(input)
+
+    def __len__(self):
+        return len(self.code)
+'''
+    made = before.replace("def compile(self, input)", "def compile(cls, input)")
+    assert proposed(before, made, 7, settled=True) == made  # `compile` alone became a class method
+    reading = before.replace("return Expression(input)", "return self(input)")
+    renamed = reading.replace("def compile(self, input)", "def compile(cls, input)")
+    assert proposed(reading, renamed, 7, settled=True) == renamed.replace("return self(input)", "return cls(input)")
+
 BLOCKS = '''def open_pager(cmd_filepath):
     # Resolves symlinks and produces a normalized absolute path string.
     cmd_path = Path(cmd_filepath).resolve()
