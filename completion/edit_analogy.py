@@ -181,6 +181,7 @@ _URL_SEGMENT = re.compile(r"[\w.~-]*(?:/[\w.~-]+)?")  # the rest of a path's seg
 _PATH_SEGMENT = re.compile(r"[\w.~-]+")  # one segment of a URL's path, whole
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
 _FIRST_PARAMETER = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\(\s*$")  # a def's header up to its first parameter
+_NUMBER_VALUE = re.compile(r"[\d.\s/*+-]*\d[\d.\s/*+-]*")  # a number or a sum of numbers: `0.4`, `3 / 60`
 _BINDING = re.compile(r"\bas\s+([^\W\d]\w*)\b|^\s*([^\W\d]\w*)\s*(?::[^=]*)?=(?!=)")  # `as x`; `x =` opening a line
 _PROSE_NOTE = re.compile(r"\s+#(?!\s*(?:[\w-]+:|noqa\b|nosec\b)).*")  # a comment, no tool's `word:` directive
 _CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
@@ -451,6 +452,14 @@ def receiver_renamed(rewrite: Rewrite) -> bool:
     compile(self, input)` -> `def compile(cls, input)`): that method became a class method or stopped
     being one, its own choice; the file's other methods keep their receiver."""
     return {rewrite.removed, rewrite.inserted} == {"self", "cls"} and _FIRST_PARAMETER.match(rewrite.left) is not None
+
+
+def value_for_one_call(rewrite: Rewrite) -> bool:
+    """True when the rewrite puts a number into a call that had no argument (`await pilot.pause()` ->
+    `await pilot.pause(0.4)`, `@background_with_channel()` -> `(1)`): a wait or a size chosen for that
+    one call; the same calls elsewhere kept theirs (5 tuning tasks of 5, none carried)."""
+    return not rewrite.removed and rewrite.left.endswith("(") and rewrite.right.startswith(")") \
+        and _NUMBER_VALUE.fullmatch(rewrite.inserted) is not None
 
 
 def note_put(rewrite: Rewrite) -> bool:
@@ -1049,7 +1058,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     scope: a copy in another scope names another variable there. No site is one the change would
     break or mislead (`names_bound`, `agreeing`, `bindings_kept`, `same_path`), and a name the user
     newly binds has none (`fresh_binding`: only the user's line will read it), nor a method's receiver
-    made `cls` or `self` (`receiver_renamed`: the other methods keep theirs)."""
+    made `cls` or `self` (`receiver_renamed`: the other methods keep theirs), nor a number put into a
+    call that had none (`value_for_one_call`)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -1059,7 +1069,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                              and signature_change(event, document) is not None):
             return []  # a parameter list split: its copies are other functions' (`line_copies`)
         return block_sites(block, event.after, event)
-    if fresh_binding(rewrite, event.after) or receiver_renamed(rewrite):
+    if fresh_binding(rewrite, event.after) or receiver_renamed(rewrite) or value_for_one_call(rewrite):
         return []
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)

@@ -805,6 +805,25 @@ def test_a_method_made_a_class_method_leaves_the_other_methods_their_self():
     renamed = reading.replace("def compile(self, input)", "def compile(cls, input)")
     assert proposed(reading, renamed, 7, settled=True) == renamed.replace("return self(input)", "return cls(input)")
 
+
+def test_a_number_put_into_a_bare_call_is_that_calls_alone():
+    before = '''async def test_footer(app):
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.footer
+
+
+async def test_modal(app):
+    async with app.run_test() as pilot:
+        await pilot.pause()
+        assert app.screen
+'''
+    for value in ("0.4", "1 / 10"):
+        waited = before.replace("pilot.pause()", f"pilot.pause({value})", 1)
+        assert proposed(before, waited, 2, settled=True) == waited  # a wait chosen for one test
+    named = before.replace("pilot.pause()", "pilot.pause(delay=0.4)", 1)
+    assert proposed(before, named, 2, settled=True) == before.replace("pilot.pause()", "pilot.pause(delay=0.4)")
+
 BLOCKS = '''def open_pager(cmd_filepath):
     # Resolves symlinks and produces a normalized absolute path string.
     cmd_path = Path(cmd_filepath).resolve()
