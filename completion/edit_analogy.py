@@ -131,7 +131,7 @@ from completion.edit_words import apart_sites, words_joined
 from completion.english import english
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, owner_at, sentence_start
-from completion.syntax import ParsedDocument, byte_offsets, enclosing_at
+from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
 from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_functions, binding_scope, identifiers_in,
                                    name_uses, node_text)
 
@@ -166,6 +166,7 @@ _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to i
 _PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
 _LETTERS = re.compile(r"[A-Za-z]{3,}")  # a word of prose that may name a definition
 _ANNOTATED = re.compile(r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*$", re.MULTILINE)  # `spinner_style: `
+_IN_ANNOTATION = re.compile(r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*[\w.]*$")  # `error_headers: typing.`
 _IMPORTED = re.compile(r"(?:.*>>>)?[ \t]*(?:from|import)[ \t]+")  # a line up to an import's module
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
@@ -1082,7 +1083,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     in_code = not edit_in_prose(rewrite, starts, prose_at(document))  # the code checks read the edit's code
     checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts),
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
-                 bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document))
+                 bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
+                 other_functions(rewrite, text, starts, document))
                 if in_code else ())]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
@@ -1165,6 +1167,27 @@ def marked_unused(rewrite: Rewrite, text: str, starts: list[int],
         return any(start <= binding.start_byte < end and not binding_read(binding, reads, start, end)
                    for binding in bindings)
     return unread
+
+
+def other_functions(rewrite: Rewrite, text: str, starts: list[int],
+                    document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a Python parameter's annotation made another type (`error_headers: typing.Optional[int]` ->
+    `typing.Union[typing.Mapping[str, str], None]`, `pyargs: List[str]` -> `bool`; not the same type
+    written anew, `t.Optional[str]` -> `str | None`, which a file's every annotation takes): whether a
+    site lies off the function's own parameter list, whose other parameters are other values
+    (`error_status_code: typing.Optional[int]` beside it kept its type); None for any other rewrite."""
+    annotated = _IN_ANNOTATION.search(rewrite.left)
+    if document.language != "python" or annotated is None or keyword.iskeyword(annotated.group(1)) \
+            or set(_NAME.findall(rewrite.inserted)) <= set(_NAME.findall(rewrite.removed)) | {"None"}:
+        return None
+    byte_at = byte_offsets(text)
+    at = byte_at(starts[rewrite.line] + len(rewrite.left))
+    edited = document.tree.root_node.descendant_for_byte_range(at, at)
+    parameters = next((node for node in ancestors(edited) if node.type == "parameters"), None)
+    if parameters is None:
+        return None
+    own = (parameters.start_point[0], parameters.end_point[0])
+    return lambda site: not own[0] <= site.line <= own[1]
 
 
 def binding_read(binding: Node, reads: list[Node], start: int, end: int) -> bool:

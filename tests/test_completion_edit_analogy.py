@@ -571,10 +571,16 @@ def test_an_annotation_changed_goes_to_names_akin_to_the_annotated_one():
     def __init__(
         self,
         ws_ping_interval: int = 20,
-        ws_ping_timeout: int = 20,
         workers: int = 1,
     ) -> None:
         self.ws_ping_interval = ws_ping_interval
+
+
+def run(
+    ws_ping_timeout: int = 20,
+    workers: int = 1,
+) -> None:
+    serve(ws_ping_timeout, workers)
 '''
     after = before.replace("ws_ping_interval: int", "ws_ping_interval: float", 1)
     assert proposed(before, after, 3) == after.replace("ws_ping_timeout: int", "ws_ping_timeout: float")
@@ -823,6 +829,24 @@ async def test_modal(app):
         assert proposed(before, waited, 2, settled=True) == waited  # a wait chosen for one test
     named = before.replace("pilot.pause()", "pilot.pause(delay=0.4)", 1)
     assert proposed(before, named, 2, settled=True) == before.replace("pilot.pause()", "pilot.pause(delay=0.4)")
+
+
+def test_a_parameter_given_another_type_leaves_its_neighbours_theirs():
+    before = '''import typing
+
+
+def use_args(
+    argmap,
+    error_status_code: typing.Optional[int] = None,
+    error_headers: typing.Optional[int] = None,
+):
+    return argmap
+'''
+    old = "error_headers: typing.Optional[int] = None"
+    retyped = before.replace(old, "error_headers: typing.Mapping[str, str] | None = None")
+    assert proposed(before, retyped, 6, settled=True) == retyped  # the status code is still an int
+    respelt = before.replace(old, "error_headers: int | None = None")  # the same type written anew
+    assert proposed(before, respelt, 6, settled=True) == respelt.replace("typing.Optional[int]", "int | None")
 
 BLOCKS = '''def open_pager(cmd_filepath):
     # Resolves symlinks and produces a normalized absolute path string.
