@@ -78,6 +78,7 @@ FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: w
 GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
 SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statements that bind the names on their left
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
+_OSERROR_ALIASES = frozenset({"IOError", "EnvironmentError", "WindowsError"})  # UP024 makes them `OSError`
 _DEFINITIONS = FUNCTION_TYPES | CLASS_TYPES  # what a name of its own defines: `def f`, `class C`
 
 RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy", "cursor"
@@ -286,15 +287,17 @@ def _shadowing(event: EditEvent, document: ParsedDocument, scope: Node, old: str
 
 def rebound(event: EditEvent, document: ParsedDocument) -> bool:
     """True when the event replaced a name by another that stood in the same scope already (no
-    rename: see `_bound_before`)."""
+    rename: see `_bound_before`), or one builtin by another (`builtin_swapped`: only the user's
+    function follows, by the rename rule)."""
     found = _rename_scope(event, document)
-    return found is not None and found[3]
+    return found is not None and (found[3] or builtin_swapped(event, document))
 
 
 def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node, bool, bool, bool] | None:
-    """(the old name, its scope, whether it is a member, whether the new name was bound there
-    before while the old one is still bound in the file (an import or a definition changed to a
-    name the file had leaves the old name's uses dangling: they follow, `BaseCommand` -> `Command`),
+    """(the old name, its scope (for one builtin put for another, the user's outermost function:
+    `builtin_swapped`), whether it is a member, whether the new name was bound there before while
+    the old one is still bound in the file (an import or a definition changed to a name the file
+    had leaves the old name's uses dangling: they follow, `BaseCommand` -> `Command`),
     or the renamed definition's old name stands on another definition beside it (`_redefined`),
     whether the edit is in a `from` import) for a name the event renamed; None when it
     renamed none (the document needs a tree) or one of the names stands more than `MAX_NAME_USES`
@@ -306,17 +309,41 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node
     if too_common((old, new), document.text):
         return None
     root = document.tree.root_node
-    edited = [node for node in nodes_named(root, document.language, new, NAME_TYPES + MEMBER_TYPES)
-              if event.start_line <= first_line(document, node) < event.after_end and not _module_part(node)]
+    edited = _edited_names(event, document, new)
     if not edited:
         return None
     scope, member = scope_of(edited[0], document.language, {old, new})
+    if not member and builtin_swapped(event, document):
+        function = next((node for node in reversed(list(ancestors(edited[0]))) if node.type in FUNCTION_TYPES), None)
+        return old, function or root, member, function is None, False
     rebinds = (_bound_before(event, document, root if member else scope, (old, new), member)
                and (member or not _dangling(event, document, old, new))) \
         or (not member and _builtin_for_import(document, old, new, edited[0])) \
         or (names_parent(edited[0], _DEFINITIONS)
             and _redefined(event, document, root if member else scope, old, member))
     return old, scope, member, rebinds, _in_from_import(edited[0])
+
+
+def _edited_names(event: EditEvent, document: ParsedDocument, name: str) -> list[Node]:
+    """The nodes named `name` on the event's lines (not a module's name after its package), in file order."""
+    return [node for node in nodes_named(document.tree.root_node, document.language, name, NAME_TYPES + MEMBER_TYPES)
+            if event.start_line <= first_line(document, node) < event.after_end and not _module_part(node)]
+
+
+def builtin_swapped(event: EditEvent, document: ParsedDocument) -> bool:
+    """True when the event put one Python builtin for another in code that is no annotation
+    (`except Exception:` -> `except SyntaxError:`, `raise Exception("dummy")` -> `raise
+    ValueError("dummy")`; an annotation's `int` -> `float` is the annotation rules'): both stand in
+    every scope, so the old one's other uses are the user's function's alone (the
+    `pytest.raises(Exception)` that catches what it raises), not the file's; at a module's level, none.
+    An alias of `OSError` made `OSError` (pyupgrade's UP024: `IOError`) is a sweep of the file."""
+    names = renamed(event)
+    if names is None or document.tree is None or document.language != "python" \
+            or not (names[0] in PYTHON_BUILTINS and names[1] in PYTHON_BUILTINS) \
+            or (names[0] in _OSERROR_ALIASES and names[1] == "OSError"):
+        return False
+    edited = _edited_names(event, document, names[1])
+    return bool(edited) and not any(node.type == "type" for node in ancestors(edited[0]))
 
 
 def _builtin_for_import(document: ParsedDocument, old: str, new: str, edited: Node) -> bool:

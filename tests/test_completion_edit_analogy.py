@@ -848,6 +848,36 @@ def use_args(
     respelt = before.replace(old, "error_headers: int | None = None")  # the same type written anew
     assert proposed(before, respelt, 6, settled=True) == respelt.replace("typing.Optional[int]", "int | None")
 
+
+def test_a_builtin_put_for_another_follows_in_the_users_function_alone():
+    before = '''import pytest
+
+
+def test_context_pops():
+    try:
+        raise Exception("dummy")
+    except Exception:
+        pass
+
+
+def test_teardown_with_error(app):
+    @app.route("/")
+    def index():
+        raise Exception("dummy")
+
+    with pytest.raises(Exception, match="dummy"):
+        app.get("/")
+'''
+    raised = before.replace('        raise Exception("dummy")\n\n', '        raise ValueError("dummy")\n\n', 1)
+    caught = raised.replace("pytest.raises(Exception,", "pytest.raises(ValueError,")
+    assert proposed(before, raised, 13, settled=True) == caught  # the first test keeps its own
+    narrowed = before.replace("    except Exception:", "    except SyntaxError:", 1)
+    assert proposed(before, narrowed, 6, settled=True) == narrowed.replace("raise Exception", "raise SyntaxError", 1)
+    module_level = "\n\ntry:\n    import termios\nexcept IOError:\n    termios = None\n"
+    swept = before.replace("    except Exception:", "    except (ImportError, IOError):") + module_level
+    up024 = swept.replace("IOError)", "OSError)", 1)  # pyupgrade's alias of OSError: the file's sweep
+    assert proposed(swept, up024, 6, settled=True) == swept.replace("IOError", "OSError")
+
 BLOCKS = '''def open_pager(cmd_filepath):
     # Resolves symlinks and produces a normalized absolute path string.
     cmd_path = Path(cmd_filepath).resolve()
