@@ -130,7 +130,7 @@ from completion.edit_versions import version_bumped, version_sites
 from completion.edit_words import apart_sites, words_joined
 from completion.english import english
 from completion.positions import line_starts
-from completion.prose_sense import capitalized, names, owner_at, sentence_start
+from completion.prose_sense import capitalized, names, owner_at, sentence_start, subject_at
 from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
 from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_functions, binding_scope, identifiers_in,
                                    name_uses, node_text)
@@ -662,6 +662,26 @@ def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,
     return keeps
 
 
+def own_subjects(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a word put for another in prose (no typo, no case) where the user's place names the new
+    word and not the old (`subject_at`: `#: Blueprint local JSON decoder class` made `encoder` over
+    `json_encoder = None`; `content of the response body` made `request` in `class Request`): whether
+    a site's place does not name the old word without the new, where the prose speaks of its own
+    subject already (over `json_decoder = None`, in `class Response`); None for any other rewrite."""
+    if not rewrite.word or typo(rewrite) or rewrite.removed.lower() == rewrite.inserted.lower():
+        return None
+    subject = subject_at(document)
+    old, new = rewrite.removed.lower(), rewrite.inserted.lower()
+    mine = set() if subject is None else subject(starts[rewrite.line] + len(rewrite.left))
+    if new not in mine or old in mine:
+        return None
+
+    def own(site: Site) -> bool:
+        theirs = subject(site.start)
+        return new in theirs or old not in theirs
+    return own
+
+
 def phrase_in_sense(rewrite: Rewrite, edited_at: int,
                     owner: Callable[[int], str] | None) -> Callable[[int, int], bool] | None:
     """For text other than one word changed in prose at `edited_at`: whether a site (its offset,
@@ -1085,7 +1105,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
                  other_functions(rewrite, text, starts, document))
-                if in_code else ())]
+                if in_code else (own_subjects(rewrite, starts, document),))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
 

@@ -5,7 +5,9 @@ Two reasons, seen in real commits, why the same word elsewhere must stay as it i
   sentence's grammar: mid-sentence, the same word stays lower case (`sentence_start`, `capitalized`);
 - a docstring made to name its own definition (`max` -> `min` in `do_min`'s docstring, copied from
   `do_max`'s) is that definition's: the word in another definition's prose still names that one
-  (`owner_at`, `names`).
+  (`owner_at`, `names`); likewise prose made to speak of what its place names, a class around it or
+  the code a comment stands over (`decoder` -> `encoder` in the comment over `json_encoder = None`):
+  where the place names the old word, the prose speaks of that already (`subject_at`).
 Pure functions of text and a parsed tree.
 """
 from __future__ import annotations
@@ -14,10 +16,12 @@ import re
 from collections.abc import Callable
 
 from completion.definitions import DEFINITION_TYPES, definition_name
-from completion.syntax import ParsedDocument, enclosing_at
+from completion.syntax import ParsedDocument, ancestors, enclosing_at
 
 _SENTENCE_START = re.compile(r"""(?:^[ \t]*(?:[rRbBuUfF]?(?:\"\"\"|'''|"|')|#+:?)?|[.!?][ \t]+)[ \t]*$""")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
+COMMENT_REACH = 6  # lines under a comment searched for the code it stands over
 
 
 def sentence_start(before: str) -> bool:
@@ -52,3 +56,26 @@ def owner_at(document: ParsedDocument) -> Callable[[int], str] | None:
         node = enclosing(offset)
         return "" if node is None else definition_name(node) or ""
     return owner
+
+
+def subject_at(document: ParsedDocument) -> Callable[[int], set[str]] | None:
+    """The name parts, in lower case, of what prose at a character offset of the document's text
+    speaks of: every definition around it (`command` for a docstring of `Command.__call__`), and
+    for a comment the names of the first line of code under it, `COMMENT_REACH` lines at most
+    (`json`, `decoder` under `#: JSON decoder class`); None without a tree. Asked in text order."""
+    enclosing = enclosing_at(document, DEFINITION_TYPES)
+    if enclosing is None:
+        return None
+    text = document.text
+
+    def subject(offset: int) -> set[str]:
+        names = [definition_name(node) or "" for node in ancestors(enclosing(offset))
+                 if node.type in DEFINITION_TYPES]
+        start = text.rfind("\n", 0, offset) + 1
+        end = text.find("\n", offset)
+        if end >= 0 and text[start:offset].lstrip().startswith("#"):
+            below = text[end + 1:].split("\n", COMMENT_REACH)[:COMMENT_REACH]
+            code = next((line for line in below if line.strip() and not line.lstrip().startswith("#")), "")
+            names += _IDENTIFIER.findall(code.partition("#")[0])
+        return {part.lower() for name in names for part in _NAME_PART.findall(name)}
+    return subject

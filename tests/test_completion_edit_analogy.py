@@ -878,6 +878,37 @@ def test_teardown_with_error(app):
     up024 = swept.replace("IOError)", "OSError)", 1)  # pyupgrade's alias of OSError: the file's sweep
     assert proposed(swept, up024, 6, settled=True) == swept.replace("IOError", "OSError")
 
+
+def test_prose_made_to_speak_of_its_place_leaves_the_places_that_name_the_old_word():
+    before = '''class Blueprint:
+    #: Blueprint local JSON decoder class to use.
+    json_encoder = None
+    #: Blueprint local JSON decoder class to use.
+    json_decoder = None
+
+
+class Request:
+    def __init__(self, content):
+        """content: The content of the response body."""
+
+
+class Response:
+    def __init__(self, content):
+        """content: The content of the response body."""
+
+
+class Message:
+    def __init__(self, content):
+        """content: The content of the response body."""
+'''
+    encoder = before.replace("decoder class to use.\n    json_encoder", "encoder class to use.\n    json_encoder", 1)
+    assert proposed(before, encoder, 1, settled=True) == encoder  # the other comment is over `json_decoder`
+    old, new = "The content of the response body.", "The content of the request body."
+    request = before.replace(old, new, 1)
+    in_message = request.replace("class Message:\n    def __init__(self, content):\n        \"\"\"content: " + old,
+                                 "class Message:\n    def __init__(self, content):\n        \"\"\"content: " + new)
+    assert proposed(before, request, 9, settled=True) == in_message  # `Response` keeps its own
+
 BLOCKS = '''def open_pager(cmd_filepath):
     # Resolves symlinks and produces a normalized absolute path string.
     cmd_path = Path(cmd_filepath).resolve()
