@@ -51,7 +51,9 @@ event's lines:
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type); a comment of *prose* put at
   a line's end (`  # Emoticons`; no tool's directive) speaks of that line: only its copies (`note_put`);
-  a name the user newly binds (`with pytest.raises(E) as excinfo:`) goes nowhere (`fresh_binding`);
+  a name the user newly binds (`with pytest.raises(E) as excinfo:`) goes nowhere (`fresh_binding`),
+  nor a method's receiver made `cls` (`receiver_renamed`) or a number put into a bare call
+  (`pilot.pause()` -> `pilot.pause(0.4)`: `value_for_one_call`);
 - a string made *raw* for an invalid escape (pycodestyle's W605) at the file's other strings with no prefix
   that hold one, or as a regex a call takes (`match=` of `pytest.raises(`, ruff's RUF043) at the strings
   the same callee takes there (`completion.edit_escapes`);
@@ -93,7 +95,9 @@ into a method without `sig`); a name made to agree with its function only to fun
 of the same (`agreeing`: `_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`);
 a name taken off its line stays where its scope reads it (`bindings_kept`: `except E as e:` ->
 `except E:` not where the handler returns `e`); a module renamed after its package goes only to that
-package's path (`same_path`: `uvicorn.logging`, not `import logging`).
+package's path (`same_path`: `uvicorn.logging`, not `import logging`); a parameter given another
+type not to its neighbours in the same list (`other_functions`); prose made to speak of its place
+not where a site's place names the old word (`own_subjects`: the comment over `json_decoder`).
 The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
 word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
 left one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a

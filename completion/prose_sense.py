@@ -71,11 +71,21 @@ def subject_at(document: ParsedDocument) -> Callable[[int], set[str]] | None:
     def subject(offset: int) -> set[str]:
         names = [definition_name(node) or "" for node in ancestors(enclosing(offset))
                  if node.type in DEFINITION_TYPES]
-        start = text.rfind("\n", 0, offset) + 1
-        end = text.find("\n", offset)
-        if end >= 0 and text[start:offset].lstrip().startswith("#"):
-            below = text[end + 1:].split("\n", COMMENT_REACH)[:COMMENT_REACH]
-            code = next((line for line in below if line.strip() and not line.lstrip().startswith("#")), "")
-            names += _IDENTIFIER.findall(code.partition("#")[0])
+        if text[text.rfind("\n", 0, offset) + 1:offset].lstrip().startswith("#"):
+            names += _IDENTIFIER.findall(_code_under(text, offset).partition("#")[0])
         return {part.lower() for name in names for part in _NAME_PART.findall(name)}
     return subject
+
+
+def _code_under(text: str, offset: int) -> str:
+    """The first line of `text` after the one holding `offset` that is neither blank nor a comment,
+    `COMMENT_REACH` lines down at most ('' when none)."""
+    end = text.find("\n", offset)
+    for _ in range(COMMENT_REACH):
+        if end < 0:
+            return ""
+        start, end = end + 1, text.find("\n", end + 1)
+        line = text[start:] if end < 0 else text[start:end]
+        if line.strip() and not line.lstrip().startswith("#"):
+            return line
+    return ""
