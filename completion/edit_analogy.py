@@ -96,7 +96,7 @@ of the same (`agreeing`: `_request_ctx_stack` -> `_websocket_ctx_stack` beside `
 a name taken off its line stays where its scope reads it (`bindings_kept`: `except E as e:` ->
 `except E:` not where the handler returns `e`); a module renamed after its package goes only to that
 package's path (`same_path`: `uvicorn.logging`, not `import logging`); a parameter given another
-type not to its neighbours in the same list (`other_functions`); prose made to speak of its place
+type not to its neighbours in the same list (`off_own_parameters`); prose made to speak of its place
 not where a site's place names the old word (`own_subjects`: the comment over `json_decoder`).
 The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
 word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
@@ -169,8 +169,9 @@ _CLASS = re.compile(r"\s*class\s")
 _CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
 _PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
 _LETTERS = re.compile(r"[A-Za-z]{3,}")  # a word of prose that may name a definition
-_ANNOTATED = re.compile(r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*$", re.MULTILINE)  # `spinner_style: `
-_IN_ANNOTATION = re.compile(r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*[\w.]*$")  # `error_headers: typing.`
+_ANNOTATION_START = r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*"  # a name and its colon (group 1: the name)
+_ANNOTATED = re.compile(_ANNOTATION_START + "$", re.MULTILINE)  # `spinner_style: `
+_IN_ANNOTATION = re.compile(_ANNOTATION_START + r"[\w.]*$")  # `error_headers: typing.`
 _IMPORTED = re.compile(r"(?:.*>>>)?[ \t]*(?:from|import)[ \t]+")  # a line up to an import's module
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
@@ -1108,7 +1109,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts),
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
-                 other_functions(rewrite, text, starts, document))
+                 off_own_parameters(rewrite, text, starts, document))
                 if in_code else (own_subjects(rewrite, starts, document),))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
@@ -1193,8 +1194,8 @@ def marked_unused(rewrite: Rewrite, text: str, starts: list[int],
     return unread
 
 
-def other_functions(rewrite: Rewrite, text: str, starts: list[int],
-                    document: ParsedDocument) -> Callable[[Site], bool] | None:
+def off_own_parameters(rewrite: Rewrite, text: str, starts: list[int],
+                       document: ParsedDocument) -> Callable[[Site], bool] | None:
     """For a Python parameter's annotation made another type (`error_headers: typing.Optional[int]` ->
     `typing.Union[typing.Mapping[str, str], None]`, `pyargs: List[str]` -> `bool`; not the same type
     written anew, `t.Optional[str]` -> `str | None`, which a file's every annotation takes): whether a
