@@ -23,6 +23,7 @@ SPECIAL_TOKENS = [MASK, PAD, END, FILE, SNIPPET, EDIT, BEFORE, AFTER]  # ids 0..
 
 # newline | indentation or alignment runs | a word, number or punctuation run with at most one leading space
 PIECE_PATTERN = r"\n|[ \t]{2,}|\t| ?[A-Za-z_][A-Za-z_0-9]*| ?[0-9]+| ?[^\sA-Za-z_0-9]+|\s"
+LINE_CACHE = 1 << 14  # lines whose ids `CodeTokenizer.encode` keeps across calls
 
 
 def _pre_tokenizer() -> pre_tokenizers.PreTokenizer:
@@ -138,6 +139,31 @@ class CodeTokenizer(TokenTable):
         self.end_ids = [self.pad_id]
         self.line_end_ids = [self.newline_id]  # the pre-tokenizer keeps a newline a token of its own
         self.banned_ids = [i for i in (self.tok.token_to_id(t) for t in SPECIAL_TOKENS) if i != self.pad_id]
+        self._line_ids: dict[str, list[int]] = {}  # a line's text -> its ids (`encode`), at most LINE_CACHE
+
+    def encode(self, text: str) -> list[int]:
+        """The ids of `text`, line by line: a newline is a piece of its own (`PIECE_PATTERN`), so no
+        token spans one and a line tokenizes alike wherever it stands. Each line's ids are kept (at
+        most LINE_CACHE lines', all forgotten when more would be), so that the next keystroke
+        tokenizes the line it changed, not the whole context again."""
+        lines = text.split("\n")
+        known = self._line_ids
+        missing = [line for line in dict.fromkeys(lines) if line and line not in known]
+        if len(known) + len(missing) > LINE_CACHE:
+            known.clear()
+            missing = [line for line in dict.fromkeys(lines) if line]
+        if missing:  # one call: split at the newlines put between them
+            joined = self.tok.encode("\n".join(missing), add_special_tokens=False).ids
+            starts = [0] + [i + 1 for i, token in enumerate(joined) if token == self.newline_id]
+            ends = [start - 1 for start in starts[1:]] + [len(joined)]
+            known.update(zip(missing, (joined[a:b] for a, b in zip(starts, ends))))
+        ids: list[int] = []
+        for i, line in enumerate(lines):
+            if i:
+                ids.append(self.newline_id)
+            if line:
+                ids += known[line]
+        return ids
 
     @staticmethod
     def _byte_level(text: str) -> str:
@@ -155,12 +181,15 @@ class CodeTokenizer(TokenTable):
         start of a longer token: it is removed, and the hole's first token must start with it. If
         no token starts with the whole piece, only the last token is re-opened.
         """
-        pieces = self.tok.pre_tokenizer.pre_tokenize_str(prefix)
-        if not pieces:
+        if not prefix:
             return Healed([], "")
-        start, end = pieces[-1][1]
+        line = prefix.rfind("\n") + 1  # a newline is a piece of its own: the last piece, or one before the last line's
+        if line == len(prefix):
+            return Healed(self.encode(prefix), "")
+        pieces = self.tok.pre_tokenizer.pre_tokenize_str(prefix[line:])
+        start, end = (line + offset for offset in pieces[-1][1])
         piece = prefix[start:end]
-        if piece == "\n" or (piece.isspace() and len(piece) >= 2):
+        if piece.isspace() and len(piece) >= 2:
             return Healed(self.encode(prefix), "")
         if self.tokens_starting_with(piece):
             return Healed(self.encode(prefix[:start]), piece)

@@ -61,3 +61,43 @@ def test_tokens_starting_with_matches_a_scan_of_the_vocabulary(tiny_tokenizer):
     for prefix in ["se", " s", "\n", "    ", "re", "", "zzq", "("]:
         scan = [i for i, t in enumerate(texts) if t and t.startswith(prefix)]
         assert tiny_tokenizer.tokens_starting_with(prefix) == scan
+
+
+class CountingTokenizer:
+    """A `tokenizers.Tokenizer` stand-in that counts the characters it is given to encode."""
+
+    def __init__(self, tok):
+        self.tok, self.chars = tok, 0
+
+    def encode(self, text, **kwargs):
+        self.chars += len(text)
+        return self.tok.encode(text, **kwargs)
+
+    def __getattr__(self, name):
+        return getattr(self.tok, name)
+
+
+def test_line_by_line_ids_are_the_whole_text_s(tiny_tokenizer):
+    texts = [SAMPLE_CODE, "\n\nx = 1\r\n\n  y\t= 'é'\n", "no newline", "", "\n", "a\n\n\nb <|mask|>\n  "]
+    for text in texts:
+        assert tiny_tokenizer.encode(text) == tiny_tokenizer.tok.encode(text, add_special_tokens=False).ids
+
+
+def test_a_keystroke_tokenizes_the_line_it_changed(tiny_tokenizer, monkeypatch):
+    counting = CountingTokenizer(tiny_tokenizer.tok)
+    monkeypatch.setattr(tiny_tokenizer, "tok", counting)
+    monkeypatch.setattr(tiny_tokenizer, "_line_ids", {})
+    text = SAMPLE_CODE * 3 + "    return sel"
+    tiny_tokenizer.encode(text)
+    whole = counting.chars
+    ids = tiny_tokenizer.encode(text + "f")
+    assert counting.chars - whole == len("    return self")  # the one line typed on
+    assert ids == counting.tok.encode(text + "f", add_special_tokens=False).ids
+
+
+def test_healing_reads_the_last_line_alone(tiny_tokenizer):
+    for prefix in ("x = 1\n    return self.val", "a\n", "a\n    ", "a\nb =", "one line"):
+        healed = tiny_tokenizer.heal(prefix)
+        assert tiny_tokenizer.decode(healed.ids) + healed.text == prefix
+        assert healed.ids == tiny_tokenizer.tok.encode(prefix[:len(prefix) - len(healed.text)],
+                                                        add_special_tokens=False).ids
