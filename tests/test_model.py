@@ -1,7 +1,9 @@
 """The transformer: cached context gives the uncached answer; rows of a pass; causal and bidirectional masks."""
+import pytest
 import torch
+import torch.nn.functional as F
 
-from infill.model import ModelConfig, Transformer
+from infill.model import ModelConfig, Transformer, grouped_attention
 
 
 def tiny(causal=False, shift=True):
@@ -68,3 +70,28 @@ def test_config_round_trip(tmp_path):
     cfg = tiny().cfg
     cfg.save(tmp_path / "config.json")
     assert ModelConfig.load(tmp_path / "config.json") == cfg
+
+
+@pytest.mark.parametrize("mask", [None, "rows", "keys"])
+def test_grouped_attention_is_attention_with_shared_keys(mask):
+    torch.manual_seed(0)
+    q, k, v = torch.randn(2, 6, 5, 8), torch.randn(2, 2, 9, 8), torch.randn(2, 2, 9, 8)  # 3 heads per key head
+    given = {None: None, "rows": torch.rand(2, 1, 5, 9) > 0.3, "keys": torch.rand(2, 1, 1, 9) > 0.3}[mask]
+    expected = F.scaled_dot_product_attention(q, k, v, attn_mask=given, enable_gqa=True)
+    torch.testing.assert_close(grouped_attention(q, k, v, given), expected, atol=1e-6, rtol=1e-5)
+
+
+@torch.no_grad()
+def test_rows_written_into_the_canvas_cache_see_what_the_whole_pass_saw():
+    model = tiny()
+    ids = torch.randint(4, 64, (1, 20))
+    full, kv = model.hidden(ids)
+    canvas = [(k.clone(), v.clone()) for k, v in kv]
+    for k, v in canvas:  # the rows 8..13 will write theirs: what stands there must not count
+        k[:, :, 8:14], v[:, :, 8:14] = 1e3, -1e3
+    positions = torch.arange(8, 14)[None]
+    h, written = model.hidden(ids[:, 8:14], positions=positions, cache=canvas, write_at=slice(8, 14))
+    torch.testing.assert_close(h, full[:, 8:14], atol=1e-5, rtol=1e-4)
+    for (k, v), (k_full, v_full), (k_rows, _) in zip(canvas, kv, written):
+        torch.testing.assert_close(k, k_full, atol=1e-5, rtol=1e-4)  # the canvas holds the rows' keys now
+        torch.testing.assert_close(k_rows, k_full[:, :, 8:14], atol=1e-5, rtol=1e-4)

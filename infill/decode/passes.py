@@ -4,7 +4,8 @@ A full pass encodes the whole canvas and keeps the keys/values of every position
 window (`encode`; the first one of a request may reuse an earlier canvas's keys/values of its
 start and end, given as a `Reuse`, and gives back what it encoded for later requests). A cached
 pass runs the window alone against them (`window_pass`); all cached windows of a step, guess
-windows included, run batched in one forward (`window_hidden`, `infill.batch`). `score` turns
+windows included, run batched in one forward (`window_hidden`, `infill.batch`), or a lone window
+in place in the canvas's keys/values its state keeps (`in_canvas_pass`). `score` turns
 restricted logits into the confidences the commit rules rank.
 """
 from __future__ import annotations
@@ -34,8 +35,8 @@ class Reuse(NamedTuple):
 
 def full_pass(model: Transformer, ids: torch.Tensor, window: Window) -> tuple[torch.Tensor, list[KV]]:
     """Hidden states of the window (W, d) and the keys/values of every position outside it."""
-    h, context, _ = encode(model, ids, window)
-    return h, context
+    h, whole = encode_canvas(model, ids, window)
+    return h, without(whole, window)
 
 
 def joined(*parts: list[KV] | None) -> list[KV] | None:
@@ -49,25 +50,47 @@ def joined(*parts: list[KV] | None) -> list[KV] | None:
 
 def encode(model: Transformer, ids: torch.Tensor, window: Window, prefix: list[KV] | None = None,
            suffix: Suffix | None = None) -> tuple[torch.Tensor, list[KV], list[KV]]:
-    """A full pass: hidden states of the window (W, d), the keys/values outside it, and those of
-    the whole canvas. With `prefix` (keys/values of the first P positions, P at most the window's
-    first position) and `suffix` (from position S past the window to the end) only positions P..S
-    run, attending to both: the cross-keystroke reuse."""
+    """A full pass (`encode_canvas`): hidden states of the window (W, d), the keys/values outside
+    it, and those of the whole canvas."""
+    h, whole = encode_canvas(model, ids, window, prefix, suffix)
+    return h, without(whole, window), whole
+
+
+def encode_canvas(model: Transformer, ids: torch.Tensor, window: Window, prefix: list[KV] | None = None,
+                  suffix: Suffix | None = None) -> tuple[torch.Tensor, list[KV]]:
+    """A full pass: hidden states of the window (W, d) and the keys/values of the whole canvas
+    (1, nkv, N, hd) per layer. With `prefix` (keys/values of the first P positions, P at most the
+    window's first position) and `suffix` (from position S past the window to the end) only positions
+    P..S run, attending to both: the cross-keystroke reuse. The canvas's keys/values are laid out
+    once, the reused ones copied in and each layer writing its own between them."""
     skip = 0 if prefix is None else prefix[0][0].shape[2]
     stop, end = (ids.shape[1], None) if suffix is None else suffix
     positions = torch.arange(skip, stop, device=ids.device)[None]  # (1, S - P)
     inside = torch.arange(ids.shape[1], device=ids.device)[window] - skip  # (W,) the window's rows of this call
-    h, kv = model.hidden(ids[:, skip:stop], positions=positions, cache=joined(prefix, end), rows=inside)
-    kv = joined(prefix, kv, end)
-    return h[0], without(kv, window), kv
+    whole = canvas_kv(model, ids.shape[1], prefix, end)
+    h, _ = model.hidden(ids[:, skip:stop], positions=positions, cache=whole, rows=inside, write_at=slice(skip, stop))
+    return h[0], whole
+
+
+def canvas_kv(model: Transformer, length: int, prefix: list[KV] | None, end: list[KV] | None) -> list[KV]:
+    """Per layer, room for the keys/values (1, nkv, length, hd) of a canvas, `prefix`'s (P positions)
+    written at its start and `end`'s at its end; a pass writes the positions between."""
+    cfg, weight = model.cfg, model.model.embed_tokens.weight
+    shape = (1, cfg.num_kv_heads, length, cfg.head_dim)
+    whole = [(weight.new_empty(shape), weight.new_empty(shape)) for _ in range(cfg.num_layers)]
+    for (k, v), (start_k, start_v) in zip(whole, prefix or []):
+        k[:, :, :start_k.shape[2]], v[:, :, :start_v.shape[2]] = start_k, start_v
+    for (k, v), (end_k, end_v) in zip(whole, end or []):
+        k[:, :, length - end_k.shape[2]:], v[:, :, length - end_v.shape[2]:] = end_k, end_v
+    return whole
 
 
 def without(kv: list[KV], window: Window) -> list[KV]:
     """Per layer, the keys/values (1, nkv, N, hd) of every position outside the window. A window
     without gaps (a slice, or one hole's positions) keeps its two sides laid end to end: 3.5x
     faster than a boolean gather on a 1,024-token canvas."""
-    if isinstance(window, torch.Tensor) and len(window) and int(window[-1]) - int(window[0]) + 1 == len(window):
-        window = slice(int(window[0]), int(window[-1]) + 1)
+    if isinstance(window, torch.Tensor):
+        window = contiguous(window)
     if isinstance(window, slice):
         return [(torch.cat([k[:, :, :window.start], k[:, :, window.stop:]], dim=2),
                  torch.cat([v[:, :, :window.start], v[:, :, window.stop:]], dim=2)) for k, v in kv]
@@ -136,17 +159,28 @@ def first_full_pass(model: Transformer, state: DecodeState, reuse: Reuse | None)
     and keys/values it encoded, for later requests to reuse."""
     canvas = state.ids[0].clone()
     prefix, suffix = reuse if reuse is not None else (None, None)
-    h, state.context, whole = encode(model, state.ids, state.positions, prefix, suffix)
-    if state.keeps_kv:  # its own copy: the kept canvas's keys/values stay as encoded
-        state.kv = [(k.clone(), v.clone()) for k, v in whole]
+    h, whole = encode_canvas(model, state.ids, state.positions, prefix, suffix)
+    keep_canvas(state, [(k.clone(), v.clone()) for k, v in whole] if state.keeps_kv else whole)
+    #   its own copy: the kept canvas's keys/values stay as encoded
     return h, (canvas, whole)
+
+
+def keep_canvas(state: DecodeState, whole: list[KV]) -> None:
+    """After a full pass, what later cached passes attend to: the whole canvas's keys/values
+    (`keeps_kv`; each cached window writes its own into them), else those outside the window."""
+    if state.keeps_kv:
+        state.kv = whole
+    else:
+        state.context = without(whole, state.positions)
+    keep_encoded(state, whole)
 
 
 def window_hidden(model: Transformer, states: list[DecodeState], reuse: list[Reuse | None],
                   ) -> tuple[list[list[torch.Tensor]], list[Encoded | None]]:
     """Per state, the hidden states (W_i, d) of its window and then of each of its guess windows,
     and what its first full pass encoded (None for any other pass): full passes one by one, all
-    cached windows batched. `reuse`: per state, what its first full pass may reuse."""
+    cached windows batched, or a lone window in place (`in_canvas_pass`). `reuse`: per state, what
+    its first full pass may reuse."""
     hidden: dict[int, list[torch.Tensor]] = {}
     encoded: list[Encoded | None] = [None] * len(states)
     owners, windows = [], []
@@ -154,17 +188,17 @@ def window_hidden(model: Transformer, states: list[DecodeState], reuse: list[Reu
         if state.needs_full_pass and state.passes == 0:
             h, encoded[i] = first_full_pass(model, state, reuse[i])
             hidden[i] = [h]
-            keep_encoded(state, encoded[i][1])
         elif state.needs_full_pass:
-            h, state.context, whole = encode(model, state.ids, state.positions)
+            h, whole = encode_canvas(model, state.ids, state.positions)
             hidden[i] = [h]
-            state.kv = whole if state.keeps_kv else None
-            keep_encoded(state, whole)
+            keep_canvas(state, whole)
         else:
             own = pass_windows(state)
             owners += [i] * len(own)
             windows += own
-    if windows:
+    if len(windows) == 1 and in_canvas(states[owners[0]]):
+        hidden[owners[0]] = [in_canvas_pass(model, states[owners[0]], windows[0])]
+    elif windows:
         positions = [states[i].positions for i in owners]
         contexts, masks = zip(*(window_context(states[i]) for i in owners))
         batched, window_kv = batch_window_pass(model, windows, positions, list(contexts), list(masks))
@@ -176,15 +210,39 @@ def window_hidden(model: Transformer, states: list[DecodeState], reuse: list[Reu
     return [hidden[i] for i in range(len(states))], encoded
 
 
+def in_canvas(state: DecodeState) -> bool:
+    """Its cached window may run in place in the canvas's keys/values it keeps: the window's keys
+    and values written over their positions, every row attending to the whole canvas (the same keys
+    as its context and its window; no hidden check, which also sees the window as it was)."""
+    return state.keeps_kv and not state.checks_hidden
+
+
+def in_canvas_pass(model: Transformer, state: DecodeState, window: torch.Tensor) -> torch.Tensor:
+    """A lone cached window (W,) run in place in `state.kv`: its hidden states (W, d). No copy of
+    the canvas's keys/values, where a context of the positions outside the window costs two."""
+    at = contiguous(state.positions)
+    h, window_kv = model.hidden(window[None], positions=state.positions[None], cache=state.kv, write_at=at)
+    keep_window_kv(state, window_kv, written=True)
+    return h[0]
+
+
+def contiguous(positions: torch.Tensor) -> Window:
+    """Ascending positions (W,) as a slice when they have no gap (a slice's writes are cheaper)."""
+    if len(positions) and int(positions[-1]) - int(positions[0]) + 1 == len(positions):
+        return slice(int(positions[0]), int(positions[-1]) + 1)
+    return positions
+
+
 def window_context(state: DecodeState) -> tuple[list[KV], torch.Tensor | None]:
     """The keys/values a state's cached window attends to besides its own, and which of them each
     row may see (None: all): for a hidden lookup check, the cached context, then the window as the
-    pass before encoded it (`hiding_mask`)."""
+    pass before encoded it (`hiding_mask`). A state that keeps the canvas's keys/values takes those
+    outside its window."""
+    context = without(state.kv, state.positions) if state.keeps_kv else state.context
     if not state.checks_hidden:
-        return state.context, None
+        return context, None
     assert state.window_kv is not None, "a hidden check needs the pass before's keys/values of the window"
-    context = state.context[0][0].shape[2]
-    return joined(state.context, state.window_kv), hiding_mask(state, context)
+    return joined(context, state.window_kv), hiding_mask(state, context[0][0].shape[2])
 
 
 def keep_encoded(state: DecodeState, kv: list[KV]) -> None:
@@ -194,11 +252,12 @@ def keep_encoded(state: DecodeState, kv: list[KV]) -> None:
         state.window_kv = [(k[:, :, state.positions], v[:, :, state.positions]) for k, v in kv]
 
 
-def keep_window_kv(state: DecodeState, window_kv: list[KV]) -> None:
+def keep_window_kv(state: DecodeState, window_kv: list[KV], written: bool = False) -> None:
     """Keep what a state's own cached window encoded, per layer (1, nkv, >= W, hd), its first W
-    positions: into the whole canvas's keys/values (`keeps_kv`), or for a hidden lookup check."""
+    positions: into the whole canvas's keys/values (`keeps_kv`; unless the pass `written` them
+    there), or for a hidden lookup check."""
     n = len(state.positions)
-    if state.keeps_kv:
+    if state.keeps_kv and not written:
         for (k, v), (wk, wv) in zip(state.kv, window_kv):
             k[:, :, state.positions], v[:, :, state.positions] = wk[:, :, :n], wv[:, :, :n]
     if state.hides_lookups:

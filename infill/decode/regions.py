@@ -13,7 +13,7 @@ import itertools
 import torch
 
 from infill.decode.holes import restrict
-from infill.decode.passes import score, without
+from infill.decode.passes import score
 from infill.decode.state import DecodeState, canvas_positions, commit_positions
 from infill.drafts import guesses
 
@@ -116,7 +116,6 @@ def shrink(state: DecodeState, firsts: list[int | None]) -> None:
     state.rows = torch.searchsorted(state.positions, every_predictor).clamp(max=len(state.positions) - 1)
     #   (L,); rows of positions out of the window are never read
     state.scored = hole_ranges(state, active, canvas=False)
-    state.context = without(state.kv, state.positions)
 
 
 def slide(state: DecodeState, first: int) -> None:
@@ -136,7 +135,6 @@ def slide(state: DecodeState, first: int) -> None:
     predictors = torch.arange(start, start + length, device=device) - int(state.shifted)  # (L,)
     state.rows = (predictors - a).clamp(0, b - a - 1)  # rows outside the scored positions are never read
     state.scored = slice(leftmost, stop)
-    state.context = without(state.kv, slice(a, b))
     if state.hides_lookups:  # a copy: this window's pass writes its own into `kv`
         state.window_kv = [(k[:, :, a:b].clone(), v[:, :, a:b].clone()) for k, v in state.kv]
 

@@ -52,6 +52,7 @@ class DecodeState:
     masked: torch.Tensor  # (L,) bool, True while a hole position is undecided
     committed_prob: torch.Tensor  # (L,) top-1 probability at commit time (0 for positions closed as pad)
     context: list[KV] = field(default_factory=list)  # per layer (1, nkv, N - W, hd): outside the window
+    #   (a state that keeps `kv` has none: its window runs against those)
     last_best: torch.Tensor | None = None  # (L,) the last pass's top-1 ids, for the anytime answer
     last_prob: torch.Tensor | None = None  # (L,) and their probabilities
     passes: int = 0
@@ -94,7 +95,7 @@ class DecodeState:
     @property
     def needs_full_pass(self) -> bool:
         """A full pass encodes the context first and refreshes it every `refresh_every` steps."""
-        return not self.context or self.passes % self.cfg.refresh_every == 0
+        return (not self.context and self.kv is None) or self.passes % self.cfg.refresh_every == 0
 
     @property
     def slides(self) -> bool:

@@ -90,7 +90,7 @@ def grow(state: DecodeState, mask_id: int) -> bool:
     state.masked = torch.cat([state.masked, state.masked.new_ones(extra)])
     state.committed_prob = torch.cat([state.committed_prob, state.committed_prob.new_zeros(extra)])
     state.remasked = torch.cat([state.remasked, state.remasked.new_zeros(extra)])
-    state.context = []  # the canvas changed: the next pass re-encodes it
+    state.context, state.kv = [], None  # the canvas changed: the next pass re-encodes it
     return True
 
 
