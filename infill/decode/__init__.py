@@ -42,9 +42,10 @@ Context cache: a full pass over the canvas stores the keys and values of every p
 the active window (the hole, plus the position before it when logits are shifted); the steps in
 between run the window alone against them, all cached windows of a step batched in one forward
 (`infill.batch`). A state whose window moves keeps the whole canvas's keys/values instead, and its
-lone window runs in place in them, its own written over its positions (no copy of the canvas). `refresh_every=1` is a full pass every step. A request's first full pass may
-attend to an earlier request's keys/values of its canvas's start and end (a `Reuse` passed to
-`step`) and gives back what it encoded (`Stepped.encoded`): the worker's prefix cache keeps them.
+lone window runs in place in them, its own written over its positions (no copy of the canvas).
+`refresh_every=1` is a full pass every step. A request's first full pass may attend to an earlier
+request's keys/values of its canvas's start and end (a `Reuse` passed to `step`) and gives back
+what it encoded (`Stepped.encoded`): the worker's prefix cache keeps them.
 
 The `verify` rule guesses the positions after the leftmost mask (`infill.drafts`) and checks them in
 the next pass: its cached step also runs the window with the first guess written in, with the
