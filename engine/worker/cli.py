@@ -16,7 +16,7 @@ import shutil
 import sys
 import threading
 import time
-from collections.abc import MutableMapping, Sequence
+from collections.abc import Mapping, MutableMapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,14 @@ _ANY_TCP = re.compile(r"tcp://([^\s:/]+|\[[0-9a-fA-F:.]+\]):(\d{1,5}|\*)")
 # sleeping (`GOMP_SPINCOUNT` 1k, 10k, 100k; `--threads 2 --answers 8`, int8): idle 75.4 ms sleeping
 # against 76.0-84.9, beside two busy loops 160.6 against 191.7, 236.8 and 1717.1.
 OMP_WAIT_POLICY = "PASSIVE"
+# Where neither `--threads` nor OMP_NUM_THREADS says, a model this small computes on one CPU thread:
+# a keystroke's passes run a few rows, too few to share. Two shared cores, after 0c80641 (two threads
+# against one): `bench.worker_threads --threads 1,2 --policies passive --busy 0,2` 73.4 against 55.5
+# ms per answer idle, 131.3 against 89.8 beside two busy loops; keystroke to ghost text p50 / p90 in
+# Neovim 69.0 / 134.9 and 63.9 / 119.6 against 56.2 / 90.2 and 61.4 / 95.0, in VS Code 99.5 / 134.5
+# and 102.7 / 147.7 against 96.8 / 132.4 and 98.4 / 125.4, VS Code beside two busy loops 176.1 / 346.3
+# against 148.6 / 266.4. Larger models keep torch's choice (not measured here).
+ONE_THREAD_PARAMS = 100_000_000
 
 
 def remove_owned_dir(folder: Path | None) -> None:
@@ -111,7 +119,8 @@ def build_parser(prog: str | None = None) -> argparse.ArgumentParser:
                         help="model folder (config.json, *.safetensors, tokenizer.json); "
                              "default: the bundled model")
     parser.add_argument("--threads", type=int, default=None,
-                        help="torch CPU threads (default: torch's own choice)")
+                        help="torch CPU threads (default: one for a model under 100M parameters on the CPU, "
+                             "else torch's own choice; OMP_NUM_THREADS also sets it)")
     parser.add_argument("--parent-pid", type=int, default=None, metavar="PID",
                         help="stop when process PID is no longer this worker's parent (set by the "
                              "supervisors and servers that start workers)")
@@ -170,10 +179,24 @@ def _load_runner(args: argparse.Namespace) -> Any:
         logger.info("%s", startup_summary(model_dir, open_tokenizer(model_dir), where.device, where.dtype))
     if is_causal(model_dir):  # an autoregressive checkpoint: left to right, prefix only
         logger.info("%s is autoregressive: decoding left to right from the prefix alone", model_dir)
-        return CausalRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
-                            max_context=args.max_context)
-    return ModelRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
-                       max_context=args.max_context, prefix_cache_bytes=args.prefix_cache_mb * 2**20)
+        runner = CausalRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
+                              max_context=args.max_context)
+    else:
+        runner = ModelRunner(model_dir, device=where.device, weights=where.weights, dtype=where.dtype,
+                             max_context=args.max_context, prefix_cache_bytes=args.prefix_cache_mb * 2**20)
+    threads = default_threads(runner.model.cfg.num_params(), where.device, args.threads, os.environ)
+    if threads is not None:
+        torch.set_num_threads(threads)
+        logger.info("computing on %d CPU thread(s) (--threads or OMP_NUM_THREADS choose otherwise)", threads)
+    return runner
+
+
+def default_threads(params: int, device: str, threads: int | None, environ: Mapping[str, str]) -> int | None:
+    """The torch threads a worker sets where neither `--threads` nor OMP_NUM_THREADS names any: one
+    for a model of fewer than ONE_THREAD_PARAMS parameters on the CPU; else None (as it stands)."""
+    if threads is not None or "OMP_NUM_THREADS" in environ or device != "cpu":
+        return None
+    return 1 if params < ONE_THREAD_PARAMS else None
 
 
 def startup_summary(model_dir: Path, tok: Any, device: str, dtype: str) -> str:
