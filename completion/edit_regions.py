@@ -37,6 +37,7 @@ import re
 import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from tree_sitter import Node
 
@@ -219,7 +220,7 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     found = _rename_scope(event, document)
     if found is None:
         return []
-    old, scope, member, rebinds, imports = found
+    old, scope, member, rebinds, imports, _ = found
     if rebinds and not imports:
         return []
     root = document.tree.root_node
@@ -290,18 +291,26 @@ def rebound(event: EditEvent, document: ParsedDocument) -> bool:
     rename: see `_bound_before`), or one builtin by another (`builtin_swapped`: only the user's
     function follows, by the rename rule)."""
     found = _rename_scope(event, document)
-    return found is not None and (found[3] or builtin_swapped(event, document))
+    return found is not None and (found.rebinds or found.builtin)
 
 
-def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node, bool, bool, bool] | None:
-    """(the old name, its scope (for one builtin put for another, the user's outermost function:
-    `builtin_swapped`), whether it is a member, whether the new name was bound there before while
-    the old one is still bound in the file (an import or a definition changed to a name the file
-    had leaves the old name's uses dangling: they follow, `BaseCommand` -> `Command`),
-    or the renamed definition's old name stands on another definition beside it (`_redefined`),
-    whether the edit is in a `from` import) for a name the event renamed; None when it
-    renamed none (the document needs a tree) or one of the names stands more than `MAX_NAME_USES`
-    times (no rename rule for those)."""
+class RenameScope(NamedTuple):
+    """Where a name the event renamed is renamed (`_rename_scope`)."""
+
+    old: str
+    scope: Node  # for one builtin put for another, the user's outermost function (`builtin_swapped`)
+    member: bool
+    rebinds: bool  # the new name was bound there before while the old one is still bound in the file
+    #   (an import or a definition changed to a name the file had leaves the old name's uses dangling:
+    #   they follow, `BaseCommand` -> `Command`), or the renamed definition's old name stands on
+    #   another definition beside it (`_redefined`)
+    imports: bool  # the edit is in a `from` import
+    builtin: bool  # one builtin was put for another (`builtin_swapped`)
+
+
+def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | None:
+    """Where the name the event renamed is renamed; None when it renamed none (the document needs
+    a tree) or one of the names stands more than `MAX_NAME_USES` times (no rename rule for those)."""
     names = renamed(event)
     if names is None or document.tree is None or document.language not in CALLEES:
         return None
@@ -313,15 +322,15 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> tuple[str, Node
     if not edited:
         return None
     scope, member = scope_of(edited[0], document.language, {old, new})
-    if not member and builtin_swapped(event, document):
+    if not member and builtin_swapped(document, names, edited[0]):
         function = next((node for node in reversed(list(ancestors(edited[0]))) if node.type in FUNCTION_TYPES), None)
-        return old, function or root, member, function is None, False
+        return RenameScope(old, function or root, member, function is None, False, True)
     rebinds = (_bound_before(event, document, root if member else scope, (old, new), member)
                and (member or not _dangling(event, document, old, new))) \
         or (not member and _builtin_for_import(document, old, new, edited[0])) \
         or (names_parent(edited[0], _DEFINITIONS)
             and _redefined(event, document, root if member else scope, old, member))
-    return old, scope, member, rebinds, _in_from_import(edited[0])
+    return RenameScope(old, scope, member, rebinds, _in_from_import(edited[0]), False)
 
 
 def _edited_names(event: EditEvent, document: ParsedDocument, name: str) -> list[Node]:
@@ -330,20 +339,19 @@ def _edited_names(event: EditEvent, document: ParsedDocument, name: str) -> list
             if event.start_line <= first_line(document, node) < event.after_end and not _module_part(node)]
 
 
-def builtin_swapped(event: EditEvent, document: ParsedDocument) -> bool:
-    """True when the event put one Python builtin for another in code that is no annotation
+def builtin_swapped(document: ParsedDocument, names: tuple[str, str], edited: Node) -> bool:
+    """True when an edit put one Python builtin for another (`names`, old and new; `edited`, the
+    first new one on its lines) in code that is no annotation
     (`except Exception:` -> `except SyntaxError:`, `raise Exception("dummy")` -> `raise
     ValueError("dummy")`; an annotation's `int` -> `float` is the annotation rules'): both stand in
     every scope, so the old one's other uses are the user's function's alone (the
     `pytest.raises(Exception)` that catches what it raises), not the file's; at a module's level, none.
     An alias of `OSError` made `OSError` (pyupgrade's UP024: `IOError`) is a sweep of the file."""
-    names = renamed(event)
-    if names is None or document.tree is None or document.language != "python" \
-            or not (names[0] in PYTHON_BUILTINS and names[1] in PYTHON_BUILTINS) \
-            or (names[0] in _OSERROR_ALIASES and names[1] == "OSError"):
+    old, new = names
+    if document.language != "python" or not (old in PYTHON_BUILTINS and new in PYTHON_BUILTINS) \
+            or (old in _OSERROR_ALIASES and new == "OSError"):
         return False
-    edited = _edited_names(event, document, names[1])
-    return bool(edited) and not any(node.type == "type" for node in ancestors(edited[0]))
+    return not any(node.type == "type" for node in ancestors(edited))
 
 
 def _builtin_for_import(document: ParsedDocument, old: str, new: str, edited: Node) -> bool:
