@@ -25,7 +25,8 @@ server). Sides:
   first, where the other sides read both as the document's history (`completion.edit_patterns`).
 Per side and kind (and the kinds that propagate a change together, `PROPAGATING`): exact match,
 changed-line precision and recall, false edits on negatives and the share of tasks with a false
-edit (a changed line `expected` keeps); per task group: region recall (the expected sites inside
+edit (a changed line `expected` keeps); per task group: its changed lines (those `expected` changes,
+and their share of all: the most recall a group's answers could give) and region recall (the expected sites inside
 the drafted plan's regions, `bench.next_edit_scores.region_recall`) and the plan's milliseconds
 (plan and finish, no decode: the server's own work, p50 and p95); per
 model side: decode milliseconds of the edit job (p50, p95), forward passes, and tokens per forward
@@ -243,7 +244,10 @@ def summarize(tasks: Sequence[Task], sides: Sequence[str]) -> dict:
     renames = [t for t in tasks if "rename" in t.kind and not t.kind.startswith("negative")]
     groups = {"overall": list(tasks), "renames": renames, "propagating": [t for t in tasks if t.kind in PROPAGATING],
               **{kind: [t for t in tasks if t.kind == kind] for kind in kinds}}
-    return {name: {"tasks": len(group), **plan_figures(group), **{side: side_figures(group, side) for side in sides}}
+    changed = {name: sum(task.score(RULES).expected_lines for task in group) for name, group in groups.items()}
+    return {name: {"tasks": len(group), "changed_lines": changed[name],
+                   "share_of_changed_lines": rate(changed[name], changed["overall"]),
+                   **plan_figures(group), **{side: side_figures(group, side) for side in sides}}
             for name, group in groups.items() if group}
 
 
@@ -256,12 +260,14 @@ def per_task_rows(tasks: Sequence[Task], sides: Sequence[str]) -> list[dict]:
 
 def format_table(summary: dict, sides: Sequence[str], meta: dict) -> str:
     lines = [f"set {meta['set']}, {meta['tasks']} tasks, model {meta['model']}",
-             " | ".join(("group", "n", "region recall",
+             " | ".join(("group", "n", "changed lines (share)", "region recall",
                          *(f"{side} exact/prec/recall/false-edit tasks" for side in sides)))]
     for name, figures in summary.items():
         cells = [f"{figures[s]['exact']}/{figures[s]['precision']}/{figures[s]['recall']}/"
                  f"{figures[s]['tasks_with_false_edit']}" for s in sides]
-        lines.append(" | ".join((name, str(figures["tasks"]), str(figures["region_recall"]), *cells)))
+        lines.append(" | ".join((name, str(figures["tasks"]),
+                                 f"{figures['changed_lines']} ({figures['share_of_changed_lines']})",
+                                 str(figures["region_recall"]), *cells)))
     overall = summary["overall"]
     lines.append(f"plan (drafted, no decode) p50 {overall['plan_p50_ms']} ms p95 {overall['plan_p95_ms']} ms")
     if "score_p50_ms" in overall:

@@ -1,6 +1,6 @@
 """bench.next_edit_drafts' figures on tasks made here, with no model (the rules side only): a task
 whose follow-ups are the same change carried by analogy, a negative, and a task whose follow-up no
-rule could know; region recall, false-edit tasks and the propagating group."""
+rule could know; region recall, false-edit tasks, changed lines and the propagating group."""
 import json
 
 import pytest
@@ -30,6 +30,8 @@ def test_figures_count_region_recall_false_edits_and_the_propagating_kinds():
     assert summary["negative"][RULES]["false_edits_negatives"] == 1.0
     assert summary["other"][RULES]["tasks_with_false_edit"] == 1.0
     assert summary["overall"]["plan_p50_ms"] >= 0
+    assert (summary["overall"]["changed_lines"], summary["propagating"]["changed_lines"]) == (2, 1)
+    assert summary["propagating"]["share_of_changed_lines"] == 0.5 and summary["negative"]["changed_lines"] == 0
     rows = per_task_rows(tasks, [RULES])
     assert [(row["task_id"], row["kind"], row[RULES]["exact"], row[RULES]["false_lines"]) for row in rows] == [
         ("typo", "rename", True, 0), ("typo", "negative", False, 1), ("typo", "other", False, 1)]
