@@ -97,7 +97,9 @@ a name taken off its line stays where its scope reads it (`bindings_kept`: `exce
 `except E:` not where the handler returns `e`); a module renamed after its package goes only to that
 package's path (`same_path`: `uvicorn.logging`, not `import logging`); a parameter given another
 type not to its neighbours in the same list (`off_own_parameters`); prose made to speak of its place
-not where a site's place names the old word (`own_subjects`: the comment over `json_decoder`).
+not where a site's place names the old word (`own_subjects`: the comment over `json_decoder`); a
+value put for another in code (`None` -> `[]`, `"truecolor"` -> ...) not into a function named for the
+old value where the user's is not (`named_for_value`: `test_..._none_sys_argv` keeps its `None`).
 The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
 word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
 left one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
@@ -1082,7 +1084,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     sites below the fixed cut down to it are kept too (`sites`). The exact copies of the edited line
     come first, whatever the rest says (`line_copies`), but for a word the rename rule renamed in its
     scope: a copy in another scope names another variable there. No site is one the change would
-    break or mislead (`names_bound`, `agreeing`, `bindings_kept`, `same_path`), and a name the user
+    break or mislead (`names_bound`, `agreeing`, `bindings_kept`, `same_path`), nor one whose function
+    is named for the value the user put another for (`named_for_value`), and a name the user
     newly binds has none (`fresh_binding`: only the user's line will read it), nor a method's receiver
     made `cls` or `self` (`receiver_renamed`: the other methods keep theirs), nor a number put into a
     call that had none (`value_for_one_call`)."""
@@ -1109,10 +1112,38 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts),
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
-                 off_own_parameters(rewrite, text, starts, document))
+                 off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document))
                 if in_code else (own_subjects(rewrite, starts, document),))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
+
+
+_STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_CONSTANTS = frozenset({"None", "True", "False"})
+
+
+def value_words(code: str) -> list[str]:
+    """The words of a piece of code that holds values only (constants, numbers, strings: `None`,
+    `'page_markdown'`), those of its constants and strings; [] when it names anything else."""
+    bare = _STRING_BODY.sub(" ", code)
+    if any(name not in _CONSTANTS for name in _NAME.findall(bare)):
+        return []
+    return _NAME.findall(code)
+
+
+def named_for_value(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a value put for another in code (`replace_one("{posargs}", None)` -> `[]`): whether a
+    site's function is not named for the old value where the user's is not (`test_..._none_sys_argv`
+    keeps its `None` when `test_..._empty_sys_argv` took `[]`); None when no word can tell."""
+    words = [word for word in value_words(rewrite.removed) if len(word) >= 3]
+    owner = owner_at(document) if words else None
+    if owner is None:
+        return None
+    own = owner(starts[rewrite.line] + len(rewrite.left))
+    words = [word for word in words if not names(word, own)]
+    if not words:
+        return None
+    return lambda site: not any(names(word, owner(site.start)) for word in words)
 
 
 def same_path(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:

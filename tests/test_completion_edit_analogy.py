@@ -1527,3 +1527,24 @@ def close(handle):
     assert proposed(before, after, 4) == expected  # the copy with no blank line under it stays
     inserted = before.replace("    Parameters:\n\n        file", "\n    Args:\n\n        file", 1)
     assert proposed(before, inserted, 4) == inserted  # a blank line put in: that place's own spacing
+
+
+def test_a_value_put_for_another_stays_out_of_tests_named_for_the_old_value():
+    before = '''def test_posargs_empty(replace_one):
+    result = replace_one("{posargs}", None)
+    assert result == ""
+
+
+def test_posargs_none(replace_one):
+    result = replace_one("{posargs}", None)
+    assert result == ""
+
+
+def test_posargs_missing(replace_one):
+    result = replace_one("{posargs}", None)
+    assert result == ""
+'''
+    edited = before.replace("None)", "[])", 1)
+    answer = proposed(before, edited, 1, settled=True)
+    assert "def test_posargs_none(replace_one):\n    result = replace_one(\"{posargs}\", None)" in answer
+    assert answer.count("[])") == 2  # the test named for nothing in particular follows
