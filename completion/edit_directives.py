@@ -7,20 +7,28 @@ that stands below code, and every other import below that code is flagged the sa
 import of a Python file, and puts the same text at the end of the first line of each other
 module-level import below the file's first statement of code (anything but the docstring, imports,
 comments, `__dunder__` assignments and the compound statements pycodestyle lets stand above imports)
-whose line has no comment yet. Pure.
+whose line has no comment yet.
+
+The unused-argument checks say it too: flake8-unused-arguments' `U100` (`U101` for a name that starts
+with `_`) and ruff's `ARG001`-`ARG004` (a function's, a method's, a class method's, a static method's)
+flag every parameter its function never reads. So `unused_directive_sites` reads such a directive put
+alone at the end of the line of a parameter that is flagged, and puts it at the end of the line of each
+other parameter of the file the same code flags (not `self` nor `cls` first in a method's list) whose
+line has no comment yet. Pure.
 """
 from __future__ import annotations
 
+import itertools
 import re
 
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import MAX_SITES, Site
+from completion.edit_sites import MAX_MATCHES, MAX_SITES, Site
 from completion.node_lines import first_line
 from completion.positions import line_starts, split_lines
 from completion.syntax import ParsedDocument
-from completion.tree_names import node_text
+from completion.tree_names import captured, first_identifier, identifiers_in, node_text
 
 E402 = re.compile(r"\s*#\s*noqa:\s*E402\s*")  # the directive, alone, as the user typed it
 IMPORT_TYPES = frozenset({"import_statement", "import_from_statement"})
@@ -28,6 +36,8 @@ IMPORT_TYPES = frozenset({"import_statement", "import_from_statement"})
 _ABOVE_IMPORTS = IMPORT_TYPES | {"future_import_statement", "comment", "if_statement", "try_statement",
                                  "with_statement"}
 _DUNDER = re.compile(r"__\w+__\s*(?::[^=]*)?=")
+UNUSED = re.compile(r"\s*#\s*noqa:\s*(U10[01]|ARG00[1-4])\s*")  # an unused argument excused, alone
+_FUNCTION_KIND = {"ARG001": "function", "ARG002": "method", "ARG003": "classmethod", "ARG004": "staticmethod"}
 
 
 def import_directive_sites(edited: int, inserted: str, right: str, document: ParsedDocument,
@@ -65,3 +75,55 @@ def _above_imports(node: Node) -> bool:
         return False
     text = node_text(node)
     return text.startswith(("'", '"')) or _DUNDER.match(text) is not None
+
+
+def unused_directive_sites(edited: int, inserted: str, right: str, document: ParsedDocument,
+                           event: EditEvent) -> list[Site] | None:
+    """The sites of `inserted` (`# noqa: U100`, put at the end of line `edited`: nothing on its
+    `right`) at the ends of the lines of the file's other parameters its code flags; None when the
+    rewrite is no such directive on a flagged parameter's line (the other rules read it then)."""
+    directive = UNUSED.fullmatch(inserted) if not right.strip() else None
+    if directive is None or document.tree is None or document.language != "python":
+        return None
+    flagged = _unread_parameter_lines(document, directive.group(1))
+    if edited not in flagged:
+        return None
+    lines, starts = split_lines(document.text), line_starts(document.text)
+    found = [Site(starts[line] + len(lines[line].rstrip()), starts[line] + len(lines[line]), inserted, line, 1.0)
+             for line in sorted(flagged) if not event.start_line <= line < event.after_end and "#" not in lines[line]]
+    return found[:MAX_SITES]
+
+
+def _unread_parameter_lines(document: ParsedDocument, code: str) -> set[int]:
+    """The lines of the parameters that `code` flags: of the functions of its kind (any for `U10x`),
+    those their body never reads, `_`-named for `U101` only, but a method's `self` or `cls`."""
+    root, kind = document.tree.root_node, _FUNCTION_KIND.get(code)
+    lines = set()
+    for function in itertools.islice(captured(root, "python", "(function_definition) @f"), MAX_MATCHES):
+        parameters, body = function.child_by_field_name("parameters"), function.child_by_field_name("body")
+        own = _kind_of(function)
+        if parameters is None or body is None or (kind is not None and own != kind):
+            continue
+        read = identifiers_in(root, body.start_byte, body.end_byte)[0]
+        for index, parameter in enumerate(parameters.named_children):
+            name = first_identifier(parameter)
+            text = "" if name is None else node_text(name)
+            if not text or text in read or (code == "U101") != text.startswith("_") \
+                    or (index == 0 and own != "function" and text in ("self", "cls")):
+                continue
+            lines.add(first_line(document, name))
+    return lines
+
+
+def _kind_of(function: Node) -> str:
+    """`function`, `method`, `classmethod` or `staticmethod`: where a definition stands and how it is decorated."""
+    outer = function.parent
+    decorators = []
+    if outer is not None and outer.type == "decorated_definition":
+        decorators = [node_text(child).lstrip("@").strip() for child in outer.children if child.type == "decorator"]
+        outer = outer.parent
+    in_class = outer is not None and outer.type == "block" and outer.parent is not None \
+        and outer.parent.type == "class_definition"
+    if not in_class:
+        return "function"
+    return next((kind for kind in ("staticmethod", "classmethod") if kind in decorators), "method")

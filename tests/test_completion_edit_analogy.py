@@ -1077,7 +1077,46 @@ import shared
     assert proposed(before, other, 5) == other
 
 
-def test_a_prefix_dropped_among_5000_strings_and_e402_among_5000_imports_stay_bounded():
+def test_an_unused_argument_excused_goes_to_the_parameters_the_same_check_flags():
+    before = '''class Spinner:
+    def __exit__(
+        self,
+        exc_type: type | None,
+        exc_val: BaseException | None,
+        exc_tb: object,
+    ) -> None:
+        self.stop()
+
+    def write(self, text: str, count: int) -> None:
+        print(text)
+
+    @staticmethod
+    def clear(width: int) -> None:
+        pass
+
+
+def render(frame: str, width: int) -> str:
+    return frame
+'''
+    after = before.replace("exc_type: type | None,", "exc_type: type | None,  # noqa: U100")
+    unread = ("exc_val: BaseException | None,", "exc_tb: object,", "count: int) -> None:",
+              "clear(width: int) -> None:", "render(frame: str, width: int) -> str:")
+    expected = after
+    for line in unread:
+        expected = expected.replace(line, line + "  # noqa: U100")
+    assert proposed(before, after, 3) == expected  # not `self`, nor `text` or `frame`, which are read
+    # ruff's codes name the kind of function: ARG002 a method's, not a static method's nor a function's
+    ruffed = before.replace("exc_type: type | None,", "exc_type: type | None,  # noqa: ARG002")
+    assert proposed(before, ruffed, 3) == ruffed.replace("exc_val: BaseException | None,",
+                                                         "exc_val: BaseException | None,  # noqa: ARG002").replace(
+        "exc_tb: object,", "exc_tb: object,  # noqa: ARG002").replace("count: int) -> None:",
+                                                                     "count: int) -> None:  # noqa: ARG002")
+    # on a line that holds no parameter the check flags, the directive excuses nothing: no sweep
+    header = before.replace("def __exit__(", "def __exit__(  # noqa: U100")
+    assert proposed(before, header, 1) == header
+
+
+def test_a_prefix_dropped_among_5000_strings_and_e402_or_u100_among_5000_lines_stay_bounded():
     prefixed = "x = [\n" + "    u'a',\n" * 5000 + "]\n"
     dropped = prefixed.replace("u'a'", "'a'", 1)
     document = ParsedDocument.parse("python", dropped)
@@ -1089,6 +1128,10 @@ def test_a_prefix_dropped_among_5000_strings_and_e402_among_5000_imports_stay_bo
     planned = next_edit.plan(next_edit.EditAsk(document, event(imports, excused), 3, "t", 1000,
                                                drafting=next_edit.Drafting.RULES))
     assert len(planned.regions) <= MAX_REGIONS
+    functions = "".join(f"def f{n}(\n    a,\n):\n    pass\n\n\n" for n in range(5000))
+    unused = functions.replace("    a,\n", "    a,  # noqa: U100\n", 1)
+    document = ParsedDocument.parse("python", unused)
+    assert len(analogy_sites(event(functions, unused), document=document)) == MAX_SITES
 
 
 def test_an_annotation_rewritten_goes_where_its_text_stands_alike_in_code_though_its_context_differs():
