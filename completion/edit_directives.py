@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Iterator
 
 from tree_sitter import Node
 
@@ -80,26 +81,36 @@ def _above_imports(node: Node) -> bool:
 def unused_directive_sites(edited: int, inserted: str, right: str, document: ParsedDocument,
                            event: EditEvent) -> list[Site] | None:
     """The sites of `inserted` (`# noqa: U100`, put at the end of line `edited`: nothing on its
-    `right`) at the ends of the lines of the file's other parameters its code flags; None when the
-    rewrite is no such directive on a flagged parameter's line (the other rules read it then)."""
+    `right`) at the ends of the lines of the file's other parameters its code flags, nearest first;
+    None when the rewrite is no such directive on a flagged parameter's line (the other rules read it then)."""
     directive = UNUSED.fullmatch(inserted) if not right.strip() else None
     if directive is None or document.tree is None or document.language != "python":
         return None
-    flagged = _unread_parameter_lines(document, directive.group(1))
-    if edited not in flagged:
-        return None
     lines, starts = split_lines(document.text), line_starts(document.text)
-    found = [Site(starts[line] + len(lines[line].rstrip()), starts[line] + len(lines[line]), inserted, line, 1.0)
-             for line in sorted(flagged) if not event.start_line <= line < event.after_end and "#" not in lines[line]]
-    return found[:MAX_SITES]
+    found, taken, flagged = [], set(), False
+    for line in _flagged_lines(document, directive.group(1), edited):
+        flagged = flagged or line == edited
+        if line in taken or event.start_line <= line < event.after_end or "#" in lines[line]:
+            continue
+        taken.add(line)
+        end = starts[line] + len(lines[line])
+        found.append(Site(end - len(lines[line]) + len(lines[line].rstrip()), end, inserted, line, 1.0))
+        if len(found) == MAX_SITES:
+            break
+    return found if flagged else None
 
 
-def _unread_parameter_lines(document: ParsedDocument, code: str) -> set[int]:
-    """The lines of the parameters that `code` flags: of the functions of its kind (any for `U10x`),
-    those their body never reads, `_`-named for `U101` only, but a method's `self` or `cls`."""
+def _flagged_lines(document: ParsedDocument, code: str, near: int) -> Iterator[int]:
+    """The lines of the parameters that `code` flags, function by function from the innermost around
+    line `near` outwards (`MAX_MATCHES` functions at most): of the functions of its kind (any for
+    `U10x`), those their body never reads, `_`-named for `U101` only, but a method's `self` or `cls`."""
     root, kind = document.tree.root_node, _FUNCTION_KIND.get(code)
-    lines = set()
-    for function in itertools.islice(captured(root, "python", "(function_definition) @f"), MAX_MATCHES):
+
+    def distance(function: Node) -> tuple[int, int]:
+        first, last = function.start_point.row, function.end_point.row
+        return max(first - near, near - last, 0), last - first
+    functions = sorted(captured(root, "python", "(function_definition) @f"), key=distance)
+    for function in itertools.islice(functions, MAX_MATCHES):
         parameters, body = function.child_by_field_name("parameters"), function.child_by_field_name("body")
         own = _kind_of(function)
         if parameters is None or body is None or (kind is not None and own != kind):
@@ -108,11 +119,9 @@ def _unread_parameter_lines(document: ParsedDocument, code: str) -> set[int]:
         for index, parameter in enumerate(parameters.named_children):
             name = first_identifier(parameter)
             text = "" if name is None else node_text(name)
-            if not text or text in read or (code == "U101") != text.startswith("_") \
-                    or (index == 0 and own != "function" and text in ("self", "cls")):
-                continue
-            lines.add(first_line(document, name))
-    return lines
+            if text and text not in read and (code == "U101") == text.startswith("_") \
+                    and not (index == 0 and own != "function" and text in ("self", "cls")):
+                yield first_line(document, name)
 
 
 def _kind_of(function: Node) -> str:

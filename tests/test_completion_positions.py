@@ -1,9 +1,11 @@
 """Tests of completion.positions: LSP lines and positions, and the cut of a text at a cursor."""
 from __future__ import annotations
 
+import re
+
 import pytest
 
-from completion.positions import column_to_index, offset_at, split_at, split_lines
+from completion.positions import column_to_index, line_starts, offset_at, split_at, split_lines
 
 EMOJI = "\U0001F600"  # one code point, two UTF-16 code units, four UTF-8 bytes
 
@@ -56,3 +58,10 @@ def test_split_at_the_cursor():
 
 def test_text_that_is_not_utf8_has_no_hole():
     assert split_at("x = '\ud800'\n", 0, 2) is None  # a lone surrogate cannot go on the wire
+
+
+def test_line_starts_are_the_breaks_ends_with_or_without_a_carriage_return():
+    texts = ["", "a", "a\n", "\n\n", "ab\ncd\n\nef", "a\r\nb\rc\nd", "x\r", "é\nü\n"]
+    for text in texts:
+        expected = [0, *(found.end() for found in re.finditer(r"\r\n|\r|\n", text)), len(text)]
+        assert line_starts(text) == expected, text
