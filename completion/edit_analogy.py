@@ -124,7 +124,7 @@ from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_escapes import made_raw, raw_sites, regex_sites
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_hooks import hook_renamed, hook_sites
-from completion.edit_directives import import_directive_sites, unused_directive_sites
+from completion.edit_directives import import_directive_sites, renamed_directive_sites, unused_directive_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_lints import lint_sites
@@ -1341,6 +1341,13 @@ def _excused_import(rewrite: Rewrite, event: EditEvent, literal: bool,
         import_directive_sites(rewrite.line, rewrite.inserted, rewrite.right, document, event)
 
 
+def _renamed_directive(rewrite: Rewrite, event: EditEvent, literal: bool,
+                       document: ParsedDocument | None) -> list[Site] | None:
+    """A suppression's codes renamed (`# noqa: T001` -> `# noqa: T201`): the file's same comments."""
+    return None if document is None else \
+        renamed_directive_sites(rewrite.line_before, rewrite.line_after, rewrite.line, document)
+
+
 def _excused_argument(rewrite: Rewrite, event: EditEvent, literal: bool,
                       document: ParsedDocument | None) -> list[Site] | None:
     """An unused argument excused (U100, ARG002): the file's others its linter flags."""
@@ -1430,9 +1437,9 @@ def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
     return hook_sites(rewrite.line, rewrite.removed, rewrite.inserted, event, document)
 
 
-SWEEPS: tuple[Sweep, ...] = (_moved_module, _excused_import, _excused_argument, _linted, _joined_words, _made_raw,
-                             _none_returned, _comma_put, _joined_literals, _version, _url, _string_end,
-                             _hook)  # in this order
+SWEEPS: tuple[Sweep, ...] = (_moved_module, _excused_import, _excused_argument, _renamed_directive, _linted,
+                             _joined_words, _made_raw, _none_returned, _comma_put, _joined_literals, _version, _url,
+                             _string_end, _hook)  # in this order
 
 
 def same_lines(found: list[Site], line: str, text: str) -> list[Site]:

@@ -14,10 +14,17 @@ with `_`) and ruff's `ARG001`-`ARG004` (a function's, a method's, a class method
 flag every parameter its function never reads. So `unused_directive_sites` reads such a directive put
 alone at the end of the line of a parameter that is flagged, and puts it at the end of the line of each
 other parameter of the file the same code flags (not `self` nor `cls` first in a method's list) whose
-line has no comment yet. Pure.
+line has no comment yet.
+
+A linter's codes renamed in a directive (`# noqa: T001, T002` -> `# noqa: T201` when flake8-print's codes
+became ruff's, `# noqa: PLC0415` -> `# ruff:ignore[import-outside-top-level]`) are renamed for the whole
+file: `renamed_directive_sites` puts the new comment for each other comment of the file that reads as the
+old one did. A type checker's `# type: ignore[code]` is no such directive: its code names that line's error.
+Pure.
 """
 from __future__ import annotations
 
+import bisect
 import itertools
 import re
 from collections.abc import Iterator
@@ -28,7 +35,7 @@ from completion.edit_events import EditEvent
 from completion.edit_sites import MAX_MATCHES, MAX_SITES, Site
 from completion.node_lines import first_line
 from completion.positions import line_starts, split_lines
-from completion.syntax import ParsedDocument
+from completion.syntax import ParsedDocument, byte_offsets
 from completion.tree_names import captured, first_identifier, identifiers_in, node_text
 
 E402 = re.compile(r"\s*#\s*noqa:\s*E402\s*")  # the directive, alone, as the user typed it
@@ -38,6 +45,7 @@ _ABOVE_IMPORTS = IMPORT_TYPES | {"future_import_statement", "comment", "if_state
                                  "with_statement"}
 _DUNDER = re.compile(r"__\w+__\s*(?::[^=]*)?=")
 UNUSED = re.compile(r"\s*#\s*noqa:\s*(U10[01]|ARG00[1-4])\s*")  # an unused argument excused, alone
+_SUPPRESSION = re.compile(r"#[ \t]*(?:noqa\b|ruff[ \t]*:[ \t]*(?:ignore|noqa)\b)[^\r\n]*$")  # a line's last comment
 _FUNCTION_KIND = {"ARG001": "function", "ARG002": "method", "ARG003": "classmethod", "ARG004": "staticmethod"}
 
 
@@ -136,3 +144,27 @@ def _kind_of(function: Node) -> str:
     if not in_class:
         return "function"
     return next((kind for kind in ("staticmethod", "classmethod") if kind in decorators), "method")
+
+
+def renamed_directive_sites(before: str, after: str, edited: int, document: ParsedDocument) -> list[Site] | None:
+    """The sites of the suppression comment that ends line `edited` (`before` -> `after`: the same code,
+    the comment rewritten, not only added to or cut short) at the other comments of the file that read
+    as the old one, in code; None when the rewrite is no such change (the other rules read it then)."""
+    old, new = _SUPPRESSION.search(before), _SUPPRESSION.search(after)
+    if old is None or new is None or before[:old.start()] != after[:new.start()] or document.tree is None:
+        return None
+    was, now = old.group().rstrip(), new.group().rstrip()
+    if now.startswith(was) or was.startswith(now):
+        return None  # a code added or taken off: that line's own
+    text, byte_at, starts = document.text, byte_offsets(document.text), line_starts(document.text)
+    found = []
+    pattern = re.compile(re.escape(was) + r"[ \t]*(?=\r|\n|\Z)")
+    for match in itertools.islice(pattern.finditer(text), MAX_MATCHES):
+        line = bisect.bisect_right(starts, match.start()) - 1
+        node = document.tree.root_node.descendant_for_byte_range(byte_at(match.start()), byte_at(match.start()) + 1)
+        if line == edited or node is None or node.type != "comment":
+            continue
+        found.append(Site(match.start(), match.start() + len(was), now, line, 1.0))
+        if len(found) == MAX_SITES:
+            break
+    return found

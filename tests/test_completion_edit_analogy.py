@@ -1116,7 +1116,34 @@ def render(frame: str, width: int) -> str:
     assert proposed(before, header, 1) == header
 
 
-def test_a_prefix_dropped_among_5000_strings_and_e402_or_u100_among_5000_lines_stay_bounded():
+def test_a_suppression_s_codes_renamed_go_to_the_file_s_same_comments_but_a_type_checker_s_do_not():
+    before = '''def show(report):
+    print(report)  # noqa: T001, T002
+
+
+def main():
+    import shutil  # noqa: T001, T002
+    text = "# noqa: T001, T002"
+    print(text)  # noqa: T001, T002, E501
+    return shutil  # type: ignore[misc]
+
+
+def other():
+    return main()  # type: ignore[misc]
+'''
+    after = before.replace("print(report)  # noqa: T001, T002", "print(report)  # noqa: T201")
+    expected = after.replace("import shutil  # noqa: T001, T002", "import shutil  # noqa: T201")
+    assert proposed(before, after, 1) == expected  # not the string, nor a comment with more codes
+    ruffed = before.replace("print(report)  # noqa: T001, T002", "print(report)  # ruff:ignore[print]")
+    assert proposed(before, ruffed, 1) == ruffed.replace("import shutil  # noqa: T001, T002",
+                                                         "import shutil  # ruff:ignore[print]")
+    retyped = before.replace("return shutil  # type: ignore[misc]", "return shutil  # type: ignore[return-value]")
+    assert proposed(before, retyped, 8) == retyped  # that line's error, not the file's
+    added = before.replace("print(report)  # noqa: T001, T002", "print(report)  # noqa: T001, T002, E501")
+    assert proposed(before, added, 1) == added  # a code added: that line's own
+
+
+def test_a_prefix_dropped_among_5000_strings_and_directives_among_5000_lines_stay_bounded():
     prefixed = "x = [\n" + "    u'a',\n" * 5000 + "]\n"
     dropped = prefixed.replace("u'a'", "'a'", 1)
     document = ParsedDocument.parse("python", dropped)
@@ -1132,6 +1159,10 @@ def test_a_prefix_dropped_among_5000_strings_and_e402_or_u100_among_5000_lines_s
     unused = functions.replace("    a,\n", "    a,  # noqa: U100\n", 1)
     document = ParsedDocument.parse("python", unused)
     assert len(analogy_sites(event(functions, unused), document=document)) == MAX_SITES
+    printed = "".join(f"print({n})  # noqa: T001\n" for n in range(5000))
+    renamed = printed.replace("# noqa: T001", "# noqa: T201", 1)
+    document = ParsedDocument.parse("python", renamed)
+    assert len(analogy_sites(event(printed, renamed), document=document)) == MAX_SITES
 
 
 def test_an_annotation_rewritten_goes_where_its_text_stands_alike_in_code_though_its_context_differs():
