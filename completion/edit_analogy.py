@@ -136,7 +136,7 @@ from completion.edit_versions import version_bumped, version_sites
 from completion.edit_words import apart_sites, words_joined
 from completion.english import english
 from completion.positions import line_starts
-from completion.prose_sense import capitalized, names, owner_at, sentence_start, subject_at
+from completion.prose_sense import capitalized, names, opens_sentence, owner_at, subject_at
 from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
 from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_functions, binding_scope, identifiers_in,
                                    name_uses, node_text)
@@ -652,7 +652,7 @@ def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,
     word that is no name in the code (`prose_only`) goes to sentence starts only; a word put for
     another (no typo, no case) goes nowhere the old word names the site's function or class, nor
     out of the edited one when the new word names it."""
-    sentence = capitalized(rewrite.removed, rewrite.inserted) and sentence_start(rewrite.left) \
+    sentence = capitalized(rewrite.removed, rewrite.inserted) and opens_sentence(text, edited_at) \
         and prose_only  # `colorama` -> `Colorama`: a name, capitalized everywhere
     swap = owner is not None and rewrite.removed.lower() != rewrite.inserted.lower() \
         and not typo(rewrite)
@@ -660,7 +660,7 @@ def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,
     named = swap and names(rewrite.inserted, own)
 
     def keeps(at: int, line_start: int) -> bool:
-        if sentence and not sentence_start(text[line_start:at]):
+        if sentence and not opens_sentence(text, at):
             return False
         if not swap:
             return True

@@ -19,6 +19,8 @@ from completion.definitions import DEFINITION_TYPES, definition_name
 from completion.syntax import ParsedDocument, ancestors, enclosing_at
 
 _SENTENCE_START = re.compile(r"""(?:^[ \t]*(?:[rRbBuUfF]?(?:\"\"\"|'''|"|')|#+:?)?|[.!?][ \t]+)[ \t]*$""")
+_BARE_START = re.compile(r"[ \t]*(?:#+:?)?[ \t]*")  # a line's start with no quote: the line may go on a sentence
+_SENTENCE_END = re.compile(r"""[.!?:]["')\]]*$""")
 _NAME_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 COMMENT_REACH = 6  # lines under a comment searched for the code it stands over
@@ -28,6 +30,21 @@ def sentence_start(before: str) -> bool:
     """True when `before` (a line's text up to a word) leaves the word first in its sentence:
     nothing before it but indentation and an opening quote or a comment mark, or a sentence's end."""
     return _SENTENCE_START.search(before) is not None
+
+
+def opens_sentence(text: str, at: int) -> bool:
+    """True when the word at offset `at` of `text` is first in its sentence (`sentence_start`), but
+    for one first on a line that goes on with the line above's sentence: a comment line under a
+    comment, a docstring's line under a line of it, that ends without a sentence's end."""
+    line_start = text.rfind("\n", 0, at) + 1
+    before = text[line_start:at]
+    if not sentence_start(before) or line_start == 0 or _BARE_START.fullmatch(before) is None:
+        return sentence_start(before)
+    above = text[text.rfind("\n", 0, line_start - 1) + 1:line_start - 1].strip()
+    if above.startswith("#") != before.lstrip().startswith("#"):
+        return True
+    words = above.lstrip("#").strip()
+    return re.search(r"\w", words) is None or _SENTENCE_END.search(words) is not None  # `"""` alone: a start
 
 
 def capitalized(removed: str, inserted: str) -> bool:

@@ -1143,6 +1143,21 @@ def other():
     assert proposed(before, added, 1) == added  # a code added: that line's own
 
 
+def test_a_capital_put_on_a_word_that_goes_on_the_line_above_s_sentence_goes_mid_sentence_too():
+    before = '''def deploy(config):
+    # No CNAME found. We use the origin URL to find the GitHub
+    # pages location.
+    remote = config.remote
+    # Does this repository have a CNAME set for GitHub pages? Here we check.
+    return remote
+'''
+    after = before.replace("# pages location.", "# Pages location.")
+    assert proposed(before, after, 2) == after.replace("for GitHub pages?", "for GitHub Pages?")
+    started = before.replace("# No CNAME found. We use", "# No CNAME found. we use")
+    fixed = started.replace("found. we use", "found. We use")
+    assert proposed(started, fixed, 1) == fixed  # a sentence's own capital: not the mid-sentence `we`s
+
+
 def test_a_prefix_dropped_among_5000_strings_and_directives_among_5000_lines_stay_bounded():
     prefixed = "x = [\n" + "    u'a',\n" * 5000 + "]\n"
     dropped = prefixed.replace("u'a'", "'a'", 1)
