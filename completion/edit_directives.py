@@ -60,9 +60,14 @@ def import_directive_sites(edited: int, inserted: str, right: str, document: Par
     if edited not in below:
         return None
     lines, starts = split_lines(document.text), line_starts(document.text)
-    found = [Site(starts[line] + len(lines[line].rstrip()), starts[line] + len(lines[line]), inserted, line, 1.0)
+    found = [_line_end(lines, starts, line, inserted)
              for line in below if not event.start_line <= line < event.after_end and "#" not in lines[line]]
     return found[:MAX_SITES]
+
+
+def _line_end(lines: list[str], starts: list[int], line: int, inserted: str) -> Site:
+    """`inserted` put at the end of `line`, after its text (its trailing blanks replaced)."""
+    return Site(starts[line] + len(lines[line].rstrip()), starts[line] + len(lines[line]), inserted, line, 1.0)
 
 
 def _imports_below_code(document: ParsedDocument) -> list[int]:
@@ -101,8 +106,7 @@ def unused_directive_sites(edited: int, inserted: str, right: str, document: Par
         if line in taken or event.start_line <= line < event.after_end or "#" in lines[line]:
             continue
         taken.add(line)
-        end = starts[line] + len(lines[line])
-        found.append(Site(end - len(lines[line]) + len(lines[line].rstrip()), end, inserted, line, 1.0))
+        found.append(_line_end(lines, starts, line, inserted))
         if len(found) == MAX_SITES:
             break
     return found if flagged else None

@@ -38,8 +38,9 @@ def opens_sentence(text: str, at: int) -> bool:
     comment, a docstring's line under a line of it, that ends without a sentence's end."""
     line_start = text.rfind("\n", 0, at) + 1
     before = text[line_start:at]
-    if not sentence_start(before) or line_start == 0 or _BARE_START.fullmatch(before) is None:
-        return sentence_start(before)
+    first = sentence_start(before)
+    if not first or line_start == 0 or _BARE_START.fullmatch(before) is None:
+        return first
     above = text[text.rfind("\n", 0, line_start - 1) + 1:line_start - 1].strip()
     if above.startswith("#") != before.lstrip().startswith("#"):
         return True
