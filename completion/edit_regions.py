@@ -322,7 +322,8 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | N
     if not edited:
         return None
     scope, member = scope_of(edited[0], document.language, {old, new})
-    if not member and builtin_swapped(document, names, edited[0]):
+    builtin = builtin_swapped(document, names, edited[0])  # in a class's method too (a member there): `rebound`
+    if not member and builtin:
         function = next((node for node in reversed(list(ancestors(edited[0]))) if node.type in FUNCTION_TYPES), None)
         return RenameScope(old, function or root, member, function is None, False, True)
     rebinds = (_bound_before(event, document, root if member else scope, (old, new), member)
@@ -330,7 +331,7 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | N
         or (not member and _builtin_for_import(document, old, new, edited[0])) \
         or (names_parent(edited[0], _DEFINITIONS)
             and _redefined(event, document, root if member else scope, old, member))
-    return RenameScope(old, scope, member, rebinds, _in_from_import(edited[0]), False)
+    return RenameScope(old, scope, member, rebinds, _in_from_import(edited[0]), builtin)
 
 
 def _edited_names(event: EditEvent, document: ParsedDocument, name: str) -> list[Node]:

@@ -849,6 +849,23 @@ def use_args(
     assert proposed(before, respelt, 6, settled=True) == respelt.replace("typing.Optional[int]", "int | None")
 
 
+def test_a_builtin_put_for_another_in_a_call_s_argument_adds_no_analogy_site():
+    before = '''import pytest
+
+
+class TestFields:
+    def test_precision(self):
+        with pytest.raises(ValueError, match="days"):
+            TimeDelta("invalid")
+
+    def test_must_be_callable(self):
+        with pytest.raises(ValueError):
+            make(lambda x: None, deserialize="notvalid")
+'''
+    after = before.replace("pytest.raises(ValueError)", "pytest.raises(TypeError)", 1)
+    assert proposed(before, after, 9, settled=True) == after  # another test's `match=` call keeps its ValueError
+
+
 def test_a_builtin_put_for_another_follows_in_the_users_function_alone():
     before = '''import pytest
 
