@@ -46,6 +46,8 @@ _ABOVE_IMPORTS = IMPORT_TYPES | {"future_import_statement", "comment", "if_state
 _DUNDER = re.compile(r"__\w+__\s*(?::[^=]*)?=")
 UNUSED = re.compile(r"\s*#\s*noqa:\s*(U10[01]|ARG00[1-4])\s*")  # an unused argument excused, alone
 _SUPPRESSION = re.compile(r"#[ \t]*(?:noqa\b|ruff[ \t]*:[ \t]*(?:ignore|noqa)\b)[^\r\n]*$")  # a line's last comment
+_CODES = r"[A-Z]+[0-9]{3,4}(?:[ \t]*,[ \t]*[A-Z]+[0-9]{3,4})*"
+_WHOLE = re.compile(rf"#[ \t]*(?:noqa(?::[ \t]*{_CODES})?|ruff[ \t]*:[ \t]*(?:ignore|noqa)\[[\w, -]+\])[ \t]*(?:#.*)?")
 _FUNCTION_KIND = {"ARG001": "function", "ARG002": "method", "ARG003": "classmethod", "ARG004": "staticmethod"}
 
 
@@ -158,8 +160,8 @@ def renamed_directive_sites(before: str, after: str, edited: int, document: Pars
     if old is None or new is None or before[:old.start()] != after[:new.start()] or document.tree is None:
         return None
     was, now = old.group().rstrip(), new.group().rstrip()
-    if now.startswith(was) or was.startswith(now):
-        return None  # a code added or taken off: that line's own
+    if now.startswith(was) or was.startswith(now) or _WHOLE.fullmatch(now) is None:
+        return None  # a code added or taken off: that line's own; or one still being typed (`T2`)
     text, byte_at, starts = document.text, byte_offsets(document.text), line_starts(document.text)
     found = []
     pattern = re.compile(re.escape(was) + r"[ \t]*(?=\r|\n|\Z)")

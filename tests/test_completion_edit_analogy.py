@@ -1158,6 +1158,9 @@ def other():
     assert proposed(before, retyped, 8) == retyped  # that line's error, not the file's
     added = before.replace("print(report)  # noqa: T001, T002", "print(report)  # noqa: T001, T002, E501")
     assert proposed(before, added, 1) == added  # a code added: that line's own
+    for typing in ("# noqa: T2", "# ruff:ignore[pri"):
+        typed = before.replace("print(report)  # noqa: T001, T002", f"print(report)  {typing}")
+        assert proposed(before, typed, 1, settled=True) == typed  # a code still being typed
 
 
 def test_a_capital_put_on_a_word_that_goes_on_the_line_above_s_sentence_goes_mid_sentence_too():
