@@ -617,7 +617,7 @@ def prose_only_word(word: str, pattern: re.Pattern, text: str, prose: Callable[[
 
 def prose_at(document: ParsedDocument) -> Callable[[int], bool] | None:
     """Whether a character offset of the document's text lies in a string or a comment, from its
-    tree (None without one); asked in text order, each answer costs the text since the last one."""
+    tree (None without one); each answer costs the text since the offset asked before (`byte_offsets`)."""
     enclosing = enclosing_at(document, PROSE_TYPES)
     return None if enclosing is None else (lambda offset: enclosing(offset) is not None)
 

@@ -79,7 +79,7 @@ def import_sites(change: ModuleChange, text: str, event_lines: range,
                  prose: Callable[[int], bool] | None = None) -> list[Site]:
     """The from-import lines of `text` outside `event_lines` whose module the change moves, each a
     site of its module path, in text order (at most `MAX_SITES`; all alike: scored 1); with `prose`
-    (whether an offset lies in a string or a comment, asked in text order), none in a docstring's
+    (whether an offset lies in a string or a comment), none in a docstring's
     example."""
     starts, found = line_starts(text), []
     for number, line in enumerate(split_lines(text)):

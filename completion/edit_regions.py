@@ -220,8 +220,8 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     found = _rename_scope(event, document)
     if found is None:
         return []
-    old, scope, member, rebinds, imports, _ = found
-    if rebinds and not imports:
+    old, scope, member = found.old, found.scope, found.member
+    if found.rebinds and not found.imports:
         return []
     root = document.tree.root_node
     if member:
@@ -232,7 +232,7 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
         uses = [node for each in scopes for node in nodes_named(each, document.language, old, NAME_TYPES)
                 if not is_member(node) and not is_keyword(node)]
-    if rebinds:
+    if found.rebinds:
         return [node for node in uses if _in_from_import(node)]
     shadowed = None if member else _shadowing(event, document, scope, old, renamed(event)[1])
     if shadowed is not None:  # a binding split off a name that was rebound over itself

@@ -65,7 +65,7 @@ def names(word: str, owner: str) -> bool:
 def owner_at(document: ParsedDocument) -> Callable[[int], str] | None:
     """The name of the innermost definition (`completion.definitions`: a function, a class) around a
     character offset of the document's text ('' outside any), from its tree (None without one);
-    asked in text order, each answer costs the text since the last one."""
+    each answer costs the text since the offset asked before (`byte_offsets`)."""
     enclosing = enclosing_at(document, DEFINITION_TYPES)
     if enclosing is None:
         return None
@@ -80,7 +80,7 @@ def subject_at(document: ParsedDocument) -> Callable[[int], set[str]] | None:
     """The name parts, in lower case, of what prose at a character offset of the document's text
     speaks of: every definition around it (`command` for a docstring of `Command.__call__`), and
     for a comment the names of the first line of code under it, `COMMENT_REACH` lines at most
-    (`json`, `decoder` under `#: JSON decoder class`); None without a tree. Asked in text order."""
+    (`json`, `decoder` under `#: JSON decoder class`); None without a tree."""
     enclosing = enclosing_at(document, DEFINITION_TYPES)
     if enclosing is None:
         return None

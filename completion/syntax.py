@@ -105,15 +105,18 @@ def byte_offset(text: str, offset: int) -> int:
 
 
 def byte_offsets(text: str) -> Callable[[int], int]:
-    """`byte_offset` of `text` for offsets asked in ascending order: each answer costs the text
-    since the last one (an offset before the last starts again from the text's start)."""
+    """`byte_offset` of `text` for offsets asked in any order: each answer costs the text between
+    it and the offset asked before it (cheap in text order, or nearest first around one place)."""
     if text.isascii():
         return lambda offset: offset
     last = [0, 0]  # the offset asked before and its byte
 
     def byte(offset: int) -> int:
-        since = last if offset >= last[0] else [0, 0]
-        last[:] = offset, since[1] + len(encode(text[since[0]:offset]))
+        if offset >= last[0]:
+            last[1] += len(encode(text[last[0]:offset]))
+        else:
+            last[1] -= len(encode(text[offset:last[0]]))
+        last[0] = offset
         return last[1]
     return byte
 
@@ -194,8 +197,8 @@ def ancestors(node: Node | None) -> Iterator[Node]:
 
 def enclosing_at(document: ParsedDocument, types: frozenset[str]) -> Callable[[int], Node | None] | None:
     """The innermost node of `types` around a character offset of the document's text (None outside
-    any), from its tree (None without one); asked in text order, each answer costs the text since
-    the last one (`byte_offsets`)."""
+    any), from its tree (None without one); each answer costs the text between its offset and the
+    one asked before (`byte_offsets`)."""
     if document.tree is None:
         return None
     root, byte_at = document.tree.root_node, byte_offsets(document.text)

@@ -97,5 +97,6 @@ def test_byte_offsets_asked_in_order_or_not_match_the_bytes_before():
     text = "a = 'é'\nb = '日本'  # ✓\nc = 1\n"
     byte_at = byte_offsets(text)
     offsets = [0, 5, 9, 14, 3, 21, len(text)]  # ascending, then one back, then on again
+    offsets += [14, 9, 21, 5, len(text) - 1, 0]  # nearest first around one place (`analogy_sites`)
     assert [byte_at(offset) for offset in offsets] == [byte_offset(text, offset) for offset in offsets]
     assert byte_offsets("plain")(4) == 4
