@@ -1,8 +1,9 @@
 """Edits by analogy: the user's last change, carried to the places in the document that look like it.
 
-`rewrite_of(event)` reads the event's one changed line as a token-level rewrite (else `block_of`
-reads its changed lines as a block): the text removed and inserted (widened to whole words when
-the change starts or ends inside one) and the text around it on its line. `sites(rewrite, text,
+`completion.edit_rewrites.rewrite_of(event)` reads the event's one changed line as a token-level
+rewrite (else `block_of` reads its changed lines as a block), `completion.rewrite_kinds` says what
+kind of change it is (a typo, a word half typed), and `completion.analogy_checks` holds the checks a
+found site must pass. `sites(rewrite, text,
 event)` finds where the same before-text stands elsewhere in the text after the event, outside the
 event's lines:
 - a *word* rewrite (one word removed: an identifier, a word of a comment, a docstring or a
@@ -110,478 +111,64 @@ Everything here is pure.
 """
 from __future__ import annotations
 
-import difflib
 import itertools
 import keyword
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 
-from tree_sitter import Node
 
+from completion.analogy_checks import (agreeing, bindings_kept, marked_unused, named_for_value, names_bound,
+                                       off_own_parameters, own_subjects, same_path, trailing_comma)
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
-from completion.edit_escapes import made_raw, raw_sites, regex_sites
-from completion.edit_events import EditEvent, common_ends
-from completion.edit_hooks import hook_renamed, hook_sites
 from completion.edit_directives import import_directive_sites, renamed_directive_sites, unused_directive_sites
+from completion.edit_escapes import made_raw, raw_sites, regex_sites
+from completion.edit_events import EditEvent
+from completion.edit_hooks import hook_renamed, hook_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_lints import lint_sites
-from completion.edit_regions import in_f_braces, rebound, signature_change
+from completion.edit_regions import rebound, signature_change
 from completion.edit_returns import none_annotated, none_return_sites
-from completion.edit_sites import (MAX_LINE_CHARS, MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike,
-                                   matched_sites, matches_off_event)
+from completion.edit_rewrites import (ANNOTATION_START, CALL_TOKENS, CLASS_NAME, NAME, NAME_PART, STRING_PREFIX,
+                                      Rewrite, back_to_name, comment_dropped, is_word, literal_call, path_before,
+                                      plain_name, product_release, rewrite_of, sibling_classes, site_pattern,
+                                      string_opened_at, string_prefix, whole_line)
+from completion.edit_sites import (MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike, matched_sites,
+                                   matches_off_event)
 from completion.edit_versions import version_bumped, version_sites
 from completion.edit_words import apart_sites, words_joined
-from completion.english import english
 from completion.positions import line_starts
-from completion.prose_sense import capitalized, names, opens_sentence, owner_at, subject_at
-from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
-from completion.tree_names import (FUNCTION_TYPES, PYTHON_BUILTINS, binding_functions, binding_scope, identifiers_in,
-                                   name_uses, node_text)
+from completion.prose_sense import capitalized, names, opens_sentence, owner_at
+from completion.rewrite_kinds import (KNOWN_NAMES, code_names, fresh_binding, half_typed, note_put, only_in_prose,
+                                      receiver_renamed, typo, value_for_one_call, whole_elsewhere)
+from completion.syntax import ParsedDocument, enclosing_at
 
-CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call
-CALL_TOKENS = 8  # inside a call: back to its callee within this many tokens
-LITERAL_CALL_TOKENS = 6  # a whole call with a literal argument, as a pattern's context: this many tokens at least
 MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
 MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
 REPEATED_MIN_SCORE = 0.6  # any site's score, once the user made the same rewrite twice
 CALL_SCORE = 0.6  # a site's score after a whole call with a literal argument (`literal_call`)
-TYPO_RATIO = 0.75  # a word's spelling alike by this share: a typo fixed
-INFLECTIONS = frozenset({"s", "es", "d", "ed", "ing", "ly"})  # endings that make another form of a word
-MIN_LINE_TOKENS = 3  # a line replaced whole goes to its copies when it holds this many tokens
-MIN_STEM = 5  # a shorter word with an ending is as likely a name spelled out (`http` -> `https`)
-MIN_PART = 3  # a part of a name put for another, to agree with its function (`agreeing`), this long at least
 MIN_TEXT_CHARS = 6  # a before-text of several tokens looked for without its context is this long at least
 TEXT_SCORE = 0.7  # and its site's line alike the edited one by this share (`text_sites`)
-_NAME = re.compile(r"[^\W\d]\w*")
-_PART = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")  # a name's parts: `HTTPRequest_id` -> HTTP, Request, id
-STRING_PREFIX = re.compile(r"[rRbBuUfF]{1,2}")  # a string literal's prefix, before its quote
 _STRING_PREFIX_END = re.compile(r"(?<!\w)[rRbBuUfF]{1,2}$")  # a string's prefix, right before its quote
-_TIGHT_MARKS = frozenset({"<", "/", "."})
-_STRING = re.compile(r""""[^"\n]*"|'[^'\n]*'""")
-_NUMBER = re.compile(r"\d[\w.]*")
-_KNOWN_NAMES = PYTHON_BUILTINS | {"Any", "Self"}
 STRING_TYPES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
                           "interpreted_string_literal"})
 PROSE_TYPES = STRING_TYPES | {"comment", "line_comment", "block_comment"}
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
-_CLASS_NAME = re.compile(r"(\s*class\s+)([^\W\d]\w*)")  # a class header up to its name (group 2)
 _PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
 _LETTERS = re.compile(r"[A-Za-z]{3,}")  # a word of prose that may name a definition
-_ANNOTATION_START = r"(?:^[ \t]*|[(,][ \t]*)(\w+)[ \t]*:[ \t]*"  # a name and its colon (group 1: the name)
-_ANNOTATED = re.compile(_ANNOTATION_START + "$", re.MULTILINE)  # `spinner_style: `
-_IN_ANNOTATION = re.compile(_ANNOTATION_START + r"[\w.]*$")  # `error_headers: typing.`
+_ANNOTATED = re.compile(ANNOTATION_START + "$", re.MULTILINE)  # `spinner_style: `
 _IMPORTED = re.compile(r"(?:.*>>>)?[ \t]*(?:from|import)[ \t]+")  # a line up to an import's module
 _TYPE_EXCUSE = re.compile(r"\s*#\s*type:\s*ignore\s*$")  # a bare excuse: it names no error, its line's names say why
 _FROM_IMPORT = re.compile(r"\s*from\s+([\w.]+)\s+import\s")  # `from a.b import c`: its path (group 1)
-_IMPORT_PATH = re.compile(r"\s*(?:from|import)\s+(?:[\w.]+,\s*)*([\w.]*)$")  # `from a.b.`: the path so far (group 1)
 _ESCAPED_DOT = re.compile(r"\\{1,2}\.\w")  # a dot escaped in a regex's text, a name after it
 _ATTRIBUTE_AFTER = re.compile(r"\.(\w+)")  # an attribute read right after a word (group 1: its name)
-_VERSION = re.compile(r"\d+(?:\.\d+)+")  # a release's number: `2.4`, `3.0.1`
-_PRODUCT_BEFORE = re.compile(r"(?<![\w.])([A-Z][\w-]*)[ \t]+$")  # a proper name right before (group 1): `Werkzeug `
-_SPHINX_ROLES = frozenset({"func", "meth", "attr", "class", "data", "exc", "mod", "obj", "const", "ref", "doc"})
 _URL_BEFORE = re.compile(r"(?:https?://|git@)([\w.-]+[/:](?:[\w.~-]+/)*)$")  # a URL up to a word of its path
 #   (group 1: its host and path so far)
 _URL_SEGMENT = re.compile(r"[\w.~-]*(?:/[\w.~-]+)?")  # the rest of a path's segment, and the next one
 _PATH_SEGMENT = re.compile(r"[\w.~-]+")  # one segment of a URL's path, whole
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
-_FIRST_PARAMETER = re.compile(r"\s*(?:async\s+)?def\s+\w+\s*\(\s*$")  # a def's header up to its first parameter
-_NUMBER_VALUE = re.compile(r"[\d.\s/*+-]*\d[\d.\s/*+-]*")  # a number or a sum of numbers: `0.4`, `3 / 60`
-_BINDING = re.compile(r"\bas\s+([^\W\d]\w*)\b|^\s*([^\W\d]\w*)\s*(?::[^=]*)?=(?!=)")  # `as x`; `x =` opening a line
-_PROSE_NOTE = re.compile(r"\s+#(?!\s*(?:[\w-]+:|noqa\b|nosec\b)).*")  # a comment, no tool's `word:` directive
-_CODE_WORD = re.compile(r"""(?:"[^"\n]*"|'[^'\n]*'|#[^\n]*)|([^\W\d]\w*)""")
-
-
-@dataclass(frozen=True, slots=True)
-class Rewrite:
-    """The user's change on one line: `removed` became `inserted` between `left` and `right`."""
-
-    line: int  # the changed line, in the text after
-    left: str
-    removed: str
-    inserted: str
-    right: str
-
-    @property
-    def word(self) -> bool:
-        """True when one whole word was replaced by another."""
-        return _NAME.fullmatch(self.removed) is not None and _NAME.fullmatch(self.inserted) is not None
-
-    @property
-    def line_before(self) -> str:
-        return self.left + self.removed + self.right
-
-    @property
-    def line_after(self) -> str:
-        """The changed line as the rewrite left it."""
-        return self.left + self.inserted + self.right
-
-
-def _is_word(char: str) -> bool:
-    return char.isalnum() or char == "_"
-
-
-def rewrite_of(event: EditEvent) -> Rewrite | None:
-    """The event's change as a rewrite, or None when it changed other than one line (at most
-    `MAX_LINE_CHARS`; whole lines deleted or inserted are no line rewritten: a deletion read as one
-    blanked its copies) or changed nothing."""
-    old_lines, new_lines = event.removed_lines, event.inserted_lines
-    if not old_lines or not new_lines or len(old_lines) != len(new_lines):
-        return None  # whole lines inserted or deleted (no line was rewritten), or lines joined or split
-    differ = [i for i, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
-    if len(differ) != 1 or max(len(old_lines[differ[0]]), len(new_lines[differ[0]])) > MAX_LINE_CHARS:
-        return None
-    old, new = old_lines[differ[0]], new_lines[differ[0]]
-    if old.strip() and not new.strip():
-        return None  # a line's text deleted whole (the file's last line, with no line break after it)
-    head, tail = common_ends(old, new)
-    start, old_end, new_end = head, len(old) - tail, len(new) - tail
-    first = old[start:old_end] + new[start:new_end]
-    if first and _is_word(first[0]):
-        while start > 0 and _is_word(old[start - 1]):
-            start -= 1
-    last = (old[start:old_end] or new[start:new_end])[-1:]
-    if last and _is_word(last):
-        while old_end < len(old) and _is_word(old[old_end]):
-            old_end, new_end = old_end + 1, new_end + 1
-    return Rewrite(event.start_line + differ[0], old[:start], old[start:old_end], new[start:new_end],
-                   old[old_end:])
-
-
-def _closed_call(left: list[str]) -> list[str] | None:
-    """The call that `left` ends with, from its callee (with the mark before it: `.lower()`) to its
-    closing bracket, within `CALL_TOKENS` tokens; None when `left` ends otherwise or its bracket
-    opens no call (`(a + b)`, `if (x)`)."""
-    depth = 0
-    for at in range(len(left) - 1, max(-1, len(left) - CALL_TOKENS - 1), -1):
-        depth += {")": 1, "(": -1}.get(left[at], 0)
-        if depth <= 0:
-            break
-    else:
-        return None
-    if depth < 0 or left[at] != "(" or at == 0 or not _NAME.fullmatch(left[at - 1]) \
-            or keyword.iskeyword(left[at - 1]):
-        return None
-    start = at - 2 if at > 1 and left[at - 2] in _TIGHT_MARKS else at - 1
-    return left[start:]
-
-
-def string_opened_at(left: str) -> int | None:
-    """Where the string a change after `left` (its line up to the change) stands in opens: a quote
-    opened and not closed; None in code, and in the braces of an f-string (`f"<{self.__class__`)."""
-    at = 0
-    while at < len(left) and left[at] != "#":
-        if left[at] in "\"'":
-            end = left.find(left[at], at + 1)
-            if end < 0:
-                return None if in_f_braces(left[:at], left[at + 1:]) else at
-            at = end
-        at += 1
-    return None
-
-
-def literal_call(rewrite: Rewrite) -> bool:
-    """True when the rewrite only put text right after a whole call that stands in no bracket and
-    passes a string or a number (`.replace('-', '_')` + `.lower()`, `getattr(f, "x", False)` + ` is
-    True`): the call is the context (`_context`), one that does the same thing wherever it stands,
-    so a site's line need be less alike the edited one."""
-    call = None if rewrite.removed or rewrite.word else _whole_call(TOKEN.findall(rewrite.left))
-    return call is not None and len(call) >= LITERAL_CALL_TOKENS \
-        and any(token[0] in "\"'" or token[0].isdigit() for token in call)
-
-
-def _whole_call(left: list[str]) -> list[str] | None:
-    """The call `left` ends with (`_closed_call`) when it stands in no bracket, else None."""
-    call = _closed_call(left) if left[-1:] == [")"] else None
-    return call if call is not None and _balanced(left[:len(left) - len(call)]) else None
-
-
-def _balanced(tokens: list[str]) -> bool:
-    """True when the tokens close every bracket they open: what follows them stands in no bracket."""
-    return sum({"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}.get(token, 0) for token in tokens) == 0
-
-
-def _context(left: list[str], closed: bool = True) -> list[str]:
-    """The left context of a pattern: with `closed` (not for a comment put after it: a linter's excuse
-    is one line's), the whole call that ends right before the change, when it stands in no bracket
-    (`_closed_call`: `getattr(f, "x", False)` before ` is True`); else back to the call it stands in (a name before a
-    `(` not closed since: `f(a, g(b)` stands in `f`, not `g`) within `CALL_TOKENS` tokens; else back
-    to the nearest name within `CONTEXT_TOKENS`."""
-    call = _whole_call(left) if closed else None
-    if call is not None:
-        return call
-    depth = 0
-    for start in range(len(left) - 2, max(-1, len(left) - CALL_TOKENS - 1), -1):
-        depth += {")": 1, "(": -1}.get(left[start + 1], 0)
-        if depth < 0 and left[start + 1] == "(" and _NAME.fullmatch(left[start]):
-            return left[start:]
-    return _back_to_name(left, CONTEXT_TOKENS, _NAME.fullmatch)[0]
-
-
-def _back_to_name(left: list[str], limit: int, is_name: Callable[[str], object]) -> tuple[list[str], bool]:
-    """The last tokens of `left` back to its last name (`is_name`) within `limit` tokens, with the mark
-    right before it (`</body` is no `<body`, `x.f` no `f`), and True; else its last `limit` tokens and False."""
-    for at in range(len(left) - 1, max(-1, len(left) - limit - 1), -1):
-        if is_name(left[at]):
-            return left[at - 1 if at > 0 and left[at - 1] in _TIGHT_MARKS else at:], True
-    return left[max(0, len(left) - limit):], False
-
-
-def _token_pattern(token: str, any_name: bool = False) -> str:
-    """A token's regex: any string for a string, any number for a number, any name for a name
-    when `any_name` (an argument of a call's context), else the token itself (a quote that opens
-    the string the change stands in is that quote: `f"<{self.__class__`)."""
-    if any_name and _plain_name(token):
-        return _NAME.pattern
-    if token[0] in "\"'" and len(token) > 1:
-        return f"(?:{_STRING.pattern})"
-    if token[0].isdigit():
-        return _NUMBER.pattern
-    return re.escape(token)
-
-
-def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
-    """The regex of the rewrite's before-text in context (group 1: what is replaced), or None
-    for a pattern with no name in its context (it would match anywhere; a keyword is no name
-    there unless the rewrite replaces text by other text: `else:` dropped or `-> None` widened is
-    one place's change, `while 1:` -> `while True:` an idiom); with nothing on its right, the
-    before-text must end its line."""
-    if string_prefix(rewrite):
-        return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?=[\"'])")
-    release = product_release(rewrite)
-    if release is not None:
-        return release
-    if rewrite.word:
-        return re.compile(rf"(?<!\w)({re.escape(rewrite.removed)})(?!\w)")
-    if comment_dropped(rewrite):  # after the same kind of ending: an opened bracket (a call over several
-        #   lines), or other code (not a comma's line)
-        ending = r"[(\[{]" if rewrite.left.rstrip()[-1:] in ("(", "[", "{") else r"[^\s(\[{,]"
-        return re.compile(rf"(?<={ending})([ \t]*{re.escape(rewrite.removed.lstrip())})(?=[ \t\r]*$)", re.MULTILINE)
-    if whole_line(rewrite):
-        return re.compile(rf"^[ \t]*({re.escape(rewrite.removed)})(?=[ \t\r]*$)", re.MULTILINE)
-    opened = None if re.search("[\"']", rewrite.removed + rewrite.inserted) else string_opened_at(rewrite.left)
-    left = rewrite.left if opened is None else rewrite.left[opened + 1:]  # within a string: its own text
-    context = _context(TOKEN.findall(left), closed=not rewrite.inserted.lstrip().startswith("#"))
-    if opened is not None and not any(_NAME.fullmatch(token) for token in context):
-        return None  # right after a string's quote: where else it goes, its line does not say
-    right = TOKEN.findall(rewrite.right)[:1]
-    replaced = bool(rewrite.removed and rewrite.inserted)
-    if not any(_NAME.fullmatch(token) and (replaced or not keyword.iskeyword(token))
-               for token in context + right + TOKEN.findall(rewrite.removed)):
-        return None
-    lead = next((index for index, token in enumerate(context) if _NAME.fullmatch(token)), 0)  # its name
-    around = r"\s*".join(_token_pattern(token, index > lead) for index, token in enumerate(context))
-    if sibling_classes(rewrite):  # the class's own name is any class's name
-        around = r"\bclass[ \t]+" + r"\s*".join(_token_pattern(token, True) for token in context)
-    after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"
-    gap = r"[ \t]*?" if not rewrite.removed and not rewrite.left[-1:].isspace() else r"[ \t]*"  # text put in
-    #   right after a token goes right after it at a site too (`ParamType[t.Any] |`, not `ParamType [t.Any]|`)
-    trail = r"[ \t]*"
-    if not (rewrite.removed + rewrite.inserted).strip():  # spacing: a site's space as the line's was (`url,  data`)
-        gap = re.escape(rewrite.left[len(rewrite.left.rstrip()):])
-        trail = re.escape(rewrite.right[:len(rewrite.right) - len(rewrite.right.lstrip())]) + r"(?![ \t])"
-    return re.compile(f"{around}{gap}({re.escape(rewrite.removed)}){trail}{after}", re.MULTILINE)
-
-
-def product_release(rewrite: Rewrite) -> re.Pattern | None:
-    """The pattern of a product's release (group 1: the part changed) when the rewrite put one release
-    for another after the product's name (`removed in Werkzeug 2.4` -> `3.0`, `2.5.1`: a deprecation's
-    release moved, said alike in docstrings and warnings), else None."""
-    head = re.search(r"[\d.]*$", rewrite.left).group()  # the number's part before the change, and after it
-    tail = re.match(r"(?:\.?\d)*", rewrite.right).group()
-    if any(_VERSION.fullmatch(head + middle + tail) is None for middle in (rewrite.removed, rewrite.inserted)):
-        return None
-    product = _PRODUCT_BEFORE.search(rewrite.left[:len(rewrite.left) - len(head)])
-    if product is None:
-        return None
-    return re.compile(rf"(?<![\w.]){re.escape(product.group(1))}[ \t]+{re.escape(head)}({re.escape(rewrite.removed)})"
-                      rf"{re.escape(tail)}(?!\w|\.\d)")
-
-
-def sibling_classes(rewrite: Rewrite) -> bool:
-    """True when the rewrite changes the bases a class has (its context reaches back to the class's
-    name in its header: `class TestLoaders():` -> `class TestLoaders(object):`, `class C(object):` ->
-    `class C:`): its sites are the headers of the other classes, whatever their names, compared
-    without them. A base given to a class that had none (`class Bar:` -> `class Bar(Generic[V]):`)
-    is that class's own, but `object`, every class's base (`class Api:` -> `class Api(object):`)."""
-    header = _CLASS_NAME.match(rewrite.left)
-    return header is not None and _context(TOKEN.findall(rewrite.left))[:1] == [header.group(2)] \
-        and ("(" in rewrite.left or rewrite.removed.lstrip().startswith("(")
-             or (not rewrite.removed and rewrite.inserted == "(object)"))
-
-
-def string_prefix(rewrite: Rewrite) -> bool:
-    """True when the rewrite spells a string's prefix anew and keeps its kind (`br"..."` ->
-    `rb"..."`, `u"..."` -> `"..."`; not `f"..."` -> `"..."`, one string's own change): an idiom, its
-    sites are the strings with the same prefix, whatever their lines."""
-    def kind(prefix: str) -> set[str]:
-        return set(prefix.lower()) - {"u"}
-    prefixes = all(STRING_PREFIX.fullmatch(prefix) for prefix in (rewrite.removed, rewrite.inserted) if prefix)
-    return bool(rewrite.removed) and rewrite.right[:1] in ("'", '"') and prefixes \
-        and kind(rewrite.removed) == kind(rewrite.inserted)
-
-
-def whole_line(rewrite: Rewrite) -> bool:
-    """True when the rewrite replaced a line's whole text (`1 // 0` -> `raise ZeroDivisionError`) of
-    `MIN_LINE_TOKENS` tokens or more, not marks alone (`...`): its sites are the exact copies of the
-    line, under any indent."""
-    return not rewrite.left.strip() and not rewrite.right.strip() and bool(rewrite.inserted.strip()) \
-        and len(TOKEN.findall(rewrite.removed)) >= MIN_LINE_TOKENS and re.search(r"\w", rewrite.removed) is not None
-
-
-def comment_dropped(rewrite: Rewrite) -> bool:
-    """True when the rewrite takes a comment off the end of a line of code (`# pragma: nocover`,
-    `# type: ignore`): its sites are the lines that end with the same comment, but for a line that
-    opens a bracket or ends with a comma (the comment stands for a statement over several lines)."""
-    return not rewrite.inserted and not rewrite.right.strip() and rewrite.left.strip() != "" \
-        and rewrite.removed.lstrip().startswith("#")
-
-
-def fresh_binding(rewrite: Rewrite, text: str) -> bool:
-    """True when the rewrite adds a binding of a name the text holds nowhere off the edited line
-    (`with pytest.raises(E):` -> `with pytest.raises(E) as excinfo:`, `run()` -> `result = run()`): the
-    user binds it to read it next, there; bound anywhere else, nothing would read it."""
-    removed, inserted = rewrite.removed, rewrite.inserted
-    if not (inserted.startswith(removed) or inserted.endswith(removed)) or inserted == removed:
-        return False  # text put in, not taken off (a change widened to whole words keeps them)
-    start, end = len(rewrite.left), len(rewrite.left) + len(inserted)
-    for bound in _BINDING.finditer(rewrite.left + inserted):
-        group = 1 if bound.group(1) else 2
-        if start <= bound.start(group) and bound.end(group) <= end:  # the name is the user's to bind
-            return not _whole_elsewhere(bound.group(group), text, rewrite.line_after)
-    return False
-
-
-def receiver_renamed(rewrite: Rewrite) -> bool:
-    """True when the rewrite puts `cls` for a method's first parameter `self` or the reverse (`def
-    compile(self, input)` -> `def compile(cls, input)`): that method became a class method or stopped
-    being one, its own choice; the file's other methods keep their receiver."""
-    return {rewrite.removed, rewrite.inserted} == {"self", "cls"} and _FIRST_PARAMETER.match(rewrite.left) is not None
-
-
-def value_for_one_call(rewrite: Rewrite) -> bool:
-    """True when the rewrite puts a number into a call that had no argument (`await pilot.pause()` ->
-    `await pilot.pause(0.4)`, `@background_with_channel()` -> `(1)`): a wait or a size chosen for that
-    one call; the same calls elsewhere kept theirs (5 tuning tasks of 5, none carried)."""
-    return not rewrite.removed and rewrite.left.endswith("(") and rewrite.right.startswith(")") \
-        and _NUMBER_VALUE.fullmatch(rewrite.inserted) is not None
-
-
-def note_put(rewrite: Rewrite) -> bool:
-    """True when the rewrite puts a comment of prose at the end of a line of code (`r"..."  #
-    Emoticons`; not a tool's directive, `# type: ignore`, `# noqa`, `# pylint: ...`): it speaks of
-    that line alone, and goes only where the same line stands (`same_lines`)."""
-    return not rewrite.removed and not rewrite.right.strip() and rewrite.left.strip() != "" \
-        and _PROSE_NOTE.fullmatch(rewrite.inserted) is not None
-
-
-def code_names(line: str) -> set[str]:
-    """The names a line's code uses (not in its strings or its comment), but for keywords, builtins
-    and `self` and `cls`."""
-    return {name for name in (found.group(1) for found in _CODE_WORD.finditer(line))
-            if name and name not in _KNOWN_NAMES and name not in ("self", "cls") and not keyword.iskeyword(name)}
-
-
-def half_typed(rewrite: Rewrite, text: str, code: bool = True) -> bool:
-    """True when the inserted text ends a word that is only the head of a longer word of `text`
-    and, in `code`, no builtin or keyword (a deletion types no word: `class C(object):` -> `class
-    C:` leaves `C` as it was, nor does a change whose last word was its last before it, nor keys
-    that only took text off a word and left one the text holds off the edited line, `Jinja2` ->
-    `Jinja`, or took it from within a word and kept its end, `gte` -> `ge` (`cut_within`); nor an
-    attribute the code reads elsewhere; a word backspaced to a stub found nowhere, `foo_bar` ->
-    `foo_b`, is being retyped)."""
-    ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
-    if ending is None or not rewrite.inserted or (rewrite.right[:1] and _is_word(rewrite.right[0])) \
-            or string_prefix(rewrite) or sphinx_role(rewrite):
-        return False
-    if code and (ending.group() in _KNOWN_NAMES or keyword.iskeyword(ending.group())):
-        return False  # a builtin or a keyword is whole as typed: `object`, though `objects` is in the text
-    if ending.group()[0].isdigit():
-        return False  # a number is no head of a name: `3.0`, though `0x1F` is in the text
-    last = re.search(r"\w+(?=\W*$)", rewrite.left + rewrite.removed)
-    if last is not None and last.group() == ending.group():
-        return False  # the change's last word was its last before: `Optional[Optional[int]]` -> `Optional[int]`
-    if deleted_only(rewrite) and (cut_to_whole(rewrite) or cut_within(rewrite)
-                                  or _whole_elsewhere(ending.group(), text, rewrite.line_after)):
-        return False
-    if code and rewrite.inserted.endswith("." + ending.group()) \
-            and _whole_elsewhere(ending.group(), text, rewrite.line_after, attribute=True):
-        return False  # an attribute the code reads elsewhere: `str(e)` -> `str(e.value)`, though `values` is there
-    return re.search(rf"(?<!\w){re.escape(ending.group())}\w", text) is not None
-
-
-def sphinx_role(rewrite: Rewrite) -> bool:
-    """True when the rewrite put one of Sphinx's Python roles for another before the same target
-    (`:meth:`is_json`` -> `:attr:`is_json``): a role is whole as typed, though `attribute` is in the text."""
-    return rewrite.left.endswith(":") and rewrite.right.startswith(":`") and rewrite.inserted in _SPHINX_ROLES
-
-
-def deleted_only(rewrite: Rewrite) -> bool:
-    """True when the keys of the change only took text off (`Jinja2` -> `Jinja`), typed none."""
-    head, tail = common_ends(rewrite.removed, rewrite.inserted)
-    return len(rewrite.inserted) - tail <= head
-
-
-def cut_to_whole(rewrite: Rewrite) -> bool:
-    """True when keys that only took text off a word's end left a whole word: a version's digits
-    (`jinja2` -> `jinja`), a part after an underscore (`default_value` -> `default`), or a typo's
-    letters down to a word of English (`workd` -> `work`); the longer word the rest heads is the one
-    they cut. A word backspaced to a stub (`foo_bar` -> `foo_b`, `default_valu`) is being retyped."""
-    head, _ = common_ends(rewrite.removed, rewrite.inserted)
-    cut = rewrite.removed[head:]
-    if head != len(rewrite.inserted) or not cut:
-        return False
-    return cut.isdigit() or (cut.startswith("_") and len(cut) > 1) \
-        or (typo(rewrite) and english(re.search(r"\w*$", rewrite.inserted).group()))
-
-
-def cut_within(rewrite: Rewrite) -> bool:
-    """True when keys that only took text off took it from within a word and left its end as it was
-    (`gte=0` -> `ge=0`): no word's end is being typed."""
-    head, tail = common_ends(rewrite.removed, rewrite.inserted)
-    return 0 < head and 0 < tail and _is_word(rewrite.inserted[head - 1]) and _is_word(rewrite.inserted[-tail])
-
-
-def _whole_elsewhere(word: str, text: str, line: str, attribute: bool = False) -> bool:
-    """True when `word` stands whole in `text` more often than on its edited `line` (as an
-    `attribute`: right after a dot, `.value`)."""
-    lead = r"\." if attribute else r"(?<!\w)"
-    pattern = re.compile(rf"{lead}{re.escape(word)}(?!\w)")
-    return next(itertools.islice(pattern.finditer(text), len(pattern.findall(line)), None), None) is not None
-
-
-def only_in_prose(word: str, text: str) -> bool:
-    """True when `word` stands in strings and comments of `text` only, never as code (a typo)."""
-    return not any(found.group(1) == word for found in _CODE_WORD.finditer(text))
-
-
-def inflected(removed: str, inserted: str) -> bool:
-    """True when one word of `MIN_STEM` letters or more is the other with an ending (`parameter`,
-    `parameters`): grammar, one sentence's number or tense, not a spelling."""
-    short, long = sorted((removed.lower(), inserted.lower()), key=len)
-    return len(short) >= MIN_STEM and long.startswith(short) and long[len(short):] in INFLECTIONS
-
-
-def spelled_alike(removed: str, inserted: str) -> bool:
-    """True when the two words are spelled alike (`dateime`, `datetime`), not one word put for
-    another (`twisted`, `stdlib`) nor the same word inflected (`inflected`)."""
-    return not inflected(removed, inserted) \
-        and difflib.SequenceMatcher(None, removed.lower(), inserted.lower(), autojunk=False).ratio() >= TYPO_RATIO
-
-
-def typo(rewrite: Rewrite) -> bool:
-    """True when the rewrite mends a word's spelling: one word for another spelled alike
-    (`spelled_alike`), unless both are words of English (`later` -> `latter`, `decoder` -> `encoder`,
-    `use` -> `used`: the sentence's own choice, `completion.english`) other than a URL's scheme
-    (`http` -> `https`) or one word in another case (`THe` -> `The`)."""
-    removed, inserted = rewrite.removed, rewrite.inserted
-    if not rewrite.word or not spelled_alike(removed, inserted):
-        return False
-    return removed.lower() == inserted.lower() or rewrite.right.startswith("://") \
-        or not (english(removed) and english(inserted))
 
 
 def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | None, prose_only: bool) -> float:
@@ -599,7 +186,7 @@ def min_score(rewrite: Rewrite, text: str, starts: list[int], in_prose: bool | N
     if in_prose or prose_only:
         same_word = rewrite.removed.lower() == rewrite.inserted.lower()  # `rich` -> `Rich`
         return 0.0 if same_word or (prose_only and typo(rewrite)) else MIN_WORD_SCORE
-    if rewrite.inserted in _KNOWN_NAMES or keyword.iskeyword(rewrite.inserted):
+    if rewrite.inserted in KNOWN_NAMES or keyword.iskeyword(rewrite.inserted):
         return MIN_WORD_SCORE
     used = re.compile(rf"(?<!\w){re.escape(rewrite.inserted)}(?!\w)")
     line_start, line_end = starts[rewrite.line], starts[rewrite.line + 1]  # `starts` ends with len(text)
@@ -640,8 +227,8 @@ def dotted(text: str, start: int, end: int) -> bool:
     `~click.Context`, `github.com/pallets/click/issues`), a URL's scheme (`http://`) or a module an
     import names (`>>> from jinja2 import Environment` in a doctest): in prose, a reference to code
     or to a place, not the word it spells."""
-    return (start >= 2 and text[start - 1] in "./" and _is_word(text[start - 2])) \
-        or (text[end:end + 1] in (".", "/") and _is_word(text[end + 1:end + 2] or " ")) \
+    return (start >= 2 and text[start - 1] in "./" and is_word(text[start - 2])) \
+        or (text[end:end + 1] in (".", "/") and is_word(text[end + 1:end + 2] or " ")) \
         or text.startswith("://", end) or _IMPORTED.fullmatch(text, text.rfind("\n", 0, start) + 1, start) is not None
 
 
@@ -667,26 +254,6 @@ def in_sense(rewrite: Rewrite, text: str, edited_at: int, prose_only: bool,
         site_owner = owner(at)
         return not names(rewrite.removed, site_owner) and not (named and site_owner != own)
     return keeps
-
-
-def own_subjects(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a word put for another in prose (no typo, no case) where the user's place names the new
-    word and not the old (`subject_at`: `#: Blueprint local JSON decoder class` made `encoder` over
-    `json_encoder = None`; `content of the response body` made `request` in `class Request`): whether
-    a site's place does not name the old word without the new, where the prose speaks of its own
-    subject already (over `json_decoder = None`, in `class Response`); None for any other rewrite."""
-    if not rewrite.word or typo(rewrite) or rewrite.removed.lower() == rewrite.inserted.lower():
-        return None
-    subject = subject_at(document)
-    old, new = rewrite.removed.lower(), rewrite.inserted.lower()
-    mine = set() if subject is None else subject(starts[rewrite.line] + len(rewrite.left))
-    if new not in mine or old in mine:
-        return None
-
-    def own(site: Site) -> bool:
-        theirs = subject(site.start)
-        return new in theirs or old not in theirs
-    return own
 
 
 def phrase_in_sense(rewrite: Rewrite, edited_at: int,
@@ -770,9 +337,9 @@ def _kin(name: str, other: re.Match | None) -> bool:
 
 
 def _word_parts(name: str) -> set[str]:
-    """A name's parts of letters, in lower case (`_PART`: `wsPingInterval`, `ws_ping_interval` -> ws,
+    """A name's parts of letters, in lower case (`NAME_PART`: `wsPingInterval`, `ws_ping_interval` -> ws,
     ping, interval)."""
-    return {part.lower() for part in _PART.findall(name) if not part.isdigit()}
+    return {part.lower() for part in NAME_PART.findall(name) if not part.isdigit()}
 
 
 def distinctive(rewrite: Rewrite) -> bool:
@@ -782,7 +349,7 @@ def distinctive(rewrite: Rewrite) -> bool:
     tokens = TOKEN.findall(rewrite.removed)
     return bool(rewrite.inserted) and not rewrite.word and len(tokens) >= 2 \
         and len(rewrite.removed.strip()) >= MIN_TEXT_CHARS and not whole_line(rewrite) \
-        and any(map(_plain_name, tokens))
+        and any(map(plain_name, tokens))
 
 
 def text_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[int],
@@ -847,13 +414,8 @@ def string_end(rewrite: Rewrite) -> tuple[int, bool] | None:
 def _named_context(left: list[str]) -> list[str]:
     """The tokens of `left` back to its last name that is no keyword (`.location`), within `CALL_TOKENS`;
     none without one."""
-    context, named = _back_to_name(left, CALL_TOKENS, _plain_name)
+    context, named = back_to_name(left, CALL_TOKENS, plain_name)
     return context if named else []
-
-
-def _plain_name(token: str) -> bool:
-    """True for a name that is no keyword."""
-    return _NAME.fullmatch(token) is not None and not keyword.iskeyword(token)
 
 
 def string_end_sites(rewrite: Rewrite, event: EditEvent, prose: Callable[[int], bool] | None) -> list[Site]:
@@ -870,7 +432,7 @@ def string_end_sites(rewrite: Rewrite, event: EditEvent, prose: Callable[[int], 
     quote, context = rewrite.left[opened], _named_context(TOKEN.findall(code))
     if not context:
         return []
-    around = (r"(?<!\w)" if _NAME.match(context[0]) else "") + r"\s*".join(map(re.escape, context))
+    around = (r"(?<!\w)" if NAME.match(context[0]) else "") + r"\s*".join(map(re.escape, context))
     removed, other = re.escape(rewrite.removed), f"[^{quote}\\\\\n]*"
     text_of = f"{other}({removed}){quote}" if at_end else f"({removed}){other}{quote}"
     pattern = re.compile(f"{around}[ \\t]*(?:{STRING_PREFIX.pattern})?{quote}{text_of}")
@@ -896,8 +458,8 @@ def line_scorer(rewrite: Rewrite, prose: bool) -> Callable[[str], float]:
     a class's bases, the two headers without their classes' names (`sibling_classes`)."""
     if not sibling_classes(rewrite):
         return lambda line_text: alike(line_text, rewrite.line_before, prose)
-    unnamed = _CLASS_NAME.sub(r"\1_", rewrite.line_before, 1)
-    return lambda line_text: alike(_CLASS_NAME.sub(r"\1_", line_text, 1), unnamed, prose)
+    unnamed = CLASS_NAME.sub(r"\1_", rewrite.line_before, 1)
+    return lambda line_text: alike(CLASS_NAME.sub(r"\1_", line_text, 1), unnamed, prose)
 
 
 def sites(rewrite: Rewrite, text: str, event: EditEvent, scoped: bool = False,
@@ -956,7 +518,7 @@ def copied(rewrite: Rewrite, text: str, in_prose: bool | None) -> bool:
         return False
     ending = re.search(r"\w+$", rewrite.left + rewrite.inserted)
     return not half_typed(rewrite, text, code=not in_prose) \
-        or (ending is not None and _whole_elsewhere(ending.group(), text, rewrite.line_after))
+        or (ending is not None and whole_elsewhere(ending.group(), text, rewrite.line_after))
 
 
 def line_copies(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | None) -> list[Site]:
@@ -1118,190 +680,6 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     return [site for site in proposed if all(check(site) for check in checks)]
 
 
-_STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
-_CONSTANTS = frozenset({"None", "True", "False"})
-
-
-def value_words(code: str) -> list[str]:
-    """The words of a piece of code that holds values only (constants, numbers, strings: `None`,
-    `'page_markdown'`), those of its constants and strings; [] when it names anything else."""
-    bare = _STRING_BODY.sub(" ", code)
-    if any(name not in _CONSTANTS for name in _NAME.findall(bare)):
-        return []
-    return _NAME.findall(code)
-
-
-def named_for_value(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a value put for another in code (`replace_one("{posargs}", None)` -> `[]`): whether a
-    site's function is not named for the old value where the user's is not (`test_..._none_sys_argv`
-    keeps its `None` when `test_..._empty_sys_argv` took `[]`); None when no word can tell."""
-    words = [word for word in value_words(rewrite.removed) if len(word) >= 3]
-    owner = owner_at(document) if words else None
-    if owner is None:
-        return None
-    own = owner(starts[rewrite.line] + len(rewrite.left))
-    words = [word for word in words if not names(word, own)]
-    if not words:
-        return None
-    return lambda site: not any(names(word, owner(site.start)) for word in words)
-
-
-def same_path(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
-    """For a module renamed after its package on an import's line (`from uvicorn.logging import` ->
-    `from uvicorn._logging import`): whether a site follows the same package (`uvicorn.logging` in
-    a string, not the standard library's `import logging`); None for any other change."""
-    before = path_before(rewrite)
-    package = before.rstrip(".").rpartition(".")[2] if before and before.endswith(".") else ""
-    if not package:
-        return None
-    path = f"{package}.{rewrite.removed}"  # `logging.` of `from ..logging.` too: a relative path's tail
-    return lambda site: path in text[site.start - len(path):site.end]
-
-
-def path_before(rewrite: Rewrite) -> str | None:
-    """The module path before the rewrite's word on an import's line (`uvicorn.` of `from
-    uvicorn.logging import`, the empty path of `import logging`); None when the word is in no
-    module's path."""
-    found = _IMPORT_PATH.match(rewrite.left) if rewrite.word else None
-    return None if found is None else found.group(1)
-
-
-def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a rewrite (in code) that takes a name off its line (`except HTTPException as e:` ->
-    `except HTTPException:`, the handler never read `e`): whether a site keeps every binding of
-    those names that its scope reads (`completion.tree_names.binding_scope`); None for a word renamed
-    (the rename rule's) or a rewrite that takes off no name."""
-    taken = {name for name in set(_NAME.findall(rewrite.removed)) - set(_NAME.findall(rewrite.inserted))
-             if not keyword.iskeyword(name)}
-    if rewrite.word or not taken or document.language != "python":
-        return None
-    root, byte_at = document.tree.root_node, byte_offsets(text)
-    uses = {name: name_uses(root, name) for name in sorted(taken)}
-
-    def kept(site: Site) -> bool:
-        start, end = byte_at(site.start), byte_at(site.end)
-        left = set(_NAME.findall(site.new))
-        return not any(start <= binding.start_byte < end and binding_read(binding, reads, start, end)
-                       for name, (bindings, reads) in uses.items() if name not in left for binding in bindings)
-    return kept
-
-
-def trailing_comma(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool] | None:
-    """For a comma put at the end of a line (`"... correct!"` -> `"... correct!",` before `) from None`):
-    whether a site's next line with text opens with a closing bracket exactly when the user's did (a
-    comma between two strings on lines of their own splits one string in two); None for any other
-    rewrite."""
-    if rewrite.removed or rewrite.inserted.strip() != "," or rewrite.right.strip():
-        return None
-
-    def closes_after(line: int) -> bool:
-        for number in range(line + 1, len(starts) - 1):  # the starts end with the text's length
-            found = text[starts[number]:starts[number + 1]].strip()
-            if found:
-                return found[:1] in (")", "]", "}")
-        return False
-    closing = closes_after(rewrite.line)
-    return lambda site: closes_after(site.line) == closing
-
-
-def marked_unused(rewrite: Rewrite, text: str, starts: list[int],
-                  document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a binding in code marked unused (`out, err =` -> `out, _err =`, ruff's RUF059; `err` -> `_`):
-    whether a site renames a binding of that name that its scope never reads, as the user's was (a
-    copy whose `err` is read elsewhere keeps its name, and no read is renamed); None for any other
-    rewrite (`from uvicorn.logging` -> `uvicorn._logging` binds nothing)."""
-    if not rewrite.word or rewrite.inserted not in ("_", "_" + rewrite.removed) or document.language != "python":
-        return None
-    root, byte_at = document.tree.root_node, byte_offsets(text)
-    edited = byte_at(starts[rewrite.line] + len(rewrite.left))
-    if not any(binding.start_byte == edited for binding in name_uses(root, rewrite.inserted)[0]):
-        return None
-    bindings, reads = name_uses(root, rewrite.removed)
-
-    def unread(site: Site) -> bool:
-        start, end = byte_at(site.start), byte_at(site.end)
-        return any(start <= binding.start_byte < end and not binding_read(binding, reads, start, end)
-                   for binding in bindings)
-    return unread
-
-
-def off_own_parameters(rewrite: Rewrite, text: str, starts: list[int],
-                       document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a Python parameter's annotation made another type (`error_headers: typing.Optional[int]` ->
-    `typing.Union[typing.Mapping[str, str], None]`, `pyargs: List[str]` -> `bool`; not the same type
-    written anew, `t.Optional[str]` -> `str | None`, which a file's every annotation takes): whether a
-    site lies off the function's own parameter list, whose other parameters are other values
-    (`error_status_code: typing.Optional[int]` beside it kept its type); None for any other rewrite."""
-    annotated = _IN_ANNOTATION.search(rewrite.left)
-    if document.language != "python" or annotated is None or keyword.iskeyword(annotated.group(1)) \
-            or set(_NAME.findall(rewrite.inserted)) <= set(_NAME.findall(rewrite.removed)) | {"None"}:
-        return None
-    byte_at = byte_offsets(text)
-    at = byte_at(starts[rewrite.line] + len(rewrite.left))
-    edited = document.tree.root_node.descendant_for_byte_range(at, at)
-    parameters = next((node for node in ancestors(edited) if node.type == "parameters"), None)
-    if parameters is None:
-        return None
-    own = (parameters.start_point[0], parameters.end_point[0])
-    return lambda site: not own[0] <= site.line <= own[1]
-
-
-def binding_read(binding: Node, reads: list[Node], start: int, end: int) -> bool:
-    """True when one of `reads` outside bytes `start .. end` lies in the scope of `binding`."""
-    scope = binding_scope(binding)
-    return any(scope.start_byte <= read.start_byte < scope.end_byte and not start <= read.start_byte < end
-               for read in reads)
-
-
-def agreeing(rewrite: Rewrite, text: str, starts: list[int],
-             document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a name (in code) one part of which the user replaced by a part the function around it speaks of
-    already (`_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`: the name made
-    to agree with its function): whether a site (in `text`) stands in a function that speaks of it
-    too; None for any other change."""
-    changed = changed_part(rewrite.removed, rewrite.inserted) if rewrite.word else None
-    enclosing = None if changed is None else enclosing_at(document, FUNCTION_TYPES)
-    edited_in = None if enclosing is None else enclosing(starts[rewrite.line] + len(rewrite.left))
-    if edited_in is None or changed not in node_text(edited_in).replace(rewrite.inserted, "").lower():
-        return None
-    return lambda site: (found := enclosing(site.start)) is not None and changed in node_text(found).lower()
-
-
-def changed_part(old: str, new: str) -> str | None:
-    """The one part of a name (snake or camel case) put for another, lowercase (`websocket` of
-    `before_request_funcs` -> `before_websocket_funcs`), at least `MIN_PART` letters; None otherwise."""
-    old_parts, new_parts = _PART.findall(old), _PART.findall(new)
-    head, tail = common_ends(old_parts, new_parts)
-    put = new_parts[head:len(new_parts) - tail]
-    if len(put) != 1 or len(old_parts) - head - tail != 1 or len(put[0]) < MIN_PART:
-        return None
-    return put[0].lower()
-
-
-def names_bound(rewrite: Rewrite, text: str, starts: list[int],
-                document: ParsedDocument) -> Callable[[Site], bool] | None:
-    """For a rewrite (in code) that puts in a name its line did not read and only functions bind (`and
-    sig == signal.SIGINT`, `sig` a parameter of the edited one): whether a site (in `text`) stands
-    where each such name is bound (in a function that binds it, or one inside it); None when
-    the rewrite puts in no such name (a name the edited line binds is its own: `lambda _: ...`)."""
-    if not rewrite.inserted or document.language != "python":
-        return None
-    byte_at, root = byte_offsets(text), document.tree.root_node
-    line_start, edited_at = starts[rewrite.line], starts[rewrite.line] + len(rewrite.left)
-    span = byte_at(line_start), byte_at(edited_at), byte_at(edited_at + len(rewrite.inserted)), \
-        byte_at(line_start + len(rewrite.line_after))
-    read = identifiers_in(root, span[1], span[2])[0] - identifiers_in(root, span[0], span[3])[1] \
-        - set(_NAME.findall(rewrite.line_before))
-    scopes = [found for name in sorted(read) if (found := binding_functions(root, name))]
-    if not scopes:
-        return None
-
-    def bound(site: Site) -> bool:
-        byte = byte_at(site.start)
-        return all(any(scope.start_byte <= byte < scope.end_byte for scope in found) for found in scopes)
-    return bound
-
-
 def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
                document: ParsedDocument | None, repeated: bool, floor: float | None) -> list[Site]:
     """The sites of a one-line rewrite by the rules of its kind (`analogy_sites`): the first of the
@@ -1310,7 +688,7 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         found = sweep(rewrite, event, literal, document)
         if found is not None:
             return found
-    if (not rewrite.inserted and _NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
+    if (not rewrite.inserted and NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
             or keyword.iskeyword(rewrite.removed) \
             or (rewrite.word and document is not None and rebound(event, document)):
         return []

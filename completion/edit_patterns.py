@@ -18,8 +18,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from completion.edit_analogy import Rewrite, analogy_sites, rewrite_of
+from completion.edit_analogy import analogy_sites
 from completion.edit_events import EditEvent
+from completion.edit_rewrites import Rewrite, rewrite_of
 from completion.edit_sites import Site
 from completion.syntax import ParsedDocument
 

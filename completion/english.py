@@ -1,7 +1,7 @@
 """Whether a word is a word of English: one the Python standard library's prose uses often
 (`english_words.txt` beside this module, written by `python -m training.english_words`). A word
 fixed in prose is a typo mended only when it is none of these put for another (`appying` ->
-`applying`, not `later` -> `latter`: `completion.edit_analogy.typo`)."""
+`applying`, not `later` -> `latter`: `completion.rewrite_kinds.typo`)."""
 from __future__ import annotations
 
 from functools import cache

@@ -52,7 +52,6 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from completion.context import approx_tokens
-from completion.edit_analogy import STRING_PREFIX, product_release, rewrite_of
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
@@ -60,6 +59,7 @@ from completion.edit_sites import Site, byte_replacements
 from completion.edit_patterns import pattern_sites
 from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
                                      renamed, signature_change)
+from completion.edit_rewrites import STRING_PREFIX, product_release, rewrite_of
 from completion.fim import Backend
 from completion.positions import LINE_BREAK, line_starts
 from completion.site_judge import SiteJudge, candidates
@@ -385,7 +385,7 @@ def site_inputs(event: EditEvent, document: ParsedDocument) -> tuple[bool, bool]
     """(the renamed word is scoped, the literal rule owns the event) for the analogy sites of the
     event, or None when it has none: the literal rule found the changed literal's places. A
     product's release changed in a string (`"... removed in Werkzeug 2.4"`) is no literal's: it goes
-    to docstrings too (`completion.edit_analogy.product_release`)."""
+    to docstrings too (`completion.edit_rewrites.product_release`)."""
     rewrite = rewrite_of(event)
     literal = changed_literal(event) is not None and (rewrite is None or product_release(rewrite) is None)
     if literal and literal_regions(event, document):

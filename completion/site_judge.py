@@ -22,12 +22,13 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from completion.edit_analogy import (Rewrite, analogy_sites, comment_dropped, edit_in_prose, prose_at,
-                                     rewrite_of, spelled_alike)
+from completion.edit_analogy import analogy_sites, edit_in_prose, prose_at
 from completion.edit_events import EditEvent
 from completion.edit_patterns import memory_of
+from completion.edit_rewrites import Rewrite, comment_dropped, rewrite_of
 from completion.edit_sites import Site, shape
 from completion.positions import line_starts
+from completion.rewrite_kinds import spelled_alike
 from completion.syntax import ParsedDocument
 
 JUDGE_PATH = Path(__file__).with_name("site_judge.json")

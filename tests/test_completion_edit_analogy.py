@@ -6,8 +6,10 @@ a 400 KB file, sites past the region caps, a rewrite that would break the parse,
 later undone, a block too short to carry, lines inserted, deleted or reordered, one line split in
 several, a block repeated 5,000 times."""
 from completion import next_edit
-from completion.edit_analogy import analogy_sites, changed_part, distinctive, rewrite_of
+from completion.analogy_checks import changed_part
+from completion.edit_analogy import analogy_sites, distinctive
 from completion.edit_regions import MAX_REGIONS
+from completion.edit_rewrites import rewrite_of
 from completion.edit_sites import MAX_SITES
 from completion.syntax import ParsedDocument
 from edit_samples import CALLS, TYPO, event, proposed

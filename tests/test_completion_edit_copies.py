@@ -4,8 +4,9 @@
 number in copied docstrings; and what must not go: a short line repeated by chance, a word put for
 another in a copied docstring (one copy's mistake mended: the word rule decides), a half-typed
 word, 5,000 copies (bounded)."""
-from completion.edit_analogy import analogy_sites, line_copies, rewrite_of
+from completion.edit_analogy import analogy_sites, line_copies
 from completion.edit_blocks import MIN_COPY_CHARS, line_copy
+from completion.edit_rewrites import rewrite_of
 from completion.edit_sites import MAX_SITES
 from completion.syntax import ParsedDocument
 from edit_samples import event, proposed

@@ -7,7 +7,7 @@ import pytest
 
 from completion import next_edit
 from completion.edit_checks import applied
-from completion.edit_analogy import rewrite_of
+from completion.edit_rewrites import rewrite_of
 from completion.site_judge import FEATURES, Candidate, SiteJudge, candidates, load
 from completion.syntax import ParsedDocument
 from bench import site_judge_fit

@@ -1,0 +1,225 @@
+"""The checks an analogy site must pass once found (`completion.edit_analogy.analogy_sites`): no
+site the change would break or mislead. Each takes the rewrite (`completion.edit_rewrites`) and
+the document, and gives whether a site may stay (a `Site -> bool`), or None when it has nothing to
+say of that rewrite: a name put in stays where it is bound (`names_bound`), a name made to agree
+with its function goes to functions that speak alike (`agreeing`), a binding taken off stays where
+its scope reads it (`bindings_kept`), a binding marked unused goes where it is unread
+(`marked_unused`), a module renamed after its package follows that package (`same_path`), a comma at
+a line's end goes where the next line closes alike (`trailing_comma`), an annotation changed stays
+off its own parameter list (`off_own_parameters`), a value put for another stays out of functions
+named for the old one (`named_for_value`), and prose made to speak of its place stays out of places
+that name the old word (`own_subjects`). Everything here is pure.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from collections.abc import Callable
+
+from tree_sitter import Node
+
+from completion.edit_events import common_ends
+from completion.edit_rewrites import ANNOTATION_START, NAME, NAME_PART, Rewrite, path_before
+from completion.edit_sites import Site
+from completion.prose_sense import names, owner_at, subject_at
+from completion.rewrite_kinds import typo
+from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
+from completion.tree_names import (FUNCTION_TYPES, binding_functions, binding_scope, identifiers_in, name_uses,
+                                   node_text)
+
+MIN_PART = 3  # a part of a name put for another, to agree with its function (`agreeing`), this long at least
+_IN_ANNOTATION = re.compile(ANNOTATION_START + r"[\w.]*$")  # `error_headers: typing.`
+_STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
+_CONSTANTS = frozenset({"None", "True", "False"})
+
+
+def own_subjects(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a word put for another in prose (no typo, no case) where the user's place names the new
+    word and not the old (`subject_at`: `#: Blueprint local JSON decoder class` made `encoder` over
+    `json_encoder = None`; `content of the response body` made `request` in `class Request`): whether
+    a site's place does not name the old word without the new, where the prose speaks of its own
+    subject already (over `json_decoder = None`, in `class Response`); None for any other rewrite."""
+    if not rewrite.word or typo(rewrite) or rewrite.removed.lower() == rewrite.inserted.lower():
+        return None
+    subject = subject_at(document)
+    old, new = rewrite.removed.lower(), rewrite.inserted.lower()
+    mine = set() if subject is None else subject(starts[rewrite.line] + len(rewrite.left))
+    if new not in mine or old in mine:
+        return None
+
+    def own(site: Site) -> bool:
+        theirs = subject(site.start)
+        return new in theirs or old not in theirs
+    return own
+
+
+def value_words(code: str) -> list[str]:
+    """The words of a piece of code that holds values only (constants, numbers, strings: `None`,
+    `'page_markdown'`), those of its constants and strings; [] when it names anything else."""
+    bare = _STRING_BODY.sub(" ", code)
+    if any(name not in _CONSTANTS for name in NAME.findall(bare)):
+        return []
+    return NAME.findall(code)
+
+
+def named_for_value(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a value put for another in code (`replace_one("{posargs}", None)` -> `[]`): whether a
+    site's function is not named for the old value where the user's is not (`test_..._none_sys_argv`
+    keeps its `None` when `test_..._empty_sys_argv` took `[]`); None when no word can tell."""
+    words = [word for word in value_words(rewrite.removed) if len(word) >= 3]
+    owner = owner_at(document) if words else None
+    if owner is None:
+        return None
+    own = owner(starts[rewrite.line] + len(rewrite.left))
+    words = [word for word in words if not names(word, own)]
+    if not words:
+        return None
+    return lambda site: not any(names(word, owner(site.start)) for word in words)
+
+
+def same_path(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
+    """For a module renamed after its package on an import's line (`from uvicorn.logging import` ->
+    `from uvicorn._logging import`): whether a site follows the same package (`uvicorn.logging` in
+    a string, not the standard library's `import logging`); None for any other change."""
+    before = path_before(rewrite)
+    package = before.rstrip(".").rpartition(".")[2] if before and before.endswith(".") else ""
+    if not package:
+        return None
+    path = f"{package}.{rewrite.removed}"  # `logging.` of `from ..logging.` too: a relative path's tail
+    return lambda site: path in text[site.start - len(path):site.end]
+
+
+def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a rewrite (in code) that takes a name off its line (`except HTTPException as e:` ->
+    `except HTTPException:`, the handler never read `e`): whether a site keeps every binding of
+    those names that its scope reads (`completion.tree_names.binding_scope`); None for a word renamed
+    (the rename rule's) or a rewrite that takes off no name."""
+    taken = {name for name in set(NAME.findall(rewrite.removed)) - set(NAME.findall(rewrite.inserted))
+             if not keyword.iskeyword(name)}
+    if rewrite.word or not taken or document.language != "python":
+        return None
+    root, byte_at = document.tree.root_node, byte_offsets(text)
+    uses = {name: name_uses(root, name) for name in sorted(taken)}
+
+    def kept(site: Site) -> bool:
+        start, end = byte_at(site.start), byte_at(site.end)
+        left = set(NAME.findall(site.new))
+        return not any(start <= binding.start_byte < end and binding_read(binding, reads, start, end)
+                       for name, (bindings, reads) in uses.items() if name not in left for binding in bindings)
+    return kept
+
+
+def trailing_comma(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool] | None:
+    """For a comma put at the end of a line (`"... correct!"` -> `"... correct!",` before `) from None`):
+    whether a site's next line with text opens with a closing bracket exactly when the user's did (a
+    comma between two strings on lines of their own splits one string in two); None for any other
+    rewrite."""
+    if rewrite.removed or rewrite.inserted.strip() != "," or rewrite.right.strip():
+        return None
+
+    def closes_after(line: int) -> bool:
+        for number in range(line + 1, len(starts) - 1):  # the starts end with the text's length
+            found = text[starts[number]:starts[number + 1]].strip()
+            if found:
+                return found[:1] in (")", "]", "}")
+        return False
+    closing = closes_after(rewrite.line)
+    return lambda site: closes_after(site.line) == closing
+
+
+def marked_unused(rewrite: Rewrite, text: str, starts: list[int],
+                  document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a binding in code marked unused (`out, err =` -> `out, _err =`, ruff's RUF059; `err` -> `_`):
+    whether a site renames a binding of that name that its scope never reads, as the user's was (a
+    copy whose `err` is read elsewhere keeps its name, and no read is renamed); None for any other
+    rewrite (`from uvicorn.logging` -> `uvicorn._logging` binds nothing)."""
+    if not rewrite.word or rewrite.inserted not in ("_", "_" + rewrite.removed) or document.language != "python":
+        return None
+    root, byte_at = document.tree.root_node, byte_offsets(text)
+    edited = byte_at(starts[rewrite.line] + len(rewrite.left))
+    if not any(binding.start_byte == edited for binding in name_uses(root, rewrite.inserted)[0]):
+        return None
+    bindings, reads = name_uses(root, rewrite.removed)
+
+    def unread(site: Site) -> bool:
+        start, end = byte_at(site.start), byte_at(site.end)
+        return any(start <= binding.start_byte < end and not binding_read(binding, reads, start, end)
+                   for binding in bindings)
+    return unread
+
+
+def off_own_parameters(rewrite: Rewrite, text: str, starts: list[int],
+                       document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a Python parameter's annotation made another type (`error_headers: typing.Optional[int]` ->
+    `typing.Union[typing.Mapping[str, str], None]`, `pyargs: List[str]` -> `bool`; not the same type
+    written anew, `t.Optional[str]` -> `str | None`, which a file's every annotation takes): whether a
+    site lies off the function's own parameter list, whose other parameters are other values
+    (`error_status_code: typing.Optional[int]` beside it kept its type); None for any other rewrite."""
+    annotated = _IN_ANNOTATION.search(rewrite.left)
+    if document.language != "python" or annotated is None or keyword.iskeyword(annotated.group(1)) \
+            or set(NAME.findall(rewrite.inserted)) <= set(NAME.findall(rewrite.removed)) | {"None"}:
+        return None
+    byte_at = byte_offsets(text)
+    at = byte_at(starts[rewrite.line] + len(rewrite.left))
+    edited = document.tree.root_node.descendant_for_byte_range(at, at)
+    parameters = next((node for node in ancestors(edited) if node.type == "parameters"), None)
+    if parameters is None:
+        return None
+    own = (parameters.start_point[0], parameters.end_point[0])
+    return lambda site: not own[0] <= site.line <= own[1]
+
+
+def binding_read(binding: Node, reads: list[Node], start: int, end: int) -> bool:
+    """True when one of `reads` outside bytes `start .. end` lies in the scope of `binding`."""
+    scope = binding_scope(binding)
+    return any(scope.start_byte <= read.start_byte < scope.end_byte and not start <= read.start_byte < end
+               for read in reads)
+
+
+def agreeing(rewrite: Rewrite, text: str, starts: list[int],
+             document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a name (in code) one part of which the user replaced by a part the function around it speaks of
+    already (`_request_ctx_stack` -> `_websocket_ctx_stack` beside `websocket_context`: the name made
+    to agree with its function): whether a site (in `text`) stands in a function that speaks of it
+    too; None for any other change."""
+    changed = changed_part(rewrite.removed, rewrite.inserted) if rewrite.word else None
+    enclosing = None if changed is None else enclosing_at(document, FUNCTION_TYPES)
+    edited_in = None if enclosing is None else enclosing(starts[rewrite.line] + len(rewrite.left))
+    if edited_in is None or changed not in node_text(edited_in).replace(rewrite.inserted, "").lower():
+        return None
+    return lambda site: (found := enclosing(site.start)) is not None and changed in node_text(found).lower()
+
+
+def changed_part(old: str, new: str) -> str | None:
+    """The one part of a name (snake or camel case) put for another, lowercase (`websocket` of
+    `before_request_funcs` -> `before_websocket_funcs`), at least `MIN_PART` letters; None otherwise."""
+    old_parts, new_parts = NAME_PART.findall(old), NAME_PART.findall(new)
+    head, tail = common_ends(old_parts, new_parts)
+    put = new_parts[head:len(new_parts) - tail]
+    if len(put) != 1 or len(old_parts) - head - tail != 1 or len(put[0]) < MIN_PART:
+        return None
+    return put[0].lower()
+
+
+def names_bound(rewrite: Rewrite, text: str, starts: list[int],
+                document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a rewrite (in code) that puts in a name its line did not read and only functions bind (`and
+    sig == signal.SIGINT`, `sig` a parameter of the edited one): whether a site (in `text`) stands
+    where each such name is bound (in a function that binds it, or one inside it); None when
+    the rewrite puts in no such name (a name the edited line binds is its own: `lambda _: ...`)."""
+    if not rewrite.inserted or document.language != "python":
+        return None
+    byte_at, root = byte_offsets(text), document.tree.root_node
+    line_start, edited_at = starts[rewrite.line], starts[rewrite.line] + len(rewrite.left)
+    span = byte_at(line_start), byte_at(edited_at), byte_at(edited_at + len(rewrite.inserted)), \
+        byte_at(line_start + len(rewrite.line_after))
+    read = identifiers_in(root, span[1], span[2])[0] - identifiers_in(root, span[0], span[3])[1] \
+        - set(NAME.findall(rewrite.line_before))
+    scopes = [found for name in sorted(read) if (found := binding_functions(root, name))]
+    if not scopes:
+        return None
+
+    def bound(site: Site) -> bool:
+        byte = byte_at(site.start)
+        return all(any(scope.start_byte <= byte < scope.end_byte for scope in found) for found in scopes)
+    return bound
