@@ -8,9 +8,10 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   keyword a use is passed on under when it is its own name (`g(old=old)`), get the new name. A
   new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
-  new one (a whole number outside the user's function only right after the token the user's stood
-  after, `number_context`; within it, one function's constant, `t % 24` and `t //= 24`, but on the
-  user's own lines, where an equal number the user left is another value: `(2 if x else 2)`). An event
+  new one where it is carried (`completion.edit_regions.carried_literals`: a whole number outside
+  the user's function only right after the token the user's stood after, `number_context`; within
+  it, one function's constant, `t % 24` and `t //= 24`, but on the user's own lines, where an equal
+  number the user left is another value: `(2 if x else 2)`). An event
   that is both (a word inside a string changed) is a literal unless the rename finds other uses of
   the name.
 - *call* (`signature_change(event, document)`): each single-line call of the function in the
@@ -30,26 +31,24 @@ All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`comp
 from __future__ import annotations
 
 import keyword
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from tree_sitter import Node
 
-from completion.edit_events import EditEvent, common_ends
+from completion.edit_events import EditEvent
 from completion.edit_regions import (
     Region,
+    carried_literals,
     changed_literal,
-    literal_nodes,
     rename_uses,
     renamed,
     signature_change,
 )
-from completion.edit_sites import TOKEN
 from completion.node_lines import first_line, last_line
 from completion.positions import line_starts
-from completion.syntax import ParsedDocument, ancestors, encode
+from completion.syntax import ParsedDocument, encode
 from completion.tree_names import (
-    FUNCTION_TYPES,
     binds,
     call_nodes,
     first_identifier,
@@ -268,58 +267,9 @@ def _renamed_parameter_owner(event: EditEvent, document: ParsedDocument, new: st
 
 def literal_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:
     """The literal nodes holding the literal the event changed that take its new value
-    (`_number_carried`), given it."""
-    old, new = changed_literal(event)
-    carried = _number_carried(event, document)
-    return [(node.start_byte, node.end_byte, (new,)) for node in literal_nodes(document, old) if carried(node)]
-
-
-def _number_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
-    """Whether a literal node equal to the one the event changed takes the new value: any, for a
-    string or a fraction; for a whole number (`number_context`), one right after the token the
-    user's stood after, or one in the user's function (one function's constant: `t % 24` and `t //=
-    24`) but on the user's own lines (an equal number the user left there is another value: `(2 if x
-    else 2)`)."""
-    before = number_context(event)
-    if before is None:
-        return lambda node: True
-    source, function = document.tree.root_node.text or b"", _function_at(document, event)
-
-    def carried(node: Node) -> bool:
-        if _token_before(source, node.start_byte) == before:
-            return True
-        return function is not None and function.start_byte <= node.start_byte < function.end_byte \
-            and not event.start_line <= first_line(document, node) < event.after_end
-    return carried
-
-
-def _function_at(document: ParsedDocument, event: EditEvent) -> Node | None:
-    """The innermost function holding the event's first line (at its first character past the indent),
-    or None at a module's or a class's level."""
-    indent = len(event.inserted) - len(event.inserted.lstrip(" \t"))
-    at = (event.start_line, len(encode(event.inserted[:indent])))
-    node = document.tree.root_node.descendant_for_point_range(at, at)
-    return next((found for found in ancestors(node) if found.type in FUNCTION_TYPES), None)
-
-
-def number_context(event: EditEvent) -> str | None:
-    """For a whole number the event changed, the token right before it on its line (`*` of `2**16`
-    -> `2**18`; "" at the line's start): out of the user's function, the same small number is the
-    same value only after the same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`;
-    `_number_carried`). None for a string or a fraction (`3.14` is one value wherever it stands:
-    trio's `b == 3.14` and `f(8, 3.14)` changed together)."""
-    if not changed_literal(event)[1].isdigit():
-        return None
-    start = common_ends(event.removed, event.inserted)[0]  # where the change starts, within the number
-    while start and event.inserted[start - 1].isdigit():
-        start -= 1
-    return _token_before(encode(event.inserted), len(encode(event.inserted[:start])))
-
-
-def _token_before(text: bytes, at: int) -> str:
-    """The last token (`completion.edit_sites.TOKEN`) of UTF-8 `text`'s line before byte `at`; "" for none."""
-    tokens = TOKEN.findall(text[text.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace"))
-    return tokens[-1] if tokens else ""
+    (`carried_literals`), given it."""
+    new = changed_literal(event)[1]
+    return [(node.start_byte, node.end_byte, (new,)) for node in carried_literals(event, document)]
 
 
 def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replacement]:

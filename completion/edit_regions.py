@@ -14,7 +14,8 @@ after `event` (its newest edit event), nearest the cursor first:
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
-  places: the other places in the file that hold the same literal; but for the generic ones
+  places: the other places in the file that hold the same literal (a whole number only where it is
+  the same value, `carried_literals`); but for the generic ones
   (`GENERIC_LITERALS`: `""`, `0`, `1`) and a one-mark string (`";"`, `" "`), which stand for no
   one value, and a string whose quotes alone changed (`'a'` -> `"a"`, the same value): those go
   by analogy only to lines alike.
@@ -35,13 +36,14 @@ import functools
 import itertools
 import re
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent, common_ends
+from completion.edit_sites import TOKEN
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
 from completion.syntax import ParsedDocument, ancestors, encode, new_parser
@@ -181,12 +183,19 @@ def changed_literal(event: EditEvent) -> tuple[str, str] | None:
 
 
 def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
-    """The lines of the file that hold a literal the event changed, as it was."""
-    literal = changed_literal(event)
-    if literal is None:
+    """The lines of the file that hold a literal the event changed, as it was, where it takes the
+    new value (`carried_literals`)."""
+    if changed_literal(event) is None:
         return []
     return [Region(first_line(document, node), last_line(document, node) + 1, LITERAL)
-            for node in literal_nodes(document, literal[0])]
+            for node in carried_literals(event, document)]
+
+
+def carried_literals(event: EditEvent, document: ParsedDocument) -> list[Node]:
+    """The literal nodes equal to the one the event changed (`changed_literal`, not None) that take
+    its new value (`_number_carried`), in source order."""
+    carried = _number_carried(event, document)
+    return [node for node in literal_nodes(document, changed_literal(event)[0]) if carried(node)]
 
 
 def literal_nodes(document: ParsedDocument, literal: str) -> list[Node]:
@@ -202,6 +211,54 @@ def literal_nodes(document: ParsedDocument, literal: str) -> list[Node]:
         if node is not None and (node.start_byte, node.end_byte) == match.span():
             found.append(node)
     return found
+
+
+def _number_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
+    """Whether a literal node equal to the one the event changed takes the new value: any, for a
+    string or a fraction; for a whole number (`number_context`), one right after the token the
+    user's stood after, or one in the user's function (one function's constant: `t % 24` and `t //=
+    24`) but on the user's own lines (an equal number the user left there is another value: `(2 if x
+    else 2)`)."""
+    before = number_context(event)
+    if before is None:
+        return lambda node: True
+    source, function = document.tree.root_node.text or b"", _function_at(document, event)
+
+    def carried(node: Node) -> bool:
+        if _token_before(source, node.start_byte) == before:
+            return True
+        return function is not None and function.start_byte <= node.start_byte < function.end_byte \
+            and not event.start_line <= first_line(document, node) < event.after_end
+    return carried
+
+
+def _function_at(document: ParsedDocument, event: EditEvent) -> Node | None:
+    """The innermost function holding the event's first line (at its first character past the indent),
+    or None at a module's or a class's level."""
+    indent = len(event.inserted) - len(event.inserted.lstrip(" \t"))
+    at = (event.start_line, len(encode(event.inserted[:indent])))
+    node = document.tree.root_node.descendant_for_point_range(at, at)
+    return next((found for found in ancestors(node) if found.type in FUNCTION_TYPES), None)
+
+
+def number_context(event: EditEvent) -> str | None:
+    """For a whole number the event changed, the token right before it on its line (`*` of `2**16`
+    -> `2**18`; "" at the line's start): out of the user's function, the same small number is the
+    same value only after the same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`;
+    `_number_carried`). None for a string or a fraction (`3.14` is one value wherever it stands:
+    trio's `b == 3.14` and `f(8, 3.14)` changed together)."""
+    if not changed_literal(event)[1].isdigit():
+        return None
+    start = common_ends(event.removed, event.inserted)[0]  # where the change starts, within the number
+    while start and event.inserted[start - 1].isdigit():
+        start -= 1
+    return _token_before(encode(event.inserted), len(encode(event.inserted[:start])))
+
+
+def _token_before(text: bytes, at: int) -> str:
+    """The last token (`completion.edit_sites.TOKEN`) of UTF-8 `text`'s line before byte `at`; "" for none."""
+    tokens = TOKEN.findall(text[text.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace"))
+    return tokens[-1] if tokens else ""
 
 
 def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:

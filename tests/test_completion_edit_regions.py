@@ -291,6 +291,13 @@ def test_a_changed_literal_finds_its_other_places_in_the_file():
     assert edit_regions.changed_literal(both) is None  # a name changed too: not a literal's edit
 
 
+def test_a_whole_number_s_regions_are_the_places_its_draft_carries_it_to():
+    source = "size = 2**16\nkey = urandom(16)\n" + "pass\n" * 8 + "limit = (2**16) + 1\n"
+    event, document, at = edited(source, "size = 2**16", "size = 2**18")
+    regions = regions_after(event, document, at)
+    assert {(r.start_line, r.end_line) for r in regions if r.reason == edit_regions.LITERAL} == {(10, 11)}
+
+
 def test_a_generic_literal_or_its_quotes_alone_have_no_literal_rule():
     source = 'def f(items):\n    head = items[1]\n    sep = ";"\n    key = "a"\n    return sep.join(items[1:]), key\n'
     for needle, line in (("head = items[1]", "    head = items[0]"), ('sep = ";"', '    sep = "; "')):
