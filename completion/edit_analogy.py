@@ -70,6 +70,8 @@ event's lines:
   dotted spelling in strings and comments (`"requires Python 3.9+"`; `completion.edit_versions`);
 - a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
   `completion.edit_lints` at the other places the same check flags;
+- a Sphinx role's *`py:` domain* taken off or put on (`:py:attr:` -> `:attr:`) at the file's other Python roles
+  in prose, whatever the role (`completion.edit_roles`);
 - pycodestyle's *E402 excused* on one import below code at the other imports below that code
   (`completion.edit_directives`: the one directive that says where else it belongs);
 - a *block*: two or more lines changed together (a comment and the statement under it rewritten,
@@ -134,6 +136,7 @@ from completion.edit_rewrites import (ANNOTATION_START, CALL_TOKENS, CLASS_NAME,
                                       Rewrite, back_to_name, comment_dropped, is_word, literal_call, path_before,
                                       plain_name, product_release, rewrite_of, sibling_classes, site_pattern,
                                       string_opened_at, string_prefix, whole_line)
+from completion.edit_roles import domain_change, domain_sites
 from completion.edit_sites import (MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike, matched_sites,
                                    matches_off_event)
 from completion.edit_versions import version_bumped, version_sites
@@ -807,6 +810,15 @@ def _string_end(rewrite: Rewrite, event: EditEvent, literal: bool,
     return string_end_sites(rewrite, event, None if document is None else prose_at(document))
 
 
+def _role_domain(rewrite: Rewrite, event: EditEvent, literal: bool,
+                 document: ParsedDocument | None) -> list[Site] | None:
+    """`py:` taken off a Sphinx role or put on it: the file's other Python roles (`completion.edit_roles`)."""
+    dropped = domain_change(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right)
+    if dropped is None:
+        return None
+    return domain_sites(dropped, rewrite.line, event, None if document is None else prose_at(document))
+
+
 def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
           document: ParsedDocument | None) -> list[Site] | None:
     """A nose-style hook renamed for pytest: the other classes' hooks."""
@@ -817,7 +829,7 @@ def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
 
 SWEEPS: tuple[Sweep, ...] = (_moved_module, _excused_import, _excused_argument, _renamed_directive, _linted,
                              _joined_words, _made_raw, _none_returned, _comma_put, _joined_literals, _version, _url,
-                             _string_end, _hook)  # in this order
+                             _string_end, _role_domain, _hook)  # in this order
 
 
 def same_lines(found: list[Site], line: str, text: str) -> list[Site]:
