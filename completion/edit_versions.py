@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import Site, matched_sites
+from completion.edit_sites import Site, matched_sites, nearest_sites
 
 _NUMBER = re.compile(r"\d+")
 _TUPLE_HEAD = re.compile(r"(?i)(?<![a-z])(?:version\w*|python\w*)(?:\[[^\]\n]*\])?"  # a version's name, sliced
@@ -43,8 +43,20 @@ def version_sites(old: str, new: str, line: int, event: EditEvent,
                   prose: Callable[[int], bool] | None) -> list[Site]:
     """The places of the dotted version `old` in the event's text after (off its lines) that stand
     in a string or a comment (`prose`; none without a tree), each becoming `new`, nearest `line`
-    first: not within a longer version or a name (`v3.9`, `3.9.1`), nor after a classifier's `:: `."""
+    first: not within a longer version or a name (`v3.9`, `3.9.1`), nor after a classifier's `:: `.
+    A tuple's trailing zeros are spelled either way (`(3, 8, 0)` is `3.8.0` and `Python 3.8+`)."""
     if prose is None:
         return []
-    pattern = re.compile(rf"(?<![\w.])(?<!:: )({re.escape(old)})(?!\w|\.\d)")
-    return matched_sites(pattern, new, line, event, prose)
+    found = []
+    for was, now in dict.fromkeys([(old, new), (_short(old), _short(new))]):
+        pattern = re.compile(rf"(?<![\w.])(?<!:: )({re.escape(was)})(?!\w|\.\d)")
+        found += matched_sites(pattern, now, line, event, prose)
+    return nearest_sites(found, line)
+
+
+def _short(version: str) -> str:
+    """A dotted version without its trailing `.0` parts, two parts kept at least (`3.8.0` -> `3.8`)."""
+    parts = version.split(".")
+    while len(parts) > 2 and parts[-1] == "0":
+        parts.pop()
+    return ".".join(parts)

@@ -27,6 +27,13 @@ def test_a_version_tuple_bumped_goes_to_its_dotted_spelling_in_prose_only():
     assert proposed(SETUP, bumped, 2) == expected  # not 3.9.1, the float, nor the classifier
 
 
+def test_a_tuple_s_trailing_zero_is_spelled_either_way_in_prose():
+    source = ('PYTHON_VERSION = tuple(sys.version_info[:3])\nSUPPORTED = PYTHON_VERSION >= (3, 8, 0)\n'
+              'raise ImportError("Falcon requires Python 3.8+ (3.8.0 at least); 3.8.1 fixed it")\n')
+    bumped = source.replace("(3, 8, 0)", "(3, 9, 0)")
+    assert proposed(source, bumped, 1) == bumped.replace("Python 3.8+ (3.8.0", "Python 3.9+ (3.9.0")
+
+
 def test_only_a_number_of_a_tuple_a_version_is_compared_with_is_a_version():
     assert version_bumped("12", "13", "if sys.version_info >= (3, ", ", 7):") == ("3.12.7", "3.13.7")
     assert version_bumped("8", "9", "REQUIRED_PYTHON = (3, ", ")") == ("3.8", "3.9")
