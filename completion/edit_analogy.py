@@ -146,6 +146,7 @@ from completion.prose_sense import capitalized, names, opens_sentence, owner_at
 from completion.rewrite_kinds import (KNOWN_NAMES, code_names, fresh_binding, half_typed, note_put, only_in_prose,
                                       receiver_renamed, typo, value_for_one_call, whole_elsewhere)
 from completion.syntax import ParsedDocument, enclosing_at
+from completion.tree_names import imports_module
 
 MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
 MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
@@ -399,6 +400,17 @@ def qualified_sites(rewrite: Rewrite, text: str, event: EditEvent, starts: list[
     pattern = re.compile(rf"(?<![\w.])({re.escape(rewrite.removed)})\.{attribute.group(1)}(?!\w)")
     return [Site(match.start(1), match.end(1), rewrite.inserted, line, 1.0)
             for match, line, _ in matches_off_event(pattern, text, starts, event) if not within(prose, match.start(1))]
+
+
+def module_moved(rewrite: Rewrite, event: EditEvent, document: ParsedDocument) -> list[Site]:
+    """For one module a Python file imports put for another before an attribute (`falcon.create_task`
+    -> `asyncio.create_task`, both imported: no rename), the places the old module reads that attribute
+    (`qualified_sites`); none for any other name put for one bound already (`config.debug` ->
+    `self.debug`: one place's choice)."""
+    if document.language != "python" or document.tree is None \
+            or not all(imports_module(document.tree.root_node, name) for name in (rewrite.removed, rewrite.inserted)):
+        return []
+    return qualified_sites(rewrite, event.after, event, line_starts(event.after), prose_at(document))
 
 
 def string_end(rewrite: Rewrite) -> tuple[int, bool] | None:
@@ -692,9 +704,10 @@ def rule_sites(rewrite: Rewrite, event: EditEvent, scoped: bool, literal: bool,
         if found is not None:
             return found
     if (not rewrite.inserted and NAME.fullmatch(rewrite.removed) and not string_prefix(rewrite)) \
-            or keyword.iskeyword(rewrite.removed) \
-            or (rewrite.word and document is not None and rebound(event, document)):
+            or keyword.iskeyword(rewrite.removed):
         return []
+    if rewrite.word and document is not None and rebound(event, document):
+        return module_moved(rewrite, event, document)
     if document is None:
         found = sites(rewrite, event.after, event, scoped, None, repeated, floor)
     else:

@@ -59,6 +59,7 @@ from completion.tree_names import (
     bound_in_file,
     call_nodes,
     imported_names,
+    imports_module,
     is_keyword,
     is_member,
     methods_of,
@@ -267,13 +268,16 @@ def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
             for node in rename_uses(event, document)]
 
 
-def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
+def rename_uses(event: EditEvent, document: ParsedDocument, modules: bool = False) -> list[Node]:
     """The nodes of the other uses of a name the event renamed (their text is the old name), in
     its scope, in file order; none when the event renamed nothing (the document needs a tree) or
     pointed a use at a name bound already (`rebound`; a builtin for an imported name), but for an
     import moved to a module the file has already (`from attr import x` -> `from attrs import x`):
     then its other `from` imports. For a name of a Python file, the contents of the strings that
-    name it are uses too (`"chain"` in `__all__`, `cli: "BaseCommand"`)."""
+    name it are uses too (`"chain"` in `__all__`, `cli: "BaseCommand"`). An attribute renamed is
+    renamed off the modules the file imports only where the edited one is read off that module
+    (`_off_other_modules`); with `modules`, the other modules' too (whether the rename rule owns the
+    name: then the analogy does not carry it as a word)."""
     found = _rename_scope(event, document)
     if found is None:
         return []
@@ -284,6 +288,7 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     if member:
         uses = [node for node in nodes_named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
                 if is_member(node)]
+        uses = _off_other_modules(uses, scope, root) if document.language == "python" and not modules else uses
         uses = sorted(uses + own_method(scope, old, renamed(event)[1]), key=lambda node: node.start_byte)
     else:
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
@@ -297,6 +302,27 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     if document.language == "python" and not member and scope.parent is None:  # a name of the file
         uses = sorted(uses + name_strings(root, old), key=lambda node: node.start_byte)
     return uses
+
+
+def _off_other_modules(uses: list[Node], edited: Node, root: Node) -> list[Node]:
+    """`uses` but the attributes read off a module a Python file imports (`ddt.data` after `import ddt`;
+    not a name a `from` import binds) other than the one the `edited` attribute is read off:
+    `result.data` renamed `result.content` leaves `@ddt.data(...)` alone, `os.getcwdu` renamed reaches
+    the other `os.getcwdu`."""
+    own, imported = _read_off(edited), {}
+
+    def module(name: str) -> bool:
+        if name not in imported:
+            imported[name] = imports_module(root, name)
+        return imported[name]
+    return [node for node in uses if (name := _read_off(node)) is None or name == own or not module(name)]
+
+
+def _read_off(node: Node) -> str | None:
+    """The plain name an attribute is read off (`ddt` of `ddt.data`); None for any other node."""
+    parent = node.parent
+    target = parent.child_by_field_name("object") if parent is not None and parent.type == "attribute" else None
+    return node_text(target) if target is not None and target.type == "identifier" else None
 
 
 def own_method(member: Node, old: str, new: str) -> list[Node]:

@@ -390,7 +390,7 @@ def site_inputs(event: EditEvent, document: ParsedDocument) -> tuple[bool, bool]
     literal = changed_literal(event) is not None and (rewrite is None or product_release(rewrite) is None)
     if literal and literal_regions(event, document):
         return None
-    return bool(rename_uses(event, document)), literal
+    return bool(rename_uses(event, document, modules=True)), literal
 
 
 def analogy_found(event: EditEvent, document: ParsedDocument, events: Sequence[EditEvent],

@@ -118,10 +118,12 @@ def is_keyword(node: Node) -> bool:
 
 
 def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
-    """Where a renamed name lives: (the node to search, whether it is a member)."""
+    """Where a renamed name lives: (the node to search, whether it is a member). A name of a class's
+    body is a member; one a method reads but does not bind, that the module binds (`_global`), is the
+    module's: Python looks names up past the class's body from inside its methods."""
     if is_member(node):
         return node, True
-    ancestor = node.parent
+    ancestor, in_function = node.parent, False
     while ancestor is not None:
         if ancestor.type == "except_clause" and _caught_as(ancestor) in names:
             return ancestor, False  # `except E as e:` binds `e` for its handler alone (Python deletes it after)
@@ -131,13 +133,24 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
         if ancestor.type in FUNCTION_TYPES and not defines \
                 and (language != "python" or binds(ancestor, names)):
             return ancestor, False
-        if ancestor.type in CLASS_TYPES and not defines:
+        if ancestor.type in CLASS_TYPES and not defines \
+                and not (language == "python" and in_function and _global(node, names)):
             return (node, True) if language == "python" else (ancestor, False)
+        in_function = in_function or (ancestor.type in FUNCTION_TYPES and not defines)
         ancestor = ancestor.parent
     root = node
     while root.parent is not None:
         root = root.parent
     return root, False
+
+
+def _global(node: Node, names: set[str]) -> bool:
+    """True when the Python module around `node` binds one of `names` at its top level (`binding_functions`;
+    not a builtin, whose rules are `edit_regions.builtin_swapped`'s): a name every function of the file sees."""
+    root = node
+    while root.parent is not None:
+        root = root.parent
+    return any(name not in PYTHON_BUILTINS and binding_functions(root, name) is None for name in sorted(names))
 
 
 def alike_comprehensions(comprehension: Node, names: set[str]) -> list[Node]:
@@ -288,6 +301,18 @@ def python_word(word: str) -> bool:
 def imported_names(root: Node, name: str) -> list[Node]:
     """The nodes where a Python file's imports bind `name`."""
     return [node for node in nodes_named(root, "python", name, ("identifier",)) if _imports(node)]
+
+
+def imports_module(root: Node, name: str) -> bool:
+    """True when an `import` statement of a Python file binds `name` (`import ddt`, `import numpy as
+    np`: a module), not only a `from` import (`from .signals import sent`: anything a module holds)."""
+    return any(_import_statement(node) for node in imported_names(root, name))
+
+
+def _import_statement(node: Node) -> bool:
+    """True for a name an `import` statement binds (its nearest import ancestor is one)."""
+    statement = next((found for found in ancestors(node) if found.type.startswith("import")), None)
+    return statement is not None and statement.type == "import_statement"
 
 
 def name_strings(root: Node, name: str) -> list[Node]:

@@ -1390,6 +1390,10 @@ def test_a_qualifier_put_for_another_goes_where_the_old_one_reads_the_same_attri
     moved = module.replace("asyncio.iscoroutinefunction(self.app)", "inspect.iscoroutinefunction(self.app)")
     assert proposed(module, moved) == moved.replace("asyncio.iscoroutinefunction(call)",
                                                     "inspect.iscoroutinefunction(call)")  # code only
+    functions = ('import asyncio\nimport falcon\n\n\ndef f(ws):\n    t = falcon.create_task(ws.a())\n'
+                 '    return falcon.App()\n\n\ndef g(ws):\n    return falcon.create_task(ws.b())\n')
+    moved = functions.replace("t = falcon.create_task", "t = asyncio.create_task")  # both modules bound: no rename
+    assert proposed(functions, moved) == moved.replace("return falcon.create_task", "return asyncio.create_task")
 
 
 def test_a_word_put_for_another_in_a_urls_path_goes_to_the_same_host_and_path_elsewhere():

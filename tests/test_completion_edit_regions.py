@@ -291,6 +291,29 @@ def test_a_changed_literal_finds_its_other_places_in_the_file():
     assert edit_regions.changed_literal(both) is None  # a name changed too: not a literal's edit
 
 
+def test_a_name_a_method_reads_but_does_not_bind_is_the_module_s_not_a_member():
+    source = ("def helper(x):\n    return x\n\n\nclass A:\n    limit = helper(1)\n\n    def f(self, path):\n"
+              "        return helper(path)\n\n    def g(self, path):\n        return helper(path) + self.helper\n\n\n"
+              "print(helper(1))\n")
+    event, document, _ = edited(source, "return helper(path)", "        return assist(path)")
+    uses = [node.start_point[0] for node in edit_regions.rename_uses(event, document)]
+    assert uses == [0, 5, 11, 14]  # the definition, the class body's call, g's and the module's; not self.helper
+
+
+def test_a_member_renamed_leaves_the_attributes_of_another_imported_module_alone():
+    source = ("import ddt\nimport os\nfrom .signals import sent\n\n\n@ddt.data(1, 2)\ndef test(result):\n"
+              "    assert result.data\n    assert result.data == os.data\n    sent.data = 2\n")
+    event, document, _ = edited(source, "assert result.data", "    assert result.content")
+    uses = edit_regions.rename_uses(event, document)
+    assert [(node.start_point[0], node.start_point[1]) for node in uses] == [(8, 18), (9, 9)]  # not ddt's nor os's
+    module, document, _ = edited(source, "== os.data", "    assert result.data == os.content")
+    assert [node.start_point[0] for node in edit_regions.rename_uses(module, document)] == [7, 8, 9]  # not ddt's
+    alone = "import ddt\n\n\n@ddt.data(1, 2)\ndef test(result):\n    assert result.data\n"
+    event, document, at = edited(alone, "assert result.data", "    assert result.content")
+    assert edit_regions.rename_uses(event, document) == []
+    assert next_edit.site_inputs(event, document) == (True, False)  # the rename rule's: no word carried
+
+
 def test_a_whole_number_s_regions_are_the_places_its_draft_carries_it_to():
     source = "size = 2**16\nkey = urandom(16)\n" + "pass\n" * 8 + "limit = (2**16) + 1\n"
     event, document, at = edited(source, "size = 2**16", "size = 2**18")
