@@ -27,7 +27,8 @@ event's lines:
   `lambda e: len(e)`), goes where that text stands in code between the same two characters, on
   lines alike by `TEXT_SCORE` (`text_sites`: a parameter's annotation and an attribute's); a word
   in code put for another before the same attribute (`asyncio.iscoroutinefunction` ->
-  `inspect.iscoroutinefunction`) goes where the old word reads that attribute (`qualified_sites`);
+  `inspect.iscoroutinefunction`) goes where the old word reads that attribute (`qualified_sites`), and
+  so does one imported module put for another that the file imports too, no rename (`module_moved`);
 - a string's *start or end* changed where the literal rule owns the change (its whole text found
   nowhere else: `match="... allowed."` -> `match="... allowed"`) at the strings right after the same
   tokens that start or end alike (`string_end_sites`);
