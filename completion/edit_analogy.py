@@ -71,6 +71,9 @@ event's lines:
   dotted spelling in strings and comments (`"requires Python 3.9+"`; `completion.edit_versions`);
 - a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
   `completion.edit_lints` at the other places the same check flags;
+- a function's docstring *summary put in the imperative* (pydocstyle's D401: `Returns the` -> `Return the`) at
+  the file's other functions' summaries whose first word is a verb in the third person, each with its own
+  verb (`completion.edit_moods`);
 - a Sphinx role's *`py:` domain* taken off or put on (`:py:attr:` -> `:attr:`) at the file's other Python roles
   in prose, whatever the role (`completion.edit_roles`);
 - pycodestyle's *E402 excused* on one import below code at the other imports below that code
@@ -131,6 +134,7 @@ from completion.edit_hooks import hook_renamed, hook_sites
 from completion.edit_imports import import_sites, module_change
 from completion.edit_joins import joined_quote, joined_sites
 from completion.edit_lints import lint_sites
+from completion.edit_moods import mood_fixed, mood_sites
 from completion.edit_regions import rebound, signature_change
 from completion.edit_returns import none_annotated, none_return_sites
 from completion.edit_rewrites import (ANNOTATION_START, CALL_TOKENS, CLASS_NAME, NAME, NAME_PART, STRING_PREFIX,
@@ -833,6 +837,14 @@ def _role_domain(rewrite: Rewrite, event: EditEvent, literal: bool,
     return domain_sites(dropped, rewrite.line, event, None if document is None else prose_at(document))
 
 
+def _mood(rewrite: Rewrite, event: EditEvent, literal: bool,
+          document: ParsedDocument | None) -> list[Site] | None:
+    """A docstring's summary put in the imperative (D401): the file's others (`completion.edit_moods`)."""
+    if not rewrite.word or not mood_fixed(rewrite.removed, rewrite.inserted, rewrite.left):
+        return None
+    return [] if document is None else mood_sites(rewrite.line, event, document)
+
+
 def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
           document: ParsedDocument | None) -> list[Site] | None:
     """A nose-style hook renamed for pytest: the other classes' hooks."""
@@ -843,7 +855,7 @@ def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
 
 SWEEPS: tuple[Sweep, ...] = (_moved_module, _excused_import, _excused_argument, _renamed_directive, _linted,
                              _joined_words, _made_raw, _none_returned, _comma_put, _joined_literals, _version, _url,
-                             _string_end, _role_domain, _hook)  # in this order
+                             _string_end, _role_domain, _mood, _hook)  # in this order
 
 
 def same_lines(found: list[Site], line: str, text: str) -> list[Site]:
