@@ -138,19 +138,21 @@ def scope_of(node: Node, language: str, names: set[str]) -> tuple[Node, bool]:
             return (node, True) if language == "python" else (ancestor, False)
         in_function = in_function or (ancestor.type in FUNCTION_TYPES and not defines)
         ancestor = ancestor.parent
-    root = node
-    while root.parent is not None:
-        root = root.parent
-    return root, False
+    return _root(node), False
 
 
 def _global(node: Node, names: set[str]) -> bool:
     """True when the Python module around `node` binds one of `names` at its top level (`binding_functions`;
     not a builtin, whose rules are `edit_regions.builtin_swapped`'s): a name every function of the file sees."""
-    root = node
-    while root.parent is not None:
-        root = root.parent
+    root = _root(node)
     return any(name not in PYTHON_BUILTINS and binding_functions(root, name) is None for name in sorted(names))
+
+
+def _root(node: Node) -> Node:
+    """The root of the tree `node` stands in."""
+    while node.parent is not None:
+        node = node.parent
+    return node
 
 
 def alike_comprehensions(comprehension: Node, names: set[str]) -> list[Node]:
