@@ -6,11 +6,13 @@ after `event` (its newest edit event), nearest the cursor first:
   differ by one name, at one or more places); the other uses of the old name, in its scope. In
   Python a local or parameter (a name the function binds) is searched in its function, a name
   defined in a class body or used as an attribute (`self.x`, `obj.x`) in every attribute of the
-  file, any other name in the file; other languages search the innermost function or class
-  around the edit, members (`this.x`, `p.x`) in the file; a name of a Python file also where
-  strings name it (its `__all__` entry, string annotations: `tree_names.name_strings`). A Python
-  binding split off a name rebound over itself (`for value in value:` made `for v in value:`)
-  renames only what it binds: the loop's body, or the rest of the assignment's block.
+  file, any other name in the file (for a function or a class renamed, not a module of its name
+  in a `from` import: `from build.env import x` beside `def build`); other languages search the
+  innermost function or class around the edit, members (`this.x`, `p.x`) in the file; a name of
+  a Python file also where strings name it (its `__all__` entry, string annotations:
+  `tree_names.name_strings`). A Python binding split off a name rebound over itself (`for value
+  in value:` made `for v in value:`) renames only what it binds: the loop's body, or the rest of
+  the assignment's block.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
@@ -294,6 +296,8 @@ def rename_uses(event: EditEvent, document: ParsedDocument, modules: bool = Fals
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
         uses = [node for each in scopes for node in nodes_named(each, document.language, old, NAME_TYPES)
                 if not is_member(node) and not is_keyword(node)]
+        if any(names_parent(node, _DEFINITIONS) for node in _edited_names(event, document, renamed(event)[1])):
+            uses = [node for node in uses if not _module_path(node)]  # a function renamed: no module of its name
     if found.rebinds:
         return [node for node in uses if _in_from_import(node)]
     shadowed = None if member else _shadowing(event, document, scope, old, renamed(event)[1])
@@ -462,6 +466,16 @@ def _module_part(node: Node) -> bool:
     return parent is not None and parent.type == "dotted_name" and parent.named_children[0] != node \
         and parent.parent is not None and parent.parent.type in ("import_statement", "import_from_statement",
                                                                   "aliased_import")
+
+
+def _module_path(node: Node) -> bool:
+    """True for a name in the module of a `from m import x` (`build` of `from build.env import y`)."""
+    path = node.parent
+    statement = None if path is None else path.parent
+    if statement is not None and statement.type == "relative_import":
+        path, statement = statement, statement.parent
+    return path is not None and path.type in ("dotted_name", "relative_import") and statement is not None \
+        and statement.type == "import_from_statement" and statement.child_by_field_name("module_name") == path
 
 
 def _in_from_import(node: Node) -> bool:

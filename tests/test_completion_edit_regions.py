@@ -543,3 +543,13 @@ def test_a_definition_renamed_while_another_of_its_name_stands_renames_nothing()
     alone = TWICE.replace("def close(self, code):", "def shut(self, code):")
     method, document, _ = edited(alone, "    def close(self):", "    def disconnect(self):")
     assert use_lines(method, document) == [line_of(alone, "self.close()")]
+
+
+def test_a_function_renamed_leaves_a_module_of_its_name_in_the_imports():
+    source = ("from build import ProjectBuilder\nfrom build.env import Env\nfrom .build import x\n\n\n"
+              "def build(path):\n    return ProjectBuilder(path)\n\n\nbuild('.')\n")
+    event, document, _ = edited(source, "def build(path):", "def build_package(path):")
+    assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [9]
+    imported = "import build\n\nbuild.main()\n"
+    event, document, _ = edited(imported, "build.main()", "builder.main()")
+    assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [0]  # a module renamed
