@@ -25,7 +25,8 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   (`super().f(a, **kwargs)`, whatever its lines).
 - *analogy*: the sites where the same change applies by analogy (`completion.edit_analogy`),
   passed in by the caller, drafted where the rule above replaced nothing;
-- *copy*: everything else, and any region when the document has no tree or does not parse.
+- *copy*: everything else, and any region with no analogy when the document has no tree or does not
+  parse (where its one analogy is a string's other end, `completion.edit_quotes`).
 All offsets into the tree are UTF-8 bytes, and its nodes' lines LSP lines (`completion.node_lines`).
 """
 from __future__ import annotations
@@ -102,7 +103,7 @@ def draft_regions(event: EditEvent, document: ParsedDocument, regions: Sequence[
     cuts = [region_span(starts, region) for region in regions]  # (start, end) string offsets
     if not cuts:
         return []
-    replacements = _with_analogies(_replacements(event, document), analogies, document)
+    replacements = _with_analogies(_replacements(event, document), analogies)
     data, drafts = encode(text), []
     for start, end in cuts:
         byte_start, byte_end = len(encode(text[:start])), len(encode(text[:end]))
@@ -133,12 +134,12 @@ def _replacements(event: EditEvent, document: ParsedDocument) -> tuple[str, list
     return CALL, call_replacements(event, document)
 
 
-def _with_analogies(found: tuple[str, list[Replacement]], analogies: Sequence[Replacement],
-                    document: ParsedDocument) -> tuple[str, list[Replacement]]:
-    """The rule's replacements, then the analogies (a rule that found none gives way to ANALOGY);
-    none in a document without a sound tree."""
+def _with_analogies(found: tuple[str, list[Replacement]],
+                    analogies: Sequence[Replacement]) -> tuple[str, list[Replacement]]:
+    """The rule's replacements, then the analogies (a rule that found none gives way to ANALOGY),
+    whatever the tree: the caller found them (in a document that does not parse, a string's other end)."""
     rule, replacements = found
-    if not analogies or document.tree is None or document.tree.root_node.has_error:
+    if not analogies:
         return found
     return (rule if replacements else ANALOGY), [*replacements, *analogies]
 

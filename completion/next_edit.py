@@ -13,10 +13,12 @@ language server's `textDocument/copilotInlineEdit`, the gateway's `/v1/edit/comp
 (or none at hand, or no time left) answers nothing, and the regions' whole drafts stand.
 
 `gate` says why there is nothing to propose: no tree, a text that does not parse (the user is
-mid-edit, and so are the regions), an event that is not the document's last, a name still being
-typed (the event ends in a word found nowhere else in the text that is no keyword or builtin, and
-renamed nothing) while the user has not `settled` (stopped typing for `SETTLE_S`: the language
-server waits for that pause; a key pressed in it cancels the request).
+mid-edit, and so are the regions; but a string over several lines whose quotes the event spelled
+anew at one end gets its other end, `completion.edit_quotes`, the one edit such a text gets), an
+event that is not the document's last, a name still being typed (the event ends in a word found
+nowhere else in the text that is no keyword or builtin, and renamed nothing) while the user has
+not `settled` (stopped typing for `SETTLE_S`: the language server waits for that pause; a key
+pressed in it cancels the request).
 
 Each region (whole lines, `completion.edit_regions`, among them the sites where the same change
 applies by analogy, `completion.edit_analogy`, read with the user's recent events as patterns,
@@ -57,6 +59,7 @@ from completion.edit_checks import Edit, applied, compiling_edits, draft_changed
 from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_sites import Site, byte_replacements
 from completion.edit_patterns import pattern_sites
+from completion.edit_quotes import other_end
 from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
                                      renamed, signature_change)
 from completion.edit_rewrites import STRING_PREFIX, product_release, rewrite_of
@@ -76,6 +79,7 @@ MIN_CONFIDENCE = 0.4  # below this a region's answer is not shown
 DRAFT_TOKENS = 600  # drafted holes of one job, estimated: with the pieces, within a 1,024-token canvas
 SETTLE_S = 0.5  # a pause in typing this long ends a word new to the text (keys come every 0.1-0.3 s)
 TYPING = "a name is still being typed"
+UNPARSED = "the document does not parse"
 _WORD = re.compile(r"\w+")
 _LINT_CODE = r"[A-Z]+[0-9]{3,4}"  # a linter's rule: E402, B018, PLR0913
 _LINT_DIRECTIVE = re.compile(  # a comment a linter or type checker reads, whole up to its end
@@ -254,7 +258,7 @@ def gate(document: ParsedDocument | None, event: EditEvent | None, settled: bool
     if event is None or event.after != document.text:
         return "no edit event of this text yet"
     if document.tree.root_node.has_error:
-        return "the document does not parse"
+        return UNPARSED
     if not settled and typing_a_name(event, document):
         return TYPING
     return None
@@ -350,15 +354,17 @@ class Refused:
 
 
 def plan(ask: EditAsk) -> EditPlan | Refused:
-    """The regions after the ask's event, their drafts and their job, or why `gate` refuses."""
+    """The regions after the ask's event, their drafts and their job, or why `gate` refuses (in a
+    document that does not parse, the one region of a string's other end, `other_end`)."""
     document, event, drafting = ask.document, ask.event, ask.drafting
     refusal = gate(document, event, ask.settled)
-    if refusal is not None:
+    closing = other_end(event, document.language) if refusal == UNPARSED else None
+    if refusal is not None and closing is None:
         return Refused(refusal)
-    found = analogy_found(event, document, ask.events, ask.judge)
+    found = [closing] if closing is not None else analogy_found(event, document, ask.events, ask.judge)
     starts = line_starts(document.text)
     sites = [site_region(site, document.text, starts) for site in found]
-    regions = regions_after(event, document, ask.cursor_line, sites)
+    regions = sites if closing is not None else regions_after(event, document, ask.cursor_line, sites)
     analogies = byte_replacements(document.text, found)
     every_draft = dict(zip(regions, draft_regions(event, document, regions, analogies)))
     removable = {region: draft_changed_lines(document.text[starts[region.start_line]:starts[region.end_line]],
