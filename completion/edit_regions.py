@@ -270,7 +270,7 @@ def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
             for node in rename_uses(event, document)]
 
 
-def rename_uses(event: EditEvent, document: ParsedDocument, modules: bool = False) -> list[Node]:
+def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The nodes of the other uses of a name the event renamed (their text is the old name), in
     its scope, in file order; none when the event renamed nothing (the document needs a tree) or
     pointed a use at a name bound already (`rebound`; a builtin for an imported name), but for an
@@ -278,8 +278,19 @@ def rename_uses(event: EditEvent, document: ParsedDocument, modules: bool = Fals
     then its other `from` imports. For a name of a Python file, the contents of the strings that
     name it are uses too (`"chain"` in `__all__`, `cli: "BaseCommand"`). An attribute renamed is
     renamed off the modules the file imports only where the edited one is read off that module
-    (`_off_other_modules`); with `modules`, the other modules' too (whether the rename rule owns the
-    name: then the analogy does not carry it as a word)."""
+    (`_off_other_modules`)."""
+    return _uses(event, document, every_module=False)
+
+
+def renames_in_scope(event: EditEvent, document: ParsedDocument) -> bool:
+    """True when the rename rule knows where the name the event renamed is used (`rename_uses`,
+    counting an attribute read off any module the file imports): then the analogy carries no
+    such word (`completion.next_edit.site_inputs`)."""
+    return bool(_uses(event, document, every_module=True))
+
+
+def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> list[Node]:
+    """`rename_uses`, with `every_module` also the attributes read off other modules."""
     found = _rename_scope(event, document)
     if found is None:
         return []
@@ -290,7 +301,7 @@ def rename_uses(event: EditEvent, document: ParsedDocument, modules: bool = Fals
     if member:
         uses = [node for node in nodes_named(root, document.language, old, NAME_TYPES + MEMBER_TYPES)
                 if is_member(node)]
-        uses = _off_other_modules(uses, scope, root) if document.language == "python" and not modules else uses
+        uses = _off_other_modules(uses, scope, root) if document.language == "python" and not every_module else uses
         uses = sorted(uses + own_method(scope, old, renamed(event)[1]), key=lambda node: node.start_byte)
     else:
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]

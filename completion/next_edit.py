@@ -60,8 +60,8 @@ from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_sites import Site, byte_replacements
 from completion.edit_patterns import pattern_sites
 from completion.edit_quotes import other_end
-from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after, rename_uses,
-                                     renamed, signature_change)
+from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after,
+                                     renamed, renames_in_scope, signature_change)
 from completion.edit_rewrites import STRING_PREFIX, product_release, rewrite_of
 from completion.fim import Backend
 from completion.positions import LINE_BREAK, line_starts
@@ -396,7 +396,7 @@ def site_inputs(event: EditEvent, document: ParsedDocument) -> tuple[bool, bool]
     literal = changed_literal(event) is not None and (rewrite is None or product_release(rewrite) is None)
     if literal and literal_regions(event, document):
         return None
-    return bool(rename_uses(event, document, modules=True)), literal
+    return renames_in_scope(event, document), literal
 
 
 def analogy_found(event: EditEvent, document: ParsedDocument, events: Sequence[EditEvent],
