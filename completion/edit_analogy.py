@@ -744,7 +744,7 @@ def _renamed_directive(rewrite: Rewrite, event: EditEvent, literal: bool,
                        document: ParsedDocument | None) -> list[Site] | None:
     """A suppression's codes renamed (`# noqa: T001` -> `# noqa: T201`): the file's same comments."""
     return None if document is None else \
-        renamed_directive_sites(rewrite.line_before, rewrite.line_after, rewrite.line, document)
+        renamed_directive_sites(rewrite.line_before, rewrite.line_after, event, document)
 
 
 def _excused_argument(rewrite: Rewrite, event: EditEvent, literal: bool,

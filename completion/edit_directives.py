@@ -24,7 +24,6 @@ Pure.
 """
 from __future__ import annotations
 
-import bisect
 import itertools
 import re
 from collections.abc import Iterator
@@ -32,7 +31,7 @@ from collections.abc import Iterator
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import MAX_MATCHES, MAX_SITES, Site
+from completion.edit_sites import MAX_MATCHES, MAX_SITES, Site, matches_off_event
 from completion.node_lines import first_line
 from completion.positions import line_starts, split_lines
 from completion.syntax import ParsedDocument, byte_offsets
@@ -152,25 +151,23 @@ def _kind_of(function: Node) -> str:
     return next((kind for kind in ("staticmethod", "classmethod") if kind in decorators), "method")
 
 
-def renamed_directive_sites(before: str, after: str, edited: int, document: ParsedDocument) -> list[Site] | None:
-    """The sites of the suppression comment that ends line `edited` (`before` -> `after`: the same code,
-    the comment rewritten, not only added to or cut short) at the other comments of the file that read
-    as the old one, in code; None when the rewrite is no such change (the other rules read it then)."""
+def renamed_directive_sites(before: str, after: str, event: EditEvent, document: ParsedDocument) -> list[Site] | None:
+    """The sites of the suppression comment that ends the event's line (`before` -> `after`: the same
+    code, the comment rewritten, not only added to or cut short) at the other comments of the file that
+    read as the old one, in code; None when the rewrite is no such change (the other rules read it then)."""
     old, new = _SUPPRESSION.search(before), _SUPPRESSION.search(after)
     if old is None or new is None or before[:old.start()] != after[:new.start()] or document.tree is None:
         return None
     was, now = old.group().rstrip(), new.group().rstrip()
     if now.startswith(was) or was.startswith(now) or _WHOLE.fullmatch(now) is None:
         return None  # a code added or taken off: that line's own; or one still being typed (`T2`)
-    text, byte_at, starts = document.text, byte_offsets(document.text), line_starts(document.text)
-    found = []
-    pattern = re.compile(re.escape(was) + r"[ \t]*(?=\r|\n|\Z)")
-    for match in itertools.islice(pattern.finditer(text), MAX_MATCHES):
-        line = bisect.bisect_right(starts, match.start()) - 1
-        node = document.tree.root_node.descendant_for_byte_range(byte_at(match.start()), byte_at(match.start()) + 1)
-        if line == edited or node is None or node.type != "comment":
-            continue
-        found.append(Site(match.start(), match.start() + len(was), now, line, 1.0))
-        if len(found) == MAX_SITES:
-            break
-    return found
+    byte_at, root = byte_offsets(document.text), document.tree.root_node
+    pattern = re.compile("(" + re.escape(was) + r")[ \t]*(?=\r|\n|\Z)")
+
+    def in_code(match: re.Match) -> bool:
+        node = root.descendant_for_byte_range(byte_at(match.start(1)), byte_at(match.start(1)) + 1)
+        return node is not None and node.type == "comment"
+    found = (Site(match.start(1), match.end(1), now, line, 1.0)
+             for match, line, _ in matches_off_event(pattern, document.text, line_starts(document.text), event)
+             if in_code(match))
+    return list(itertools.islice(found, MAX_SITES))
