@@ -109,6 +109,19 @@ def bindings_kept(rewrite: Rewrite, text: str, document: ParsedDocument) -> Call
     return kept
 
 
+def twin_apart(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool]:
+    """For a change in prose: whether a site is off a line right beside the user's that was the same
+    as the user's line before the change: two lines of prose alike one under the other (a sentence
+    pasted twice, `The first yields` over `The first yields`) made to differ is the user's mending
+    of the copy, not a change that both take (in code, two entries alike in a row may both change:
+    `Column,` twice among a type's arguments)."""
+    def apart(site: Site) -> bool:
+        if abs(site.line - rewrite.line) != 1 or site.line + 1 >= len(starts):
+            return True
+        return text[starts[site.line]:starts[site.line + 1]].rstrip("\r\n") != rewrite.line_before
+    return apart
+
+
 def trailing_comma(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool] | None:
     """For a comma put at the end of a line (`"... correct!"` -> `"... correct!",` before `) from None`):
     whether a site's next line with text opens with a closing bracket exactly when the user's did (a

@@ -124,7 +124,8 @@ from collections.abc import Callable
 
 
 from completion.analogy_checks import (agreeing, bindings_kept, marked_unused, named_for_value, names_bound,
-                                       off_own_parameters, own_subjects, same_path, trailing_comma)
+                                       off_own_parameters, own_subjects, same_path, trailing_comma,
+                                       twin_apart)
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_directives import import_directive_sites, renamed_directive_sites, unused_directive_sites
@@ -695,7 +696,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
                  off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document))
-                if in_code else (own_subjects(rewrite, starts, document),))]
+                if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts)))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
 

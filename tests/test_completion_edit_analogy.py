@@ -1663,3 +1663,28 @@ def test_posargs_missing(replace_one):
     answer = proposed(before, edited, 1, settled=True)
     assert "def test_posargs_none(replace_one):\n    result = replace_one(\"{posargs}\", None)" in answer
     assert answer.count("[])") == 2  # the test named for nothing in particular follows
+
+
+def test_a_prose_line_pasted_twice_and_mended_once_leaves_its_twin_but_code_twins_change_together():
+    before = '''def partition(pred, iterable):
+    """Split the items in two.
+
+    The first yields the items that have ``pred(item) == False``.
+    The first yields the items that have ``pred(item) == False``.
+    """
+
+
+def split(pred, iterable):
+    """Split the items in two.
+
+    The first yields the items that have ``pred(item) == False``.
+    """
+'''
+    after = before.replace("    The first yields", "    The second yields", 2).replace(
+        "    The second yields", "    The first yields", 1)
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [11]  # split's copy; not the twin right above the user's line
+    code = "Callable[\n    [\n        Column,\n        Column,\n    ],\n    None,\n]\n"
+    typed = code.replace("Column,", '"Column[Any]",', 1)
+    twins = analogy_sites(event(code, typed), document=ParsedDocument.parse("python", typed))
+    assert [site.line for site in twins] == [3]  # two entries alike in code
