@@ -12,7 +12,8 @@ after `event` (its newest edit event), nearest the cursor first:
   a Python file also where strings name it (its `__all__` entry, string annotations:
   `tree_names.name_strings`). A Python binding split off a name rebound over itself (`for value
   in value:` made `for v in value:`) renames only what it binds: the loop's body, or the rest of
-  the assignment's block.
+  the assignment's block; a parameter renamed in its header whose function rebinds the old name
+  from it (`iterable = iter(iterable)`) is renamed up to that statement's right side.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
@@ -270,6 +271,11 @@ def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
             for node in rename_uses(event, document)]
 
 
+def _on_lines_of(event: EditEvent, document: ParsedDocument, node: Node) -> bool:
+    """True when the event's lines and the node's overlap."""
+    return first_line(document, node) < event.after_end and event.start_line <= last_line(document, node)
+
+
 def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The nodes of the other uses of a name the event renamed (their text is the old name), in
     its scope, in file order; none when the event renamed nothing (the document needs a tree) or
@@ -311,12 +317,38 @@ def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> lis
             uses = [node for node in uses if not _module_path(node)]  # a function renamed: no module of its name
     if found.rebinds:
         return [node for node in uses if _in_from_import(node)]
+    rebinding = None if member else _parameter_rebound(event, document, scope, old)
+    if rebinding is not None:  # the uses after it read the function's own local of the old name
+        left, right = rebinding.child_by_field_name("left"), rebinding.child_by_field_name("right")
+        uses = [node for node in uses if node.start_byte < left.start_byte
+                or right.start_byte <= node.start_byte < right.end_byte]
     shadowed = None if member else _shadowing(event, document, scope, old, renamed(event)[1])
     if shadowed is not None:  # a binding split off a name that was rebound over itself
         return [node for node in uses if shadowed[0] <= node.start_byte < shadowed[1]]
     if document.language == "python" and not member and scope.parent is None:  # a name of the file
         uses = sorted(uses + name_strings(root, old), key=lambda node: node.start_byte)
     return uses
+
+
+def _parameter_rebound(event: EditEvent, document: ParsedDocument, scope: Node, old: str) -> Node | None:
+    """For a Python parameter renamed in its function's header: the first statement of the
+    function's body that assigns the old name afresh (`iterable = iter(iterable)` after `def
+    windowed(iterable)` made `def windowed(seq)`), whose right side reads the parameter while every
+    use after it reads a local of the old name; None when the body has none (or it stands in a
+    branch: the uses after it may read either)."""
+    parameters = scope.child_by_field_name("parameters") if scope.type in FUNCTION_TYPES else None
+    body = scope.child_by_field_name("body")
+    if document.language != "python" or parameters is None or body is None \
+            or not _on_lines_of(event, document, parameters):
+        return None
+    for statement in body.named_children:
+        assignment = statement.named_children[0] if statement.type == "expression_statement" \
+            and statement.named_children else None
+        if assignment is not None and assignment.type == "assignment" \
+                and node_text(assignment.child_by_field_name("left")) == old \
+                and assignment.child_by_field_name("right") is not None:
+            return assignment
+    return None
 
 
 def _off_other_modules(uses: list[Node], edited: Node, root: Node) -> list[Node]:

@@ -553,3 +553,13 @@ def test_a_function_renamed_leaves_a_module_of_its_name_in_the_imports():
     imported = "import build\n\nbuild.main()\n"
     event, document, _ = edited(imported, "build.main()", "builder.main()")
     assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [0]  # a module renamed
+
+
+def test_a_parameter_renamed_keeps_the_local_its_function_rebinds_from_it():
+    source = ("def windowed(iterable, n):\n    if n < 0:\n        raise ValueError(iterable)\n"
+              "    iterable = iter(iterable)\n    window = list(islice(iterable, n))\n    return iterable\n")
+    event, document, _ = edited(source, "def windowed(iterable, n):", "def windowed(seq, n):")
+    assert [node.start_point for node in edit_regions.rename_uses(event, document)] == [(2, 25), (3, 20)]
+    branch = source.replace("    iterable = iter(iterable)\n", "    if n:\n        iterable = iter(iterable)\n")
+    event, document, _ = edited(branch, "def windowed(iterable, n):", "def windowed(seq, n):")
+    assert len(edit_regions.rename_uses(event, document)) == 5  # rebound in a branch: every use may be the parameter
