@@ -164,10 +164,10 @@ def renamed_directive_sites(before: str, after: str, event: EditEvent, document:
     byte_at, root = byte_offsets(document.text), document.tree.root_node
     pattern = re.compile("(" + re.escape(was) + r")[ \t]*(?=\r|\n|\Z)")
 
-    def in_code(match: re.Match) -> bool:
+    def a_comment(match: re.Match) -> bool:  # in code, not in a string that reads alike
         node = root.descendant_for_byte_range(byte_at(match.start(1)), byte_at(match.start(1)) + 1)
         return node is not None and node.type == "comment"
     found = (Site(match.start(1), match.end(1), now, line, 1.0)
              for match, line, _ in matches_off_event(pattern, document.text, line_starts(document.text), event)
-             if in_code(match))
+             if a_comment(match))
     return list(itertools.islice(found, MAX_SITES))
