@@ -31,6 +31,8 @@ MIN_PART = 3  # a part of a name put for another, to agree with its function (`a
 _IN_ANNOTATION = re.compile(ANNOTATION_START + r"[\w.]*$")  # `error_headers: typing.`
 _STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _CONSTANTS = frozenset({"None", "True", "False"})
+_STATEMENT_KEYWORD = re.compile(r"[ \t]*(assert|return|yield|if|elif|while)\b")  # a statement's opening keyword
+_COMPARISON = re.compile(r"[ \t]+(?:==|!=|<=|>=|<|>|is|in|not[ \t]+in)[ \t]")  # an operator, then its operand
 
 
 def own_subjects(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
@@ -120,6 +122,22 @@ def twin_apart(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site
             return True
         return text[starts[site.line]:starts[site.line + 1]].rstrip("\r\n") != rewrite.line_before
     return apart
+
+
+def same_statement(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool] | None:
+    """For a comparison put at the end of a statement that opens with a keyword (`assert f(x)` ->
+    `assert f(x) == {...}`): whether a site's line opens with the same keyword (a comparison put after
+    a bare call is a statement of no effect, flake8-bugbear's B015); None for any other rewrite."""
+    keyword_at = _STATEMENT_KEYWORD.match(rewrite.line_before)
+    if rewrite.removed or rewrite.right.strip() or keyword_at is None \
+            or _COMPARISON.match(rewrite.inserted) is None:
+        return None
+    opening = keyword_at.group(1)
+
+    def same(site: Site) -> bool:
+        found = _STATEMENT_KEYWORD.match(text, starts[site.line], starts[site.line + 1])
+        return found is not None and found.group(1) == opening
+    return same
 
 
 def trailing_comma(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool] | None:

@@ -124,8 +124,8 @@ from collections.abc import Callable
 
 
 from completion.analogy_checks import (agreeing, bindings_kept, marked_unused, named_for_value, names_bound,
-                                       off_own_parameters, own_subjects, same_path, trailing_comma,
-                                       twin_apart)
+                                       off_own_parameters, own_subjects, same_path, same_statement,
+                                       trailing_comma, twin_apart)
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_directives import import_directive_sites, renamed_directive_sites, unused_directive_sites
@@ -692,7 +692,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         return proposed
     text, starts = event.after, line_starts(event.after)
     in_code = not edit_in_prose(rewrite, starts, prose_at(document))  # the code checks read the edit's code
-    checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts),
+    checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts), same_statement(rewrite, text, starts),
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
                  off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document))

@@ -1688,3 +1688,15 @@ def split(pred, iterable):
     typed = code.replace("Column,", '"Column[Any]",', 1)
     twins = analogy_sites(event(code, typed), document=ParsedDocument.parse("python", typed))
     assert [site.line for site in twins] == [3]  # two entries alike in code
+
+
+def test_a_comparison_put_after_an_asserts_call_goes_to_asserts_not_to_bare_calls():
+    before = '''def test_dependencies(builder):
+    assert builder.check('sdist')
+    assert builder.check('wheel')
+    with pytest.raises(BuildError):
+        builder.check('sdist')
+'''
+    after = before.replace("assert builder.check('sdist')", "assert builder.check('sdist') == {'flit'}")
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [2]  # not the bare call: `f() == x` alone is a statement of no effect
