@@ -313,7 +313,7 @@ def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> lis
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
         uses = [node for each in scopes for node in nodes_named(each, document.language, old, NAME_TYPES)
                 if not is_member(node) and not is_keyword(node)]
-        if any(names_parent(node, _DEFINITIONS) for node in _edited_names(event, document, renamed(event)[1])):
+        if found.defines:
             uses = [node for node in uses if not _module_path(node)]  # a function renamed: no module of its name
     if found.rebinds:
         return [node for node in uses if _in_from_import(node)]
@@ -436,6 +436,7 @@ class RenameScope(NamedTuple):
     #   another definition beside it (`_redefined`)
     imports: bool  # the edit is in a `from` import
     builtin: bool  # one builtin was put for another (`builtin_swapped`)
+    defines: bool = False  # the edit renamed a function's or a class's definition
 
 
 def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | None:
@@ -461,7 +462,8 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | N
         or (not member and _builtin_for_import(document, old, new, edited[0])) \
         or (names_parent(edited[0], _DEFINITIONS)
             and _redefined(event, document, root if member else scope, old, member))
-    return RenameScope(old, scope, member, rebinds, _in_from_import(edited[0]), builtin)
+    return RenameScope(old, scope, member, rebinds, _in_from_import(edited[0]), builtin,
+                       any(names_parent(node, _DEFINITIONS) for node in edited))
 
 
 def _edited_names(event: EditEvent, document: ParsedDocument, name: str) -> list[Node]:
