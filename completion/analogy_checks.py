@@ -118,9 +118,8 @@ def twin_apart(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site
     of the copy, not a change that both take (in code, two entries alike in a row may both change:
     `Column,` twice among a type's arguments)."""
     def apart(site: Site) -> bool:
-        if abs(site.line - rewrite.line) != 1 or site.line + 1 >= len(starts):
-            return True
-        return text[starts[site.line]:starts[site.line + 1]].rstrip("\r\n") != rewrite.line_before
+        return abs(site.line - rewrite.line) != 1 \
+            or text[starts[site.line]:starts[site.line + 1]].rstrip("\r\n") != rewrite.line_before
     return apart
 
 

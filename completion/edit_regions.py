@@ -333,9 +333,9 @@ def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> lis
 def _parameter_rebound(event: EditEvent, document: ParsedDocument, scope: Node, old: str) -> Node | None:
     """For a Python parameter renamed in its function's header: the first statement of the
     function's body that assigns the old name afresh (`iterable = iter(iterable)` after `def
-    windowed(iterable)` made `def windowed(seq)`), whose right side reads the parameter while every
-    use after it reads a local of the old name; None when the body has none (or it stands in a
-    branch: the uses after it may read either)."""
+    windowed(iterable)` made `def windowed(seq)`): its right side may read the parameter, every use
+    after it reads a local of the old name; None when the body has none at its top level (one in a
+    branch, a `with` or a `try`: the uses after it may read either)."""
     parameters = scope.child_by_field_name("parameters") if scope.type in FUNCTION_TYPES else None
     body = scope.child_by_field_name("body")
     if document.language != "python" or parameters is None or body is None \
