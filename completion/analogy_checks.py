@@ -1,14 +1,15 @@
 """The checks an analogy site must pass once found (`completion.edit_analogy.analogy_sites`): no
 site the change would break or mislead. Each takes the rewrite (`completion.edit_rewrites`) and
 the document, and gives whether a site may stay (a `Site -> bool`), or None when it has nothing to
-say of that rewrite: a name put in stays where it is bound (`names_bound`), a name made to agree
-with its function goes to functions that speak alike (`agreeing`), a binding taken off stays where
-its scope reads it (`bindings_kept`), a binding marked unused goes where it is unread
-(`marked_unused`), a module renamed after its package follows that package (`same_path`), a comma at
-a line's end goes where the next line closes alike (`trailing_comma`), an annotation changed stays
-off its own parameter list (`off_own_parameters`), a value put for another stays out of functions
-named for the old one (`named_for_value`), and prose made to speak of its place stays out of places
-that name the old word (`own_subjects`). Everything here is pure.
+say of that rewrite: a name put in stays where it is bound (`names_bound`; by lines rewritten
+together, `block_names_bound`), a name made to agree with its function goes to functions that speak
+alike (`agreeing`), a binding taken off stays where its scope reads it (`bindings_kept`), a binding
+marked unused goes where it is unread (`marked_unused`), a module renamed after its package follows
+that package (`same_path`), a comma at a line's end goes where the next line closes alike
+(`trailing_comma`), a keyword argument's name goes to keyword arguments' names (`keyword_names`), an
+annotation changed stays off its own parameter list (`off_own_parameters`), a value put for another
+stays out of functions named for the old one (`named_for_value`), and prose made to speak of its
+place stays out of places that name the old word (`own_subjects`). Everything here is pure.
 """
 from __future__ import annotations
 
@@ -18,14 +19,15 @@ from collections.abc import Callable
 
 from tree_sitter import Node
 
-from completion.edit_events import common_ends
+from completion.edit_events import EditEvent, common_ends
 from completion.edit_rewrites import ANNOTATION_START, NAME, NAME_PART, Rewrite, path_before
 from completion.edit_sites import Site
+from completion.positions import line_starts
 from completion.prose_sense import names, owner_at, subject_at
 from completion.rewrite_kinds import typo
 from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
-from completion.tree_names import (FUNCTION_TYPES, binding_functions, binding_scope, identifiers_in, name_uses,
-                                   node_text)
+from completion.tree_names import (FUNCTION_TYPES, binding_functions, binding_scope, identifiers_in, is_keyword,
+                                   name_uses, node_text)
 
 MIN_PART = 3  # a part of a name put for another, to agree with its function (`agreeing`), this long at least
 _IN_ANNOTATION = re.compile(ANNOTATION_START + r"[\w.]*$")  # `error_headers: typing.`
@@ -199,6 +201,25 @@ def off_own_parameters(rewrite: Rewrite, text: str, starts: list[int],
     return lambda site: not own[0] <= site.line <= own[1]
 
 
+def keyword_names(rewrite: Rewrite, text: str, starts: list[int],
+                  document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a keyword argument's name put for another in a call (`configure(patch=...)` made
+    `patcher=`: the callee's parameter was renamed): whether a site is a keyword argument's name too
+    (of any callee: `missing=` became `load_default=` for every field), not an attribute or a variable
+    of the old name (`logger.patch(...)`); a copy of the user's whole line is one; None for any other
+    rewrite."""
+    if not rewrite.word or document.language != "python":
+        return None
+    byte_at, root = byte_offsets(text), document.tree.root_node
+
+    def keyword_at(offset: int) -> bool:
+        at = byte_at(offset)
+        return is_keyword(root.descendant_for_byte_range(at, at))
+    if not keyword_at(starts[rewrite.line] + len(rewrite.left)):
+        return None
+    return lambda site: text[site.start:site.end] != rewrite.removed or keyword_at(site.start)
+
+
 def binding_read(binding: Node, reads: list[Node], start: int, end: int) -> bool:
     """True when one of `reads` outside bytes `start .. end` lies in the scope of `binding`."""
     scope = binding_scope(binding)
@@ -245,7 +266,26 @@ def names_bound(rewrite: Rewrite, text: str, starts: list[int],
         byte_at(line_start + len(rewrite.line_after))
     read = identifiers_in(root, span[1], span[2])[0] - identifiers_in(root, span[0], span[3])[1] \
         - set(NAME.findall(rewrite.line_before))
-    scopes = [found for name in sorted(read) if (found := binding_functions(root, name))]
+    return _where_bound(root, read, byte_at)
+
+
+def block_names_bound(removed: str, event: EditEvent, document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """`names_bound` for lines rewritten together (`completion.edit_blocks`): the names the event's
+    lines read after that they do not bind and the `removed` lines did not read (`read_text(encoding)`,
+    `encoding` a parameter of the edited test) must be bound where a site stands."""
+    if document.language != "python" or document.tree is None:
+        return None
+    byte_at, root, starts = byte_offsets(event.after), document.tree.root_node, line_starts(event.after)
+    start = byte_at(starts[event.start_line])
+    end = byte_at(starts[event.after_end] if event.after_end < len(starts) else len(event.after))
+    read, bound = identifiers_in(root, start, end)
+    return _where_bound(root, read - bound - set(NAME.findall(removed)), byte_at)
+
+
+def _where_bound(root: Node, names: set[str], byte_at: Callable[[int], int]) -> Callable[[Site], bool] | None:
+    """Whether a site stands where each of `names` that only functions bind is bound (in a function
+    that binds it, or one inside it); None when no such name is among them."""
+    scopes = [found for name in sorted(names) if (found := binding_functions(root, name))]
     if not scopes:
         return None
 

@@ -71,6 +71,8 @@ event's lines:
   dotted spelling in strings and comments (`"requires Python 3.9+"`; `completion.edit_versions`);
 - a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
   `completion.edit_lints` at the other places the same check flags;
+- an *`elif` made `if`* after branches that all leave (`return`, `raise`, ...: ruff's RET505-RET508) at the
+  file's other `elif`s whose chain's branches before them all leave (`completion.edit_branches`);
 - a function's docstring *summary put in the imperative* (pydocstyle's D401: `Returns the` -> `Return the`) at
   the file's other functions' summaries whose first word is a verb in the third person, each with its own
   verb (`completion.edit_moods`);
@@ -123,9 +125,10 @@ import re
 from collections.abc import Callable
 
 
-from completion.analogy_checks import (agreeing, bindings_kept, marked_unused, named_for_value, names_bound,
-                                       off_own_parameters, own_subjects, same_path, same_statement,
-                                       trailing_comma, twin_apart)
+from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, keyword_names, marked_unused,
+                                       named_for_value, names_bound, off_own_parameters, own_subjects, same_path,
+                                       same_statement, trailing_comma, twin_apart)
+from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_directives import import_directive_sites, renamed_directive_sites, unused_directive_sites
@@ -178,6 +181,8 @@ _URL_BEFORE = re.compile(r"(?:https?://|git@)([\w.-]+[/:](?:[\w.~-]+/)*)$")  # a
 #   (group 1: its host and path so far)
 _URL_SEGMENT = re.compile(r"[\w.~-]*(?:/[\w.~-]+)?")  # the rest of a path's segment, and the next one
 _PATH_SEGMENT = re.compile(r"[\w.~-]+")  # one segment of a URL's path, whole
+_HOST_BEFORE = re.compile(r"https?://((?:[\w-]+\.)*)$")  # a URL's scheme and its host's labels before a word
+_HOST_AFTER = re.compile(r"(?:\.[\w-]+)+/[\w.~-]+")  # the rest of a URL's host and its path's first segment
 _DEFINED = re.compile(r"\s*(?:async\s+)?(?:def|class)\s+(\w+)")  # a header up to its name (group 1)
 
 
@@ -618,12 +623,20 @@ def url_sites(rewrite: Rewrite, event: EditEvent) -> list[Site]:
     """For a word or a segment (`url_segment`) put for another in a URL's path
     (`github.com/kennethreitz/requests` -> `github.com/requests/requests`, an organization renamed):
     the other places of the text where the same host and path stand around the old one, up to the
-    path's next segment, whatever the scheme (`https://`, `git@`), each scoring 1, nearest first."""
+    path's next segment, whatever the scheme (`https://`, `git@`), each scoring 1, nearest first. For
+    a word of the host (`timothycrosley.github.io/isort` -> `pycqa.github.io/isort`), the places of
+    the same host and first segment of the path."""
     url = _URL_BEFORE.search(rewrite.left) if rewrite.word or url_segment(rewrite) else None
-    if url is None:
+    if url is not None:
+        host, rest = re.escape(url.group(1)), re.escape(_URL_SEGMENT.match(rewrite.right).group())
+        pattern = re.compile(rf"(?<=[/@]){host}({re.escape(rewrite.removed)}){rest}(?![\w.~-])")
+        return matched_sites(pattern, rewrite.inserted, rewrite.line, event)
+    labels = _HOST_BEFORE.search(rewrite.left) if rewrite.word else None  # a word of the host itself
+    rest = None if labels is None else _HOST_AFTER.match(rewrite.right)
+    if rest is None:
         return []
-    host, rest = re.escape(url.group(1)), re.escape(_URL_SEGMENT.match(rewrite.right).group())
-    pattern = re.compile(rf"(?<=[/@]){host}({re.escape(rewrite.removed)}){rest}(?![\w.~-])")
+    pattern = re.compile(rf"(?<=//){re.escape(labels.group(1))}({re.escape(rewrite.removed)}){re.escape(rest.group())}"
+                         r"(?![\w.~-])")
     return matched_sites(pattern, rewrite.inserted, rewrite.line, event)
 
 
@@ -680,7 +693,9 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         if block is None or (len(block.removed) == 1 and document is not None and document.tree is not None
                              and signature_change(event, document) is not None):
             return []  # a parameter list split: its copies are other functions' (`line_copies`)
-        return block_sites(block, event.after, event)
+        found = block_sites(block, event.after, event)
+        check = None if document is None else block_names_bound("\n".join(block.removed), event, document)
+        return found if check is None else [site for site in found if check(site)]
     if fresh_binding(rewrite, event.after) or receiver_renamed(rewrite) or value_for_one_call(rewrite):
         return []
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
@@ -695,7 +710,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts), same_statement(rewrite, text, starts),
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
-                 off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document))
+                 off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document),
+                 keyword_names(rewrite, text, starts, document))
                 if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts)))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
@@ -760,6 +776,14 @@ def _linted(rewrite: Rewrite, event: EditEvent, literal: bool,
     """`== None` made `is None`, `raise X()` made `raise X`: the file's others."""
     return lint_sites(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right, rewrite.line, event,
                       None if document is None else prose_at(document))
+
+
+def _unchained(rewrite: Rewrite, event: EditEvent, literal: bool,
+               document: ParsedDocument | None) -> list[Site] | None:
+    """`elif` after branches that all leave made `if` (RET505): the file's others (`completion.edit_branches`)."""
+    if document is None or not elif_unchained(rewrite.line_before, rewrite.line_after):
+        return None
+    return unchained_sites(rewrite.line, event, document)
 
 
 def _joined_words(rewrite: Rewrite, event: EditEvent, literal: bool,
@@ -855,8 +879,8 @@ def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
 
 
 SWEEPS: tuple[Sweep, ...] = (_moved_module, _excused_import, _excused_argument, _renamed_directive, _linted,
-                             _joined_words, _made_raw, _none_returned, _comma_put, _joined_literals, _version, _url,
-                             _string_end, _role_domain, _mood, _hook)  # in this order
+                             _unchained, _joined_words, _made_raw, _none_returned, _comma_put, _joined_literals,
+                             _version, _url, _string_end, _role_domain, _mood, _hook)  # in this order
 
 
 def same_lines(found: list[Site], line: str, text: str) -> list[Site]:

@@ -22,6 +22,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
+from completion.edit_directives import noqa_put
 from completion.edit_events import EditEvent, diff_span
 from completion.edit_sites import MAX_LINE_CHARS, MAX_MATCHES, MAX_SITES, Site, alike, nearest_sites
 from completion.positions import line_starts, split_lines
@@ -101,11 +102,12 @@ def split_line(old: list[str], new: list[str]) -> bool:
 def line_copy(line_before: str, line_after: str) -> Block | None:
     """One line changed alone read as a block of one line, for its exact copies (`block_sites`): None
     when its text holds fewer than `MIN_COPY_CHARS` characters (a short line, `self._meta,`, repeats by
-    chance) or the change took from its indent."""
+    chance) but for a `# noqa` with its codes put at its end (`noqa_put`), or the change took from its
+    indent."""
     indent = indent_of(line_before)
     removed, inserted = _dedented([line_before], indent), _dedented([line_after], indent)
-    if removed is None or inserted is None or len(removed[0].strip()) < MIN_COPY_CHARS \
-            or len(line_before) > MAX_LINE_CHARS:
+    if removed is None or inserted is None or len(line_before) > MAX_LINE_CHARS \
+            or (len(removed[0].strip()) < MIN_COPY_CHARS and not noqa_put(line_before, line_after)):
         return None
     return Block(removed, inserted)
 

@@ -288,9 +288,10 @@ def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replac
         if forwarded is not None:
             found.append(forwarded)
             continue
-        skip = int(_is_bound(call, before))  # `obj.f(a)` does not pass `self`
+        # `obj.f(a)` passes no `self`, before or after (a method made static lost its receiver, not an argument)
+        skip_before, skip_after = int(_is_bound(call, before)), int(_is_bound(call, parameter_names(parameters)))
         one_line = arguments is not None and first_line(document, arguments) == last_line(document, arguments)
-        parts = _new_arguments(arguments, before[skip:], listed[skip:], call) if one_line else None
+        parts = _new_arguments(arguments, before[skip_before:], listed[skip_after:], call) if one_line else None
         if parts is not None:
             found.append((arguments.start_byte, arguments.end_byte, parts))
     return found

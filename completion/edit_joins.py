@@ -7,7 +7,11 @@ the space after it and the opening quote of the next literal, and put nothing in
 quote; `joined_sites` finds the other such joints in code: a closing quote, spaces, an opening
 quote of the same kind with no prefix, between two one-line literals (from the tree), neither of
 them triple-quoted or raw, and not an f-string before a literal with braces (joined, its braces
-would become fields). Each site deletes its joint and scores 1. Pure.
+would become fields). Each site deletes its joint and scores 1.
+A blank put at the start of a literal that follows another ending with none (`'exclude.'` then
+`'(Default: %default)'` made `' (Default: %default)'`), or at the end of one before another that
+opens with none, mends that one joint: it goes to literals joined alike (`joined_before`,
+`joined_after`), not to one whose neighbour has the blank already. Pure.
 """
 from __future__ import annotations
 
@@ -24,6 +28,8 @@ from completion.syntax import ParsedDocument, enclosing_at
 _JOINT = re.compile(r"""(["'])[ \t]+\1""")  # a closing quote, spaces, the next literal's opening quote
 _STRING = frozenset({"string"})
 _PREFIX = re.compile(r"[A-Za-z]*")
+_PREFIXED_QUOTE = re.compile(r"[bBrRuUfF]{0,2}['\"]")  # a literal's prefix and opening quote
+REACH = 200  # characters looked across, back or on, for the literal joined to another
 
 
 def joined_quote(removed: str, inserted: str) -> str | None:
@@ -67,3 +73,39 @@ def _literal(node: Node) -> tuple[str, str] | None:
     if body[:3] in ('"""', "'''") or "\n" in body:
         return None
     return prefix, body[1:-1]
+
+
+def blanked_end(old: str, new: str) -> str | None:
+    """Which end of a one-line literal's text a change put blanks at, the rest kept (`'(Default)'` ->
+    `' (Default)'`: "start"; "end"), else None."""
+    old_body, new_body = _body(old), _body(new)
+    if old_body is None or new_body is None or new_body == old_body:
+        return None
+    if new_body.lstrip(" ") == old_body and new_body.endswith(old_body):
+        return "start"
+    return "end" if new_body.rstrip(" ") == old_body and new_body.startswith(old_body) else None
+
+
+def joined_before(before: str) -> bool:
+    """True when `before`, the text up to a literal's opening quote, ends with another literal (blanks
+    between) whose text ends with no blank: the two are joined with nothing between their words."""
+    head = before.rstrip()
+    return head[-1:] in ("'", '"') and not head[-2:-1].isspace()
+
+
+def joined_after(after: str) -> bool:
+    """True when `after`, the text from a literal's closing quote on (that quote excluded), opens
+    (blanks aside) with another literal whose text opens with no blank."""
+    tail = after.lstrip()
+    quote = _PREFIXED_QUOTE.match(tail)
+    return quote is not None and not tail[quote.end():quote.end() + 1].isspace()
+
+
+def _body(literal: str) -> str | None:
+    """The text between a one-line literal's quotes, or None for another piece of code."""
+    quote = _PREFIXED_QUOTE.match(literal)
+    opening = None if quote is None else quote.end() - 1
+    if opening is None or len(literal) < opening + 2 or literal[-1] != literal[opening] or "\n" in literal \
+            or literal[opening:opening + 3] in ('"""', "'''"):
+        return None
+    return literal[opening + 1:-1]

@@ -46,6 +46,7 @@ from typing import NamedTuple
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent, common_ends
+from completion.edit_joins import REACH, blanked_end, joined_after, joined_before
 from completion.edit_sites import TOKEN
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
@@ -73,6 +74,7 @@ from completion.tree_names import (
     overlapping,
     parameter_names,
     scope_of,
+    shadowing_functions,
 )
 
 CURSOR_LINES_ABOVE = 2  # Copilot's next-edit window: 2 lines above the cursor to 5 below
@@ -198,8 +200,27 @@ def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
 def carried_literals(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The literal nodes equal to the one the event changed (`changed_literal`, not None) that take
     its new value (`_number_carried`), in source order."""
-    carried = _number_carried(event, document)
-    return [node for node in literal_nodes(document, changed_literal(event)[0]) if carried(node)]
+    carried, joined = _number_carried(event, document), _joined_alike(event, document)
+    return [node for node in literal_nodes(document, changed_literal(event)[0]) if carried(node) and joined(node)]
+
+
+def _joined_alike(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
+    """Whether a literal node takes the user's blank put at one end of the literal, when the user's
+    is joined to another with no blank between (`completion.edit_joins`): one joined alike; any
+    node for any other change."""
+    old, new = changed_literal(event)
+    end = blanked_end(old, new)
+    source = document.tree.root_node.text or b""
+    mine = next((node for node in literal_nodes(document, new)
+                 if event.start_line <= first_line(document, node) < event.after_end), None)
+
+    def joined(node: Node) -> bool:
+        if end == "start":
+            return joined_before(source[max(0, node.start_byte - REACH):node.start_byte].decode("utf-8", "replace"))
+        return joined_after(source[node.end_byte:node.end_byte + REACH].decode("utf-8", "replace"))
+    if end is None or mine is None or not joined(mine):
+        return lambda node: True
+    return joined
 
 
 def literal_nodes(document: ParsedDocument, literal: str) -> list[Node]:
@@ -313,6 +334,7 @@ def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> lis
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
         uses = [node for each in scopes for node in nodes_named(each, document.language, old, NAME_TYPES)
                 if not is_member(node) and not is_keyword(node)]
+        uses = _unshadowed(event, document, scope, old, uses)
         if found.defines:
             uses = [node for node in uses if not _module_path(node)]  # a function renamed: no module of its name
     if found.rebinds:
@@ -328,6 +350,21 @@ def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> lis
     if document.language == "python" and not member and scope.parent is None:  # a name of the file
         uses = sorted(uses + name_strings(root, old), key=lambda node: node.start_byte)
     return uses
+
+
+def _unshadowed(event: EditEvent, document: ParsedDocument, scope: Node, old: str, uses: list[Node]) -> list[Node]:
+    """`uses` but those in a Python function inside `scope` that binds the old name for itself
+    (`with make_temporary_directory() as tempdir:` beside `import tempdir` renamed `tempfile`), other
+    than one around the event's lines or one that binds it by a copy of the user's line (a test's own
+    `from flask.testing import make_test_environ_builder`, renamed with the user's)."""
+    if document.language != "python":
+        return uses
+    copied = {line.strip() for line in event.removed_lines if line.strip()}
+    shadows = [function for function in shadowing_functions(scope, old)
+               if not first_line(document, function) <= event.start_line <= last_line(document, function)
+               and not copied & {line.strip() for line in node_text(function).splitlines()}]
+    return [node for node in uses
+            if not any(function.start_byte <= node.start_byte < function.end_byte for function in shadows)]
 
 
 def _parameter_rebound(event: EditEvent, document: ParsedDocument, scope: Node, old: str) -> Node | None:
@@ -450,8 +487,8 @@ def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | N
         return None
     root = document.tree.root_node
     edited = _edited_names(event, document, new)
-    if not edited:
-        return None
+    if not edited or all(map(is_keyword, edited)):
+        return None  # a keyword argument's name is the callee's parameter: no name of this file
     scope, member = scope_of(edited[0], document.language, {old, new})
     builtin = builtin_swapped(document, names, edited[0])  # in a class's method too (a member there): `rebound`
     if not member and builtin:

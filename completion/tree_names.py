@@ -51,6 +51,7 @@ _BINDING_PARENTS = frozenset({
 _NAMED_BINDINGS = {"default_parameter": "name", "typed_default_parameter": "name",
                    "assignment": "left", "augmented_assignment": "left", "for_statement": "left",
                    "for_in_clause": "left", "named_expression": "name"}
+_DECLARATIONS = frozenset({"global_statement", "nonlocal_statement"})  # a name bound in the scope outside
 _SCOPE_TYPES = FUNCTION_TYPES | COMPREHENSION_TYPES | {"except_clause"}  # Python: where a binding is read
 # the callee's name in a call, per language
 CALLEES = {
@@ -276,6 +277,25 @@ def name_uses(root: Node, name: str) -> tuple[list[Node], list[Node]]:
         elif not is_member(node) and not is_keyword(node):
             reads.append(node)
     return bindings, reads
+
+
+def shadowing_functions(scope: Node, name: str) -> list[Node]:
+    """The Python functions inside `scope` (not it) that bind `name` for themselves: a parameter, a
+    target (`with ... as tempdir`), an import, a definition in their body; not one that declares it
+    `global` or `nonlocal`. A `name` read in one of them is its own, not the one `scope` binds."""
+    found, declared = {}, set()
+    for node in nodes_named(scope, "python", name, ("identifier",)):
+        declares = node.parent is not None and node.parent.type in _DECLARATIONS
+        if not declares and not _binds(node):
+            continue
+        function = next((up for up in ancestors(_binder(node)) if up.type in FUNCTION_TYPES), None)
+        if function is None or function == scope or not scope.start_byte <= function.start_byte < scope.end_byte:
+            continue
+        if declares:
+            declared.add(function.start_byte)
+        else:
+            found[function.start_byte] = function
+    return [function for at, function in sorted(found.items()) if at not in declared]
 
 
 def binding_scope(binding: Node) -> Node:

@@ -208,6 +208,23 @@ def test_two_literals_joined_go_to_the_literals_side_by_side_on_one_line():
         .replace('by" " default', "by default")  # not an f-string before braces, triple quotes, raw, or a +
 
 
+def test_a_blank_put_between_two_joined_literals_goes_only_where_the_joint_lacks_one():
+    before = """def options(add):
+    add("--exclude", help="Files or directories to exclude."
+        "(Default: %default)")
+    add("--max-line-length", help="Maximum allowed line length. "
+        "(Default: %default)")
+    add("--select", help="Errors to select."
+        "(Default: %default)")
+"""
+    after = before.replace('"(Default', '" (Default', 1)  # flake8's options: the literal rule
+    assert proposed(before, after, 2) == after.replace('select."\n        "(Default', 'select."\n        " (Default')
+    ends = ('add(help="Run it."\n    "(once)")\nadd(help="Run it."\n    " (twice)")\n'
+            'add(help="Run it."\n    "(again)")\n')
+    closed = ends.replace('"Run it."', '"Run it. "', 1)  # a blank put at the end of a literal joined to the next
+    assert proposed(ends, closed, 0) == closed.replace('"Run it."\n    "(again)', '"Run it. "\n    "(again)')
+
+
 def test_a_line_replaced_whole_goes_to_its_copies_but_not_a_line_of_marks():
     before = ("def first():\n    1 // 0\n\n\ndef second():\n    if True:\n        1 // 0\n\n\n"
               "def third():\n    x = 1 // 0\n")
@@ -963,6 +980,38 @@ def test_lines_rewritten_together_go_to_their_exact_copies_under_any_indent():
     assert proposed(BLOCKS, after, 2) == expected  # `view`'s lines differ (strict=True): left as they are
 
 
+SORTED = '''def test_encoding(tmp, encoding):
+    tmp.write(text.encode(encoding))
+    assert (
+        api.sort_code_string(tmp.read_text(), file_path=tmp)
+        == text
+    )
+
+
+def test_utf8(tmp):
+    tmp.write(text.encode("utf8"))
+    assert (
+        api.sort_code_string(tmp.read_text(), file_path=tmp)
+        == text
+    )
+
+
+def test_any(tmp, encoding):
+    assert (
+        api.sort_code_string(tmp.read_text(), file_path=tmp)
+        == text
+    )
+'''
+
+
+def test_lines_rewritten_together_go_only_where_the_names_they_put_in_are_bound():
+    old = "    assert (\n        api.sort_code_string(tmp.read_text(), file_path=tmp)\n        == text\n    )\n"
+    new = "    api.sort_file(tmp, file_path=tmp)\n    assert tmp.read_text(encoding) == text\n"
+    after = SORTED.replace(old, new, 1)
+    [site] = analogy_sites(event(SORTED, after), document=ParsedDocument.parse("python", after))
+    assert site.line == after.split("\n").index("def test_any(tmp, encoding):") + 1  # isort: no `encoding` in `test_utf8`
+
+
 def test_short_blocks_insertions_deletions_reorders_and_split_lines_are_not_carried_5000_copies_bounded():
     short = "a = 1\nb = 2\n" * 3
     assert analogy_sites(event(short, short.replace("a = 1\nb = 2", "a = 3\nb = 4", 1))) == []
@@ -1415,6 +1464,15 @@ def test_a_segment_that_is_no_word_put_in_a_urls_path_goes_to_the_same_url_whate
     moved = module.replace("com/sloria/webargs/issues/107", "com/marshmallow-code/webargs/issues/107")
     assert proposed(module, moved, 2) == moved.replace("com/sloria/webargs", "com/marshmallow-code/webargs")
     # a docstring's and a string's, not another repository's
+
+
+def test_a_word_put_for_another_in_a_urls_host_goes_to_the_same_host_and_first_segment_elsewhere():
+    module = ('"""Visit https://timothycrosley.github.io/isort/ for more."""\n'
+              'GUIDE = ("see the guide:"\n         "https://timothycrosley.github.io/isort/docs/upgrade/5.0.0/")\n'
+              'OTHER = "https://timothycrosley.github.io/hug/ and https://timothycrosley.example.org/isort/"\n')
+    moved = module.replace("https://timothycrosley.github.io/isort/ for", "https://pycqa.github.io/isort/ for")
+    assert proposed(module, moved) == moved.replace("//timothycrosley.github.io/isort/", "//pycqa.github.io/isort/")
+    # isort's organization moved: another project and another host keep theirs
 
 
 def test_a_pattern_all_over_a_large_file_is_scored_near_the_edit_and_its_copies_too():

@@ -3,7 +3,7 @@
 `elif` made `if` on two copied branches, a builtin exception swapped in a copied `with`, a version
 number in copied docstrings; and what must not go: a short line repeated by chance, a word put for
 another in a copied docstring (one copy's mistake mended: the word rule decides), a half-typed
-word, 5,000 copies (bounded)."""
+word, 5,000 copies (bounded). A `# noqa` with its codes goes to a short line's copies too."""
 from completion.edit_analogy import analogy_sites, line_copies
 from completion.edit_blocks import MIN_COPY_CHARS, line_copy
 from completion.edit_rewrites import rewrite_of
@@ -67,6 +67,16 @@ def test_a_short_line_repeated_by_chance_is_no_copy():
     assert len("if x is None:") < MIN_COPY_CHARS
     widened = short.replace("if x is None:", "if x is None and ready:", 1)
     assert sites_of(short, widened) == []
+
+
+def test_a_noqa_with_its_codes_goes_to_the_copies_of_a_short_line_but_a_pragma_does_not():
+    raising = ("def test_a():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n        log()\n    else:\n"
+               "        pass\n\n\ndef test_b():\n    try:\n        1 / 0\n    except ZeroDivisionError:\n"
+               "        log()\n    else:\n        pass\n")
+    assert len("1 / 0") < MIN_COPY_CHARS
+    assert carried_everywhere(raising, "1 / 0\n", "1 / 0  # noqa: B018\n", 2)  # loguru's tests
+    covered = raising.replace("    else:\n", "    else:  # pragma: no cover\n", 1)
+    assert sites_of(raising, covered) == []
 
 
 def test_a_half_typed_word_on_a_copied_line_goes_nowhere():

@@ -5,6 +5,7 @@ from pathlib import Path
 import pytest
 from lsprotocol import types
 
+from completion.edit_analogy import analogy_sites
 from completion.edit_drafts import (
     CALL,
     COPY,
@@ -20,6 +21,7 @@ from completion.edit_events import EditEvent, diff_span
 from completion.edit_regions import CURSOR, Region, regions_after
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument, new_parser
+from edit_samples import event
 from lsp_server.edit_history import step_span
 from training.edit_synth import examples_for_file
 
@@ -135,6 +137,51 @@ def test_an_import_rename_reaches_its_uses_and_a_function_rename_its_calls():
     assert call == Draft(("run()\n",), (), RENAME)
 
 
+SHADOWED = """import tempdir
+
+
+def check(paths):
+    with temporary() as tempdir:
+        copy(paths, tempdir)
+
+
+def temporary():
+    return tempdir.mkdtemp()
+
+
+def counted():
+    global tempdir
+    tempdir = tempdir.reload()
+"""
+
+
+def test_an_import_renamed_in_a_function_goes_to_a_functions_copy_of_it():
+    before = "def test_a(app):\n    from flask.testing import make_builder\n\n    make_builder(app)\n\n\n" \
+             "def test_b(app):\n    from flask.testing import make_builder\n\n    make_builder(app)\n"
+    after = before.replace("import make_builder", "import EnvironBuilder", 1)
+    own, twin = drafts_of(before, after, [(3, 4), (7, 10)])  # flask's tests: each imports its own
+    assert own.text == "    EnvironBuilder(app)\n" and twin.text == after[after.index("    from", 60):].replace(
+        "make_builder", "EnvironBuilder")
+
+
+def test_an_import_renamed_leaves_the_functions_that_bind_its_name_for_themselves():
+    after = SHADOWED.replace("import tempdir", "import tempfile")  # flake8's git hook
+    local, module, declared = drafts_of(SHADOWED, after, [(4, 6), (9, 10), (13, 15)])
+    assert local.rule == COPY and module.text == "    return tempfile.mkdtemp()\n"
+    assert declared.text == "    global tempfile\n    tempfile = tempfile.reload()\n"  # `global`: the module's name
+
+
+def test_a_keyword_arguments_name_renamed_renames_no_variable_of_that_name():
+    before = "def test(writer):\n    logger.configure(patch=f)\n\n\ndef other():\n    def patch(r):\n" \
+             "        pass\n    logger.patch(patch)\n    logger.configure(patch=g)\n    attrib(patch=g)\n\n\n" \
+             "def third():\n    logger.configure(patch=f)\n"
+    after = before.replace("configure(patch=f)", "configure(patcher=f)", 1)
+    (draft,) = drafts_of(before, after, [(5, 10)])
+    assert draft.rule == COPY  # the callee's parameter: no name of this file (loguru's `patch=` -> `patcher=`)
+    sites = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert sorted(site.line for site in sites) == [8, 9, 13]  # keywords and the line's copy alone
+
+
 def test_a_javascript_rename_reaches_its_function():
     before = "function f(a) {\n  let n = a;\n  return n + n;\n}\n"
     after = before.replace("let n = a", "let m = a")
@@ -237,6 +284,14 @@ def test_a_method_call_does_not_pass_self_and_a_keyword_only_parameter_is_passed
     before = "def go(a):\n    pass\n\n\ngo(1)\n"
     (keyword,) = drafts_of(before, before.replace("go(a):", "go(a, *, wait):"), [(4, 5)])
     assert keyword == Draft(("go(1, wait=", ")\n"), (SLOT_TOKENS,), CALL)
+
+
+def test_a_method_made_static_keeps_the_arguments_of_its_calls_on_an_object():
+    before = ("class Colors:\n    def __init__(self):\n        self.error = self.style(\"ERROR\", RED)\n\n"
+              "    def style(self, text, style):\n        return style + text\n")
+    after = before.replace("    def style(self, text, style):", "    @staticmethod\n    def style(text, style):")
+    (call,) = drafts_of(before, after, [(2, 3)])
+    assert call == Draft(('        self.error = self.style("ERROR", RED)\n',))  # isort's format.py, made static
 
 
 def test_a_call_passing_each_parameter_on_by_its_name_passes_the_added_one_where_its_scope_has_it():
