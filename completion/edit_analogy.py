@@ -128,8 +128,8 @@ from collections.abc import Callable
 from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, keyword_names, marked_unused,
                                        named_for_value, names_bound, off_own_parameters, own_subjects, same_path,
                                        same_statement, trailing_comma, twin_apart)
-from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
+from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_directives import import_directive_sites, renamed_directive_sites, unused_directive_sites
 from completion.edit_escapes import made_raw, raw_sites, regex_sites

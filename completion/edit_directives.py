@@ -20,7 +20,8 @@ A linter's codes renamed in a directive (`# noqa: T001, T002` -> `# noqa: T201` 
 became ruff's, `# noqa: PLC0415` -> `# ruff:ignore[import-outside-top-level]`) are renamed for the whole
 file: `renamed_directive_sites` puts the new comment for each other comment of the file that reads as the
 old one did. A type checker's `# type: ignore[code]` is no such directive: its code names that line's error.
-Pure.
+A `# noqa` with its codes put on a line says it of that line's copies, however short (`noqa_put`: `1 / 0  #
+noqa: B018` in each test; `completion.edit_blocks.line_copy` carries it). Pure.
 """
 from __future__ import annotations
 
