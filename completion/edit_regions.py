@@ -344,9 +344,6 @@ def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> lis
         left, right = rebinding.child_by_field_name("left"), rebinding.child_by_field_name("right")
         uses = [node for node in uses if node.start_byte < left.start_byte
                 or right.start_byte <= node.start_byte < right.end_byte]
-    if not member:
-        uses = sorted(uses + _stored_attribute(event, document, scope, old, renamed(event)[1]),
-                      key=lambda node: node.start_byte)
     shadowed = None if member else _shadowing(event, document, scope, old, renamed(event)[1])
     if shadowed is not None:  # a binding split off a name that was rebound over itself
         return [node for node in uses if shadowed[0] <= node.start_byte < shadowed[1]]
@@ -389,38 +386,6 @@ def _parameter_rebound(event: EditEvent, document: ParsedDocument, scope: Node, 
                 and assignment.child_by_field_name("right") is not None:
             return assignment
     return None
-
-
-def _stored_attribute(event: EditEvent, document: ParsedDocument, scope: Node, old: str, new: str) -> list[Node]:
-    """For a method's parameter renamed in its header that its body stores under its own name
-    (`self.enhance = enhance`): that attribute's names read off the receiver in the class's methods
-    (`self.enhance`), which follow the parameter (on the tuning commits, 14 of 18 such attributes
-    did); none for a name given or spared an underscore (`format` -> `format_`, kept off a builtin:
-    the attribute keeps its name)."""
-    parameters = scope.child_by_field_name("parameters") if scope.type in FUNCTION_TYPES else None
-    body = scope.child_by_field_name("body")
-    if document.language != "python" or parameters is None or body is None or old.strip("_") == new.strip("_") \
-            or not _on_lines_of(event, document, parameters):
-        return []
-    receiver = next(iter(parameter_names(parameters)), None)
-    owner = next((node for node in ancestors(scope) if node.type == "class_definition"), None)
-    if receiver is None or owner is None \
-            or not any(_stores(statement, receiver, old) for statement in body.named_children):
-        return []
-    return [node for node in nodes_named(owner, "python", old, NAME_TYPES)
-            if is_member(node) and _read_off(node) == receiver]
-
-
-def _stores(statement: Node, receiver: str, name: str) -> bool:
-    """True when `statement` is `receiver.name = name`."""
-    assignment = statement.named_children[0] if statement.type == "expression_statement" \
-        and statement.named_children else None
-    if assignment is None or assignment.type != "assignment":
-        return False
-    left, right = assignment.child_by_field_name("left"), assignment.child_by_field_name("right")
-    attribute = None if left is None or left.type != "attribute" else left.child_by_field_name("attribute")
-    return attribute is not None and right is not None and _read_off(attribute) == receiver \
-        and node_text(attribute) == name and node_text(right) == name
 
 
 def _off_other_modules(uses: list[Node], edited: Node, root: Node) -> list[Node]:

@@ -75,26 +75,6 @@ def test_a_parameter_rename_reaches_its_body_and_the_keyword_arguments_of_its_ca
     assert call.text == "print(scale(2, ratio=3))\n" and call.rule == RENAME
 
 
-HANDLER = """class Handler:
-    def __init__(self, writer, enhance, format):
-        self.enhance = enhance
-        self.format = format
-
-    def emit(self, record):
-        return record.format(self.enhance, self.format, other.enhance)
-"""
-
-
-def test_a_parameter_stored_under_its_own_name_takes_its_attribute_along():
-    after = HANDLER.replace("writer, enhance, format):", "writer, backtrace, format):")  # loguru's handler
-    stored, used = drafts_of(HANDLER, after, [(2, 3), (6, 7)])
-    assert stored.text == "        self.backtrace = backtrace\n"
-    assert used.text == "        return record.format(self.backtrace, self.format, other.enhance)\n"
-    spared = HANDLER.replace("writer, enhance, format):", "writer, enhance, format_):")
-    stored, used = drafts_of(HANDLER, spared, [(3, 4), (6, 7)])
-    assert stored.text == "        self.format = format_\n" and used.rule == COPY  # kept off a builtin: no attribute
-
-
 PASSED_ON = """def build(strat, extended_validation):
     return Converter(strat=strat, extended_validation=extended_validation, checked=extended_validation)
 
