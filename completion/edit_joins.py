@@ -67,10 +67,14 @@ def _a_joint(string_at: Callable[[int], Node | None], closing: int, opening: int
 
 def _literal(node: Node) -> tuple[str, str] | None:
     """(a one-line literal's prefix, its text between its quotes), or None for a triple-quoted one."""
-    text = node.text.decode("utf-8", "replace")
-    prefix = _PREFIX.match(text).group()
-    body = text[len(prefix):]
-    if body[:3] in ('"""', "'''") or "\n" in body:
+    return _parts(node.text.decode("utf-8", "replace"))
+
+
+def _parts(literal: str) -> tuple[str, str] | None:
+    """`_literal` of a literal's text; None for a triple-quoted one or another piece of code."""
+    prefix = _PREFIX.match(literal).group()
+    body = literal[len(prefix):]
+    if body[:3] in ('"""', "'''") or "\n" in body or len(body) < 2 or body[0] not in "'\"" or body[-1] != body[0]:
         return None
     return prefix, body[1:-1]
 
@@ -78,9 +82,10 @@ def _literal(node: Node) -> tuple[str, str] | None:
 def blanked_end(old: str, new: str) -> str | None:
     """Which end of a one-line literal's text a change put blanks at, the rest kept (`'(Default)'` ->
     `' (Default)'`: "start"; "end"), else None."""
-    old_body, new_body = _body(old), _body(new)
-    if old_body is None or new_body is None or new_body == old_body:
+    old_parts, new_parts = _parts(old), _parts(new)
+    if old_parts is None or new_parts is None or new_parts[1] == old_parts[1]:
         return None
+    old_body, new_body = old_parts[1], new_parts[1]
     if new_body.lstrip(" ") == old_body and new_body.endswith(old_body):
         return "start"
     return "end" if new_body.rstrip(" ") == old_body and new_body.startswith(old_body) else None
@@ -100,12 +105,3 @@ def joined_after(after: str) -> bool:
     quote = _PREFIXED_QUOTE.match(tail)
     return quote is not None and not tail[quote.end():quote.end() + 1].isspace()
 
-
-def _body(literal: str) -> str | None:
-    """The text between a one-line literal's quotes, or None for another piece of code."""
-    quote = _PREFIXED_QUOTE.match(literal)
-    opening = None if quote is None else quote.end() - 1
-    if opening is None or len(literal) < opening + 2 or literal[-1] != literal[opening] or "\n" in literal \
-            or literal[opening:opening + 3] in ('"""', "'''"):
-        return None
-    return literal[opening + 1:-1]
