@@ -20,9 +20,10 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   parameter without a default opens a masked slot of `SLOT_TOKENS` where its argument goes
   (positional when every parameter is a plain positional one and the call passes all
   positionally, else `name=` and the slot). Calls over several lines, with `*args`/`**kwargs`
-  splats or comments among their arguments stay as they are. An added `*args` or `**kwargs` asks
-  nothing of the callers, but the function's own call of the method it overrides passes it on
-  (`super().f(a, **kwargs)`, whatever its lines).
+  splats or comments among their arguments stay as they are. An added `*args` or `**kwargs` (typed
+  or not) asks nothing of the callers, but the function's own call of the method it overrides passes
+  it on (`super().f(a, **kwargs)`, whatever its lines); one taken off is dropped from that call (on
+  one line).
 - *analogy*: the sites where the same change applies by analogy (`completion.edit_analogy`),
   passed in by the caller, drafted where the rule above replaced nothing;
 - *copy*: everything else, and any region with no analogy when the document has no tree or does not
@@ -67,7 +68,7 @@ _PLAIN_PARAMETERS = frozenset({"identifier", "typed_parameter"})
 _SPLATS = frozenset({"list_splat", "dictionary_splat", "comment"})
 _DEFAULTS = frozenset({"default_parameter", "typed_default_parameter"})
 _SPLAT_PARAMETERS = {"list_splat_pattern": "*", "dictionary_splat_pattern": "**"}  # no caller needs to pass one
-_SPLAT_ARGUMENTS = {"list_splat_pattern": "list_splat", "dictionary_splat_pattern": "dictionary_splat"}
+_SPLAT_ARGUMENTS = {"*": "list_splat", "**": "dictionary_splat"}
 _PYTHON_DEFINITIONS = ("function_definition", "class_definition")  # what can take a keyword argument
 
 Replacement = tuple[int, int, tuple[str | None, ...]]  # (start byte, end byte, parts: text or SLOT)
@@ -299,23 +300,42 @@ def call_replacements(event: EditEvent, document: ParsedDocument) -> list[Replac
 
 def _forwarded(call: Node, function: Node, listed: list[Node], before: list[str]) -> Replacement | None:
     """For the call of the overridden method in the function's own body (`super().f(a, b)` in `def
-    f(self, a, b)`): the `*args` and `**kwargs` added to the function passed on after its last argument
-    (`super().f(a, b, **kwargs)`); None for any other call, or when the call passes such a splat already."""
-    callee = call.child_by_field_name("function")
-    target = None if callee is None else callee.child_by_field_name("object")
+    f(self, a, b)`): its arguments with the function's splats passed on: the `*args` and `**kwargs`
+    added (typed or not) put after its last argument (`super().f(a, b, **kwargs)`), those taken off
+    dropped (`super().close(*args, **kwargs)` -> `super().close()`, on one line); None for any other
+    call, or when nothing changes."""
     arguments = call.child_by_field_name("arguments")
-    if target is None or target.type != "call" or _text(target.child_by_field_name("function")) != "super" \
-            or arguments is None or not function.start_byte <= call.start_byte < function.end_byte:
-        return None
-    passed = {a.type for a in arguments.named_children}
-    splats = [_SPLAT_PARAMETERS[p.type] + _text(first_identifier(p)) for p in listed
-              if p.type in _SPLAT_PARAMETERS and _text(first_identifier(p)) not in before
-              and _SPLAT_ARGUMENTS[p.type] not in passed]
-    if not splats:
+    if not _calls_super(call, function) or arguments is None:
         return None
     items = [a for a in arguments.named_children if a.type != "comment"]
+    gone = set(before) - {_name(p) for p in listed}
+    dropped = [a for a in items if a.type in _SPLATS and _name(a) in gone]
+    if dropped:
+        kept = [_text(a) for a in items if a not in dropped]
+        one_line = arguments.start_point[0] == arguments.end_point[0]
+        return (arguments.start_byte, arguments.end_byte, ("(" + ", ".join(kept) + ")",)) if one_line else None
+    passed = {a.type for a in items}
+    splats = [_splat(p) + _name(p) for p in listed
+              if _splat(p) and _name(p) not in before and _SPLAT_ARGUMENTS[_splat(p)] not in passed]
+    if not splats:
+        return None
     at = items[-1].end_byte if items else arguments.start_byte + 1
     return at, at, ((", " if items else "") + ", ".join(splats),)
+
+
+def _calls_super(call: Node, function: Node) -> bool:
+    """True for a call in `function`'s body of a method read off `super()` (or `super(C, self)`)."""
+    callee = call.child_by_field_name("function")
+    target = None if callee is None else callee.child_by_field_name("object")
+    return target is not None and target.type == "call" and function.start_byte <= call.start_byte < function.end_byte \
+        and _text(target.child_by_field_name("function")) == "super"
+
+
+def _splat(parameter: Node) -> str:
+    """"*" or "**" for a `*args` or `**kwargs` parameter, typed or not; "" for any other."""
+    if parameter.type == "typed_parameter" and parameter.named_children:
+        parameter = parameter.named_children[0]
+    return _SPLAT_PARAMETERS.get(parameter.type, "")
 
 
 def _is_bound(call: Node, before: list[str]) -> bool:
@@ -338,7 +358,7 @@ def _new_arguments(arguments: Node, before: list[str], listed: list[Node], call:
     if texts is None:
         return None
     added = [i for i, (n, p) in enumerate(zip(after, named))
-             if n not in before and p.type not in _DEFAULTS and p.type not in _SPLAT_PARAMETERS]
+             if n not in before and p.type not in _DEFAULTS and not _splat(p)]
     if not added:
         return None if texts == [_text(a) for a in items] else ("(" + ", ".join(texts) + ")",)
     plain = all(p.type in _PLAIN_PARAMETERS for p in listed)
@@ -385,6 +405,12 @@ def _with_slot(texts: list[str], items: list[Node], after: list[str], plain: boo
         return (opening, SLOT, (", " if tail else "") + ", ".join(tail) + ")")
     opening = "(" + ", ".join(texts) + (", " if texts else "") + after[index] + "="
     return (opening, SLOT, ")")
+
+
+def _name(node: Node) -> str | None:
+    """The first identifier's text in `node` (`args` of `*args`), None without one."""
+    found = first_identifier(node)
+    return None if found is None else _text(found)
 
 
 def _arguments(call: Node) -> list[Node]:

@@ -324,6 +324,28 @@ def test_an_added_splat_asks_no_caller_but_the_overridden_methods_call_passes_it
     assert kept.rule == COPY  # it passes `**kw` already
 
 
+def test_typed_splats_added_ask_no_caller_but_pass_on_to_the_overridden_method_only():
+    before = ("class Locks(Base):\n    def acquire(self):\n        super().acquire()\n        for lock in self.locks:\n"
+              "            lock.acquire()\n\n\nlocks.acquire()\n")
+    after = before.replace("def acquire(self):", "def acquire(self, *a: Any, **k: Any):")
+    overridden, wrapped, caller = drafts_of(before, after, [(2, 3), (4, 5), (7, 8)])
+    assert overridden == Draft(("        super().acquire(*a, **k)\n",), (), CALL)
+    assert wrapped.rule == COPY and caller.rule == COPY  # no slot opened for a splat
+
+
+def test_splats_taken_off_the_header_are_dropped_from_the_overridden_methods_call_on_one_line():
+    before = ("class Bar(Base):\n    def close(self, *args, **kwargs):\n"
+              "        super(Bar, self).close(*args, **kwargs)\n"
+              "        super().close(\n            *args, **kwargs)\n        other.close(*rest)\n")
+    after = before.replace("def close(self, *args, **kwargs):", "def close(self):")
+    one, several, unrelated = drafts_of(before, after, [(2, 3), (3, 5), (5, 6)])
+    assert one == Draft(("        super(Bar, self).close()\n",), (), CALL)
+    assert several.rule == COPY and unrelated.rule == COPY  # over two lines; `*rest` was no parameter
+    kept = after.replace("def close(self):", "def close(self, **kwargs: Any):")
+    (partly,) = drafts_of(before, kept, [(2, 3)])
+    assert partly == Draft(("        super(Bar, self).close(**kwargs)\n",), (), CALL)  # a typed splat stays
+
+
 def test_calls_over_several_lines_or_with_splats_stay_as_they_are():
     before = SIGNATURE + 'join(\n    "a", "b", "/")\njoin(*parts)\n'
     after = before.replace("join(base, name, sep):", "join(base, sep):")
