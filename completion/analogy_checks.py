@@ -8,13 +8,15 @@ marked unused goes where it is unread (`marked_unused`), a module renamed after 
 that package (`same_path`), a comma at a line's end goes where the next line closes alike
 (`trailing_comma`), a keyword argument's name goes to keyword arguments' names (`keyword_names`), an
 annotation changed stays off its own parameter list (`off_own_parameters`), a value put for another
-stays out of functions named for the old one (`named_for_value`), and prose made to speak of its
-place stays out of places that name the old word (`own_subjects`). Everything here is pure.
+stays out of functions named for the old one (`named_for_value`), values put in that repeat their own
+statement go to statements that hold them too (`own_values`), and prose made to speak of its place
+stays out of places that name the old word (`own_subjects`). Everything here is pure.
 """
 from __future__ import annotations
 
 import keyword
 import re
+from collections import Counter
 from collections.abc import Callable
 
 from tree_sitter import Node
@@ -30,6 +32,11 @@ from completion.tree_names import (FUNCTION_TYPES, binding_functions, binding_sc
                                    name_uses, node_text)
 
 MIN_PART = 3  # a part of a name put for another, to agree with its function (`agreeing`), this long at least
+MAX_STATEMENT_LINES = 8  # a statement read whole for its values (`own_values`); a longer one is read by its line
+_SIMPLE_STATEMENTS = frozenset({"expression_statement", "decorator", "return_statement", "assert_statement",
+                                "raise_statement", "delete_statement", "import_statement", "import_from_statement"})
+_COMMON_VALUES = frozenset({"0", "1"})  # numbers too common to tell one statement from another
+_NUMBER = re.compile(r"\b\d+\b")
 _IN_ANNOTATION = re.compile(ANNOTATION_START + r"[\w.]*$")  # `error_headers: typing.`
 _STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _CONSTANTS = frozenset({"None", "True", "False"})
@@ -55,6 +62,50 @@ def own_subjects(rewrite: Rewrite, starts: list[int], document: ParsedDocument) 
         theirs = subject(site.start)
         return new in theirs or old not in theirs
     return own
+
+
+def own_values(rewrite: Rewrite, text: str, starts: list[int],
+               document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For code put in whose values (the words of its strings, its numbers, the digits of its names)
+    repeat what its own statement holds besides (`@_checks_drafts(draft3="date")` given `draft7="date"`,
+    `missing_format(draft4_checker)` made `draft6_checker` in a call that reads `DRAFT6`): whether a
+    site's statement holds them too (`draft3="time"` takes no `draft7="date"`); None for any other
+    rewrite (prose goes by `own_subjects`)."""
+    if not rewrite.inserted:
+        return None
+    statement = statement_at(document, text, starts)
+    edited = statement(starts[rewrite.line] + len(rewrite.left), rewrite.line)
+    besides = Counter(_parts(edited)) - Counter(_parts(rewrite.inserted))
+    echoed = (_values(rewrite.inserted) - set(_parts(rewrite.removed))) & set(besides)
+    if not echoed:
+        return None
+    return lambda site: echoed <= set(_parts(statement(site.start, site.line)))
+
+
+def statement_at(document: ParsedDocument, text: str, starts: list[int]) -> Callable[[int, int], str]:
+    """The text of the simple statement (a decorator too) around an offset of `text` on a given
+    line, at most `MAX_STATEMENT_LINES` long; else that line's."""
+    enclosing = enclosing_at(document, _SIMPLE_STATEMENTS)
+
+    def statement(offset: int, line: int) -> str:
+        found = None if enclosing is None else enclosing(offset)
+        if found is None or found.end_point[0] - found.start_point[0] >= MAX_STATEMENT_LINES:
+            return text[starts[line]:starts[line + 1] if line + 1 < len(starts) else len(text)]
+        return node_text(found)
+    return statement
+
+
+def _parts(code: str) -> list[str]:
+    """The parts of the words of `code`, lowercase (`draft6_checker`: draft, 6, checker)."""
+    return [part.lower() for word in re.findall(r"\w+", code) for part in NAME_PART.findall(word)]
+
+
+def _values(code: str) -> set[str]:
+    """The parts of the values `code` holds: its strings' words, its numbers and its names' digits
+    (`draft7="date"`: 7, date), but for `_COMMON_VALUES`."""
+    strings = " ".join(_STRING_BODY.findall(code))
+    digits = [part for part in _parts(_STRING_BODY.sub(" ", code)) if part.isdigit()]
+    return (set(_parts(strings)) | set(_NUMBER.findall(code)) | set(digits)) - _COMMON_VALUES
 
 
 def value_words(code: str) -> list[str]:

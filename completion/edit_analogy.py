@@ -108,7 +108,9 @@ package's path (`same_path`: `uvicorn.logging`, not `import logging`); a paramet
 type not to its neighbours in the same list (`off_own_parameters`); prose made to speak of its place
 not where a site's place names the old word (`own_subjects`: the comment over `json_decoder`); a
 value put for another in code (`None` -> `[]`, `"truecolor"` -> ...) not into a function named for the
-old value where the user's is not (`named_for_value`: `test_..._none_sys_argv` keeps its `None`).
+old value where the user's is not (`named_for_value`: `test_..._none_sys_argv` keeps its `None`);
+values put in that repeat their own statement only to statements that hold them too (`own_values`:
+`draft7="date"` beside `draft3="date"`, not beside `draft3="time"`).
 The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
 word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
 left one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
@@ -126,8 +128,8 @@ from collections.abc import Callable
 
 
 from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, keyword_names, marked_unused,
-                                       named_for_value, names_bound, off_own_parameters, own_subjects, same_path,
-                                       same_statement, trailing_comma, twin_apart)
+                                       named_for_value, names_bound, off_own_parameters, own_subjects, own_values,
+                                       same_path, same_statement, trailing_comma, twin_apart)
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
@@ -711,7 +713,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
                  off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document),
-                 keyword_names(rewrite, text, starts, document))
+                 keyword_names(rewrite, text, starts, document), own_values(rewrite, text, starts, document))
                 if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts)))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]

@@ -127,6 +127,37 @@ def test_a_name_made_to_agree_with_its_function_goes_only_to_functions_alike():
     assert changed_part("fooBar", "fooBaz") == "baz" and changed_part("a_b", "a_b_c") is None
 
 
+def test_values_that_repeat_their_own_statement_go_only_to_statements_that_hold_them():
+    before = '''@checks(draft3="date", raises=ValueError)
+def is_date(instance):
+    return instance
+
+@checks(draft3="time", raises=ValueError)
+def is_time(instance):
+    return instance
+
+@checks(draft3="date", raises=ValueError)
+def is_other_date(instance):
+    return instance
+
+draft4_checker, draft6_checker = checker(4), checker(6)
+suite = make(
+    tests=DRAFT6.tests(),
+    skip=missing(draft4_checker),
+)
+other = make(
+    tests=DRAFT4.tests(),
+    skip=missing(draft4_checker),
+)
+'''
+    after = before.replace('draft3="date", raises', 'draft3="date", draft7="date", raises', 1)
+    assert proposed(before, after, 0) == after.replace('draft3="date", raises', 'draft3="date", draft7="date", raises')
+    renamed = before.replace("missing(draft4_checker)", "missing(draft6_checker)", 1)
+    assert proposed(before, renamed, 15) == renamed  # `DRAFT4`'s call keeps its checker
+    plain = before.replace("raises=ValueError)", "raises=ValueError, strict=True)", 1)
+    assert proposed(before, plain, 0) == before.replace("raises=ValueError)", "raises=ValueError, strict=True)")
+
+
 def test_a_binding_taken_off_stays_where_its_scope_reads_it():
     before = '''def first():
     try:
