@@ -306,18 +306,24 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
     name it are uses too (`"chain"` in `__all__`, `cli: "BaseCommand"`). An attribute renamed is
     renamed off the modules the file imports only where the edited one is read off that module
     (`_off_other_modules`)."""
-    return _uses(event, document, every_module=False)
+    return list(_uses(event, document, document.text, every_module=False))
 
 
 def renames_in_scope(event: EditEvent, document: ParsedDocument) -> bool:
     """True when the rename rule knows where the name the event renamed is used (`rename_uses`,
     counting an attribute read off any module the file imports): then the analogy carries no
     such word (`completion.next_edit.site_inputs`)."""
-    return bool(_uses(event, document, every_module=True))
+    return bool(_uses(event, document, document.text, every_module=True))
 
 
-def _uses(event: EditEvent, document: ParsedDocument, every_module: bool) -> list[Node]:
-    """`rename_uses`, with `every_module` also the attributes read off other modules."""
+@functools.lru_cache(maxsize=4)  # a plan asks for them from its regions and its drafts
+def _uses(event: EditEvent, document: ParsedDocument, text: str, every_module: bool) -> tuple[Node, ...]:
+    """`rename_uses`, with `every_module` also the attributes read off other modules; `text`, the
+    document's, keys the cache as in `_rename_scope`."""
+    return tuple(_uses_of(event, document, every_module))
+
+
+def _uses_of(event: EditEvent, document: ParsedDocument, every_module: bool) -> list[Node]:
     found = _rename_scope(event, document)
     if found is None:
         return []
@@ -478,7 +484,15 @@ class RenameScope(NamedTuple):
 
 def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | None:
     """Where the name the event renamed is renamed; None when it renamed none (the document needs
-    a tree) or one of the names stands more than `MAX_NAME_USES` times (no rename rule for those)."""
+    a tree) or one of the names stands more than `MAX_NAME_USES` times (no rename rule for those).
+    Read once per event and text: a plan asks for it from its sites, its regions and its drafts."""
+    return _scope_of_rename(event, document, document.text)
+
+
+@functools.lru_cache(maxsize=4)
+def _scope_of_rename(event: EditEvent, document: ParsedDocument, text: str) -> RenameScope | None:
+    """`_rename_scope`, kept for the last few (event, document, text): the text is in the key, so
+    a document changed since is read anew."""
     names = renamed(event)
     if names is None or document.tree is None or document.language not in CALLEES:
         return None

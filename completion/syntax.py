@@ -133,9 +133,10 @@ def _edit(tree: Tree, old_text: str, start: int, end: int, new_text: str) -> Non
               new_end_point=point_at(after, len(after)))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class ParsedDocument:
-    """A document's language, text and current tree (None when it is too large to parse)."""
+    """A document's language, text and current tree (None when it is too large to parse); one
+    document is equal to itself only, and hashed so (a cache of the rules keys on it)."""
 
     language: str
     parser: Parser
