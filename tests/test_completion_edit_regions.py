@@ -300,6 +300,19 @@ def test_a_name_a_method_reads_but_does_not_bind_is_the_module_s_not_a_member():
     assert uses == [0, 5, 11, 14]  # the definition, the class body's call, g's and the module's; not self.helper
 
 
+def test_the_uses_are_read_once_per_event_and_anew_when_the_document_changed():
+    source = ("def helper(x):\n    return x\n\n\nclass A:\n    limit = helper(1)\n\n    def f(self, path):\n"
+              "        return helper(path)\n\n    def g(self, path):\n        return helper(path) + self.helper\n\n\n"
+              "print(helper(1))\n")
+    event, document, _ = edited(source, "return helper(path)", "        return assist(path)")
+    first = edit_regions.rename_uses(event, document)
+    assert [node.id for node in edit_regions.rename_uses(event, document)] == [node.id for node in first]
+    at = document.text.index("print(helper(1))")
+    document.replace(at, at + len("print(helper(1))"), "print(1)")
+    document.reparse()
+    assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [0, 5, 11]
+
+
 def test_a_member_renamed_leaves_the_attributes_of_another_imported_module_alone():
     source = ("import ddt\nimport os\nfrom .signals import sent\n\n\n@ddt.data(1, 2)\ndef test(result):\n"
               "    assert result.data\n    assert result.data == os.data\n    sent.data = 2\n")
