@@ -173,12 +173,15 @@ def back_to_name(left: list[str], limit: int, is_name: Callable[[str], object]) 
     return left[max(0, len(left) - limit):], False
 
 
-def _token_pattern(token: str, any_name: bool = False) -> str:
-    """A token's regex: any string for a string, any number for a number, any name for a name
-    when `any_name` (an argument of a call's context), else the token itself (a quote that opens
-    the string the change stands in is that quote: `f"<{self.__class__`)."""
+def _token_pattern(token: str, any_name: bool = False, any_value: bool = True) -> str:
+    """A token's regex: any string for a string and any number for a number when `any_value` (a
+    context with a name; in one without, `"check", ` before `tmpdir` is no `"--outdir", `), any name
+    for a name when `any_name` (an argument of a call's context), else the token itself (a quote
+    that opens the string the change stands in is that quote: `f"<{self.__class__`)."""
     if any_name and plain_name(token):
         return NAME.pattern
+    if not any_value:
+        return re.escape(token)
     if token[0] in "\"'" and len(token) > 1:
         return f"(?:{_STRING.pattern})"
     if token[0].isdigit():
@@ -216,10 +219,11 @@ def site_pattern(rewrite: Rewrite) -> re.Pattern | None:
                for token in context + right + TOKEN.findall(rewrite.removed)):
         return None
     lead = next((index for index, token in enumerate(context) if NAME.fullmatch(token)), 0)  # its name
-    around = r"\s*".join(_token_pattern(token, index > lead) for index, token in enumerate(context))
+    named = not context or any(NAME.fullmatch(token) for token in context)  # else its values say where it is
+    around = r"\s*".join(_token_pattern(token, index > lead, named) for index, token in enumerate(context))
     if sibling_classes(rewrite):  # the class's own name is any class's name
         around = r"\bclass[ \t]+" + r"\s*".join(_token_pattern(token, True) for token in context)
-    after = r"\s*".join(map(_token_pattern, right)) if right else r"(?=[ \t\r]*$)"
+    after = r"\s*".join(_token_pattern(token, False, named) for token in right) if right else r"(?=[ \t\r]*$)"
     gap = r"[ \t]*?" if not rewrite.removed and not rewrite.left[-1:].isspace() else r"[ \t]*"  # text put in
     #   right after a token goes right after it at a site too (`ParamType[t.Any] |`, not `ParamType [t.Any]|`)
     trail = r"[ \t]*"

@@ -158,6 +158,16 @@ other = make(
     assert proposed(before, plain, 0) == before.replace("raises=ValueError)", "raises=ValueError, strict=True)")
 
 
+def test_a_context_without_a_name_keeps_its_strings_as_they_are():
+    before = """def release(session, tmpdir):
+    session.run("python", "-m", "build", ROOT, "--outdir", tmpdir)
+    session.run("python", "-m", "twine", "check", tmpdir + "/*")
+    session.run("python", "-m", "twine", "check", tmpdir + "/*.whl")
+"""
+    after = before.replace('"check", tmpdir + "/*")', '"check", "--strict", tmpdir + "/*")')
+    assert proposed(before, after, 2) == after.replace('"check", tmpdir', '"check", "--strict", tmpdir')
+
+
 def test_a_binding_taken_off_stays_where_its_scope_reads_it():
     before = '''def first():
     try:
