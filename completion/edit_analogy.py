@@ -49,6 +49,9 @@ event's lines:
 - a *definition* renamed on its header (`class TestClient:` -> `class QuartClient:`) at its mentions in
   strings (`definition_mentions`: `:meth:`~quart.testing.TestClient.open``, a repr's
   `"TestDataclass(foo=1)"`), for a name shaped as code only (`code_shaped`; `a` or `s` in prose is a word);
+- a parameter's *default* put for another in a function's header (`smoothing=0.3` -> `0.1`) where the
+  function's docstring states the old one in that parameter's entry (`[default: 0.3]`; `stated_defaults`,
+  `completion.edit_defaults`), with the literal rule's places too;
 - a *comment* taken off the end of a line of code (`# pragma: nocover`) at the other lines of code
   that end with it, at any score (`comment_dropped`); a bare `# type: ignore` only where the line's
   code shares a name with the edited one's (it excused that name's type); a comment of *prose* put at
@@ -133,6 +136,7 @@ from completion.analogy_checks import (agreeing, bindings_kept, block_names_boun
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
+from completion.edit_defaults import default_changed, default_mentions
 from completion.edit_directives import import_directive_sites, renamed_directive_sites, unused_directive_sites
 from completion.edit_escapes import made_raw, raw_sites, regex_sites
 from completion.edit_events import EditEvent
@@ -613,6 +617,13 @@ def definition_mentions(rewrite: Rewrite, event: EditEvent, document: ParsedDocu
     return matched_sites(pattern, rewrite.inserted, rewrite.line, event, lambda at: in_string(at) is not None)
 
 
+def stated_defaults(rewrite: Rewrite, event: EditEvent, document: ParsedDocument | None) -> list[Site]:
+    """For a parameter's default put for another in a function's header: where the function's
+    docstring states the old default in that parameter's entry (`completion.edit_defaults`)."""
+    change = None if document is None else default_changed(rewrite, event, document)
+    return [] if change is None else default_mentions(change, event)
+
+
 def url_segment(rewrite: Rewrite) -> bool:
     """True when the rewrite put one segment of a URL's path for another that is no word
     (`github.com/sloria/webargs` -> `github.com/marshmallow-code/webargs`): its sites are the URL's
@@ -703,8 +714,9 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     own_scope = scoped and rewrite.word and not repeated  # a local renamed in its scope: no copy elsewhere
     copies = [] if own_scope else line_copies(rewrite, event, document)
     found = rule_sites(rewrite, event, scoped, literal, document, repeated, floor)
-    proposed = with_copies(copies, found + module_references(rewrite, event, document)
-                           + definition_mentions(rewrite, event, document)) or url_sites(rewrite, event)
+    mentions = definition_mentions(rewrite, event, document) + stated_defaults(rewrite, event, document)
+    proposed = with_copies(copies, found + module_references(rewrite, event, document) + mentions) \
+        or url_sites(rewrite, event)
     if not proposed or document is None or document.tree is None:
         return proposed
     text, starts = event.after, line_starts(event.after)

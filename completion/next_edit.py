@@ -54,6 +54,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from completion.context import approx_tokens
+from completion.edit_analogy import stated_defaults
 from completion.edit_drafts import Draft, draft_regions
 from completion.edit_checks import Edit, applied, compiling_edits, draft_changed_lines, removed_lines
 from completion.edit_events import EditEvent, LineSpan, common_ends
@@ -404,8 +405,9 @@ def analogy_found(event: EditEvent, document: ParsedDocument, events: Sequence[E
     """The sites the event is carried to by analogy, read with the document's `events`: those the
     fixed cut keeps, or with a `judge` those it keeps of the candidates down to its floor."""
     inputs = site_inputs(event, document)
-    if inputs is None:
-        return []
+    if inputs is None:  # the literal rule's places are its regions; a default it changed is stated in prose too
+        rewrite = rewrite_of(event)
+        return [] if rewrite is None else stated_defaults(rewrite, event, document)
     if judge is None:
         return pattern_sites(event, events, *inputs, document)
     return judge.kept(candidates(event, events, *inputs, document, judge.floor))
