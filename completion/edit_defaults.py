@@ -82,6 +82,7 @@ def default_mentions(change: DefaultChange, event: EditEvent) -> list[Site]:
 
 
 def _docstring(function: Node) -> Node | None:
+    """The string that opens the function's body, None when its body opens with anything else."""
     body = function.child_by_field_name("body")
     first = body.named_children[0] if body is not None and body.named_children else None
     if first is None or first.type != "expression_statement" or not first.named_children:
