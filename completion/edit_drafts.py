@@ -8,10 +8,12 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   keyword a use is passed on under when it is its own name (`g(old=old)`), get the new name. A
   new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
-  new one where it is carried (`completion.edit_regions.carried_literals`: a whole number outside
-  the user's function only right after the token the user's stood after, `number_context`; within
-  it, one function's constant, `t % 24` and `t //= 24`, but on the user's own lines, where an equal
-  number the user left is another value: `(2 if x else 2)`). An event
+  new one where it is carried (`completion.edit_regions.carried_literals`: a common value outside
+  the user's function only where it stands alike, a whole number or a round fraction right after the
+  token the user's stood after, `number_context`, a string of a character or two in a call of the
+  same callee; within it, one function's constant, `t % 24` and `t //= 24`, but on the user's own
+  lines, where an equal value the user left is another: `(2 if x else 2)`; a sentence reworded
+  nowhere). An event
   that is both (a word inside a string changed) is a literal unless the rename finds other uses of
   the name.
 - *call* (`signature_change(event, document)`): each single-line call of the function in the

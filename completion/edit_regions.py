@@ -17,8 +17,9 @@ after `event` (its newest edit event), nearest the cursor first:
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
-  places: the other places in the file that hold the same literal (a whole number only where it is
-  the same value, `carried_literals`); but for the generic ones
+  places: the other places in the file that hold the same literal (a common value only where it is
+  the same value, `carried_literals`: a whole number, a round fraction, a string of a character or
+  two; a sentence reworded, nowhere); but for the generic ones
   (`GENERIC_LITERALS`: `""`, `0`, `1`) and a one-mark string (`";"`, `" "`), which stand for no
   one value, and a string whose quotes alone changed (`'a'` -> `"a"`, the same value): those go
   by analogy only to lines alike.
@@ -48,10 +49,12 @@ from tree_sitter import Node
 from completion.edit_events import EditEvent, common_ends
 from completion.edit_joins import REACH, blanked_end, joined_after, joined_before
 from completion.edit_sites import TOKEN
+from completion.english import english
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
 from completion.syntax import ParsedDocument, ancestors, encode, new_parser
 from completion.tree_names import (
+    CALL_TYPES,
     CALLEES,
     CLASS_TYPES,
     COMPREHENSION_TYPES,
@@ -87,6 +90,9 @@ FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: w
 GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
 SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statements that bind the names on their left
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
+SENTENCE_WORDS = 3  # a string of this many words is a sentence (`reworded`)
+SHORT_STRING_CHARS = 2  # a string this short is a common value (`_value_carried`): a mode, a flag
+_ROUND_FRACTION = re.compile(r"0*\.?0*[1-9]0*\.?0*")  # a fraction of one significant digit
 _OSERROR_ALIASES = frozenset({"IOError", "EnvironmentError", "WindowsError"})  # UP024 makes them `OSError`
 _DEFINITIONS = FUNCTION_TYPES | CLASS_TYPES  # what a name of its own defines: `def f`, `class C`
 
@@ -199,9 +205,27 @@ def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
 
 def carried_literals(event: EditEvent, document: ParsedDocument) -> list[Node]:
     """The literal nodes equal to the one the event changed (`changed_literal`, not None) that take
-    its new value (`_number_carried`), in source order."""
-    carried, joined = _number_carried(event, document), _joined_alike(event, document)
-    return [node for node in literal_nodes(document, changed_literal(event)[0]) if carried(node) and joined(node)]
+    its new value (`_value_carried`), in source order; none for a sentence reworded (`reworded`)."""
+    old, new = changed_literal(event)
+    if reworded(old, new):
+        return []
+    carried, joined = _value_carried(event, document), _joined_alike(event, document)
+    return [node for node in literal_nodes(document, old) if carried(node) and joined(node)]
+
+
+def reworded(old: str, new: str) -> bool:
+    """True when a string of `SENTENCE_WORDS` words or more had one word of English put for another
+    (`"Reached maximum read buffer size"` made `write`, where the user mended one copy's message:
+    the others say what their places do); a typo mended is carried (not both words are English)."""
+    if old[:1] not in "\"'" or len(old.split()) < SENTENCE_WORDS:
+        return False
+    head, tail = common_ends(old, new)
+    while head and (old[head - 1].isalnum() or old[head - 1] == "_"):
+        head -= 1
+    while tail and (old[-tail].isalnum() or old[-tail] == "_"):
+        tail -= 1
+    was, now = old[head:len(old) - tail], new[head:len(new) - tail]
+    return was.isalpha() and now.isalpha() and was.lower() != now.lower() and english(was) and english(now)
 
 
 def _joined_alike(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
@@ -238,23 +262,40 @@ def literal_nodes(document: ParsedDocument, literal: str) -> list[Node]:
     return found
 
 
-def _number_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
+def _value_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
     """Whether a literal node equal to the one the event changed takes the new value: any, for a
-    string or a fraction; for a whole number (`number_context`), one right after the token the
-    user's stood after, or one in the user's function (one function's constant: `t % 24` and `t //=
-    24`) but on the user's own lines (an equal number the user left there is another value: `(2 if x
-    else 2)`)."""
+    longer string or a fraction of several digits (`3.14` is one value wherever it stands: trio's
+    `b == 3.14` and `f(8, 3.14)` changed together). A common value is the same value only where it
+    stands alike, or in the user's function (one function's constant: `t % 24` and `t //= 24`) but
+    on the user's own lines (an equal value the user left there is another: `(2 if x else 2)`):
+    a whole number or a round fraction (`number_context`) right after the token the user's stood
+    after (a timeout's `0.03` is no `time.sleep(0.03)`), a string of a character or two
+    (`SHORT_STRING_CHARS`) in a call of the same callee (`open(name, "w")`'s mode is no `"w"` of
+    an option's tuple)."""
+    old = changed_literal(event)[0]
     before = number_context(event)
-    if before is None:
-        return lambda node: True
     source, function = document.tree.root_node.text or b"", _function_at(document, event)
 
-    def carried(node: Node) -> bool:
-        if _token_before(source, node.start_byte) == before:
-            return True
+    def in_function(node: Node) -> bool:
         return function is not None and function.start_byte <= node.start_byte < function.end_byte \
             and not event.start_line <= first_line(document, node) < event.after_end
-    return carried
+    if before is not None:
+        return lambda node: _token_before(source, node.start_byte) == before or in_function(node)
+    if old[:1] in "\"'" and len(old) - 2 <= SHORT_STRING_CHARS:
+        mine = next((node for node in literal_nodes(document, changed_literal(event)[1])
+                     if event.start_line <= first_line(document, node) < event.after_end), None)
+        callee = None if mine is None else _callee(mine)
+        return lambda node: (callee is not None and _callee(node) == callee) or in_function(node)
+    return lambda node: True
+
+
+def _callee(node: Node) -> bytes | None:
+    """The text of the callee of the innermost call around `node` (`open` of `open(name, "w")`), or None."""
+    call = next((found for found in ancestors(node) if found.type in CALL_TYPES), None)
+    if call is None:
+        return None
+    callee = call.child_by_field_name("function") or call.child_by_field_name("name")
+    return None if callee is None else callee.text
 
 
 def _function_at(document: ParsedDocument, event: EditEvent) -> Node | None:
@@ -267,15 +308,16 @@ def _function_at(document: ParsedDocument, event: EditEvent) -> Node | None:
 
 
 def number_context(event: EditEvent) -> str | None:
-    """For a whole number the event changed, the token right before it on its line (`*` of `2**16`
+    """For a common number the event changed, the token right before it on its line (`*` of `2**16`
     -> `2**18`; "" at the line's start): out of the user's function, the same small number is the
     same value only after the same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`;
-    `_number_carried`). None for a string or a fraction (`3.14` is one value wherever it stands:
-    trio's `b == 3.14` and `f(8, 3.14)` changed together)."""
-    if not changed_literal(event)[1].isdigit():
+    `_value_carried`). A common number is a whole one or a round fraction (one significant digit:
+    `0.01`, `0.5`). None for a string or another fraction."""
+    old, new = changed_literal(event)
+    if not (new.isdigit() or _ROUND_FRACTION.fullmatch(old)):
         return None
     start = common_ends(event.removed, event.inserted)[0]  # where the change starts, within the number
-    while start and event.inserted[start - 1].isdigit():
+    while start and (event.inserted[start - 1].isdigit() or event.inserted[start - 1] == "."):
         start -= 1
     return _token_before(encode(event.inserted), len(encode(event.inserted[:start])))
 
@@ -501,8 +543,9 @@ def _scope_of_rename(event: EditEvent, document: ParsedDocument, text: str) -> R
         return None
     root = document.tree.root_node
     edited = _edited_names(event, document, new)
-    if not edited or all(map(is_keyword, edited)):
-        return None  # a keyword argument's name is the callee's parameter: no name of this file
+    if not edited or all(map(is_keyword, edited)) or _aliased_source(edited[0]):
+        return None  # a keyword argument's name is the callee's parameter, an import's before its alias
+        #   the imported module's: no name of this file
     scope, member = scope_of(edited[0], document.language, {old, new})
     builtin = builtin_swapped(document, names, edited[0])  # in a class's method too (a member there): `rebound`
     if not member and builtin:
@@ -553,6 +596,16 @@ def _dangling(event: EditEvent, document: ParsedDocument, old: str, new: str) ->
     if document.language != "python" or bound_in_file(root, old):
         return False
     return all(event.start_line <= first_line(document, node) < event.after_end for node in imported_names(root, new))
+
+
+def _aliased_source(node: Node) -> bool:
+    """True for the name an import reads before its alias (`OptionError` of `from distutils.errors
+    import OptionError as OptionError` made `DistutilsOptionError as OptionError`): the file binds
+    the alias, which the uses read still."""
+    path = node.parent
+    statement = None if path is None else path.parent
+    return path is not None and path.type == "dotted_name" and statement is not None \
+        and statement.type == "aliased_import" and statement.child_by_field_name("name") == path
 
 
 def _module_part(node: Node) -> bool:

@@ -334,6 +334,36 @@ def test_a_whole_number_s_regions_are_the_places_its_draft_carries_it_to():
     assert {(r.start_line, r.end_line) for r in regions if r.reason == edit_regions.LITERAL} == {(10, 11)}
 
 
+def carried_lines(source: str, needle: str, line: str) -> list[int]:
+    event, document, _ = edited(source, needle, line)
+    return [node.start_point.row for node in edit_regions.carried_literals(event, document)]
+
+
+def test_a_round_fraction_is_carried_where_it_stands_alike_or_in_the_user_s_function():
+    source = ("def test_read(loop):\n    loop.call_later(0.03, stop)\n    wait(0.03)\n\n\n"
+              "def test_write(loop):\n    loop.call_later(0.03, stop)\n    deadline = now + 0.03\n    area = 3.14\n\n\n"
+              "def test_area():\n    return 3.14\n")
+    assert carried_lines(source, "    loop.call_later(0.03, stop)", "    loop.call_later(0.1, stop)") == [2, 6]
+    assert carried_lines(source, "area = 3.14", "    area = 3.1416") == [12]  # several digits: one value anywhere
+
+
+def test_a_string_of_a_character_or_two_is_carried_in_calls_of_the_same_callee():
+    source = ("OPTIONS = [('width=', 'w', 'line width')]\n\n\ndef save(name, text):\n"
+              "    with open(name, 'w') as out:\n        out.write(text)\n\n\n"
+              "def save_all(name, texts):\n    with open(name, 'w') as out:\n        out.writelines(texts)\n")
+    assert carried_lines(source, "with open(name, 'w') as out:", "    with open(name, 'wb') as out:") == [9]
+    options = carried_lines(source, "OPTIONS = [", "OPTIONS = [('width=', 'x', 'line width')]")
+    assert options == []  # no call around the option's letter: the modes are other values
+
+
+def test_a_sentence_reworded_is_carried_nowhere_but_a_typo_mended_is():
+    source = ('def write(data):\n    if full():\n        raise BufferFull("Reached maximum read buffer size")\n\n\n'
+              'def read():\n    if full():\n        raise BufferFull("Reached maximum read buffer size")\n')
+    line = '        raise BufferFull("Reached maximum write buffer size")'
+    assert carried_lines(source, "raise BufferFull", line) == []
+    assert carried_lines(source.replace("maximum", "maxmum"), "raise BufferFull", line.replace("write", "read")) == [7]
+
+
 def test_a_generic_literal_or_its_quotes_alone_have_no_literal_rule():
     source = 'def f(items):\n    head = items[1]\n    sep = ";"\n    key = "a"\n    return sep.join(items[1:]), key\n'
     for needle, line in (("head = items[1]", "    head = items[0]"), ('sep = ";"', '    sep = "; "')):
@@ -466,6 +496,17 @@ def test_an_import_pointed_at_a_name_the_file_has_leaves_the_old_uses_to_follow_
     event, document, _ = edited(still, "from .core import BaseCommand", "from .core import Command")
     assert edit_regions.rebound(event, document)
     assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [1]  # its imports alone
+
+
+def test_an_import_pointed_at_another_name_under_the_same_alias_renames_nothing():
+    before = ("from distutils.errors import OptionError as OptionError\n\n\n"
+              "def check():\n    raise OptionError('no input')\n")
+    event, document, _ = edited(before, "import OptionError as",
+                                "from distutils.errors import DistutilsOptionError as OptionError")
+    assert edit_regions.rename_uses(event, document) == []  # the uses read the alias, which stays
+    plain, document, _ = edited(before.replace(" as OptionError", ""), "import OptionError",
+                                "from distutils.errors import DistutilsOptionError")
+    assert [node.start_point.row for node in edit_regions.rename_uses(plain, document)] == [4]
 
 
 def test_an_import_line_sorted_into_another_leaves_the_old_name_alone():
