@@ -13,7 +13,8 @@ after `event` (its newest edit event), nearest the cursor first:
   `tree_names.name_strings`). A Python binding split off a name rebound over itself (`for value
   in value:` made `for v in value:`) renames only what it binds: the loop's body, or the rest of
   the assignment's block; a parameter renamed in its header whose function rebinds the old name
-  from it (`iterable = iter(iterable)`) is renamed up to that statement's right side.
+  from it (`iterable = iter(iterable)`) is renamed up to that statement's right side. Typing's alias
+  put for its builtin (`List[str]` -> `list[str]`) goes to the whole file but its imports.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
@@ -90,6 +91,8 @@ FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: w
 GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
 SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statements that bind the names on their left
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
+TYPING_GENERICS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
+                   "Type": "type"}  # typing's aliases of builtins, made generic by PEP 585
 SENTENCE_WORDS = 3  # a string of this many words is a sentence (`reworded`)
 SHORT_STRING_CHARS = 2  # a string this short is a common value (`_value_carried`): a mode, a flag
 _ROUND_FRACTION = re.compile(r"0*\.?0*[1-9]0*\.?0*")  # a fraction of one significant digit
@@ -387,6 +390,8 @@ def _uses_of(event: EditEvent, document: ParsedDocument, every_module: bool) -> 
             uses = [node for node in uses if not _module_path(node)]  # a function renamed: no module of its name
     if found.rebinds:
         return [node for node in uses if _in_from_import(node)]
+    if found.generic:  # `List[str]` -> `list[str]`: `from typing import List` stays for the uses not done yet
+        uses = [node for node in uses if not _in_from_import(node)]
     rebinding = None if member else _parameter_rebound(event, document, scope, old)
     if rebinding is not None:  # the uses after it read the function's own local of the old name
         left, right = rebinding.child_by_field_name("left"), rebinding.child_by_field_name("right")
@@ -522,6 +527,7 @@ class RenameScope(NamedTuple):
     imports: bool  # the edit is in a `from` import
     builtin: bool  # one builtin was put for another (`builtin_swapped`)
     defines: bool = False  # the edit renamed a function's or a class's definition
+    generic: bool = False  # typing's alias was put for its builtin (`TYPING_GENERICS`): not in the imports
 
 
 def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | None:
@@ -546,6 +552,8 @@ def _scope_of_rename(event: EditEvent, document: ParsedDocument, text: str) -> R
     if not edited or all(map(is_keyword, edited)) or _aliased_source(edited[0]):
         return None  # a keyword argument's name is the callee's parameter, an import's before its alias
         #   the imported module's: no name of this file
+    if document.language == "python" and TYPING_GENERICS.get(old) == new:  # pyupgrade's UP006: a sweep of the file
+        return RenameScope(old, root, False, False, False, False, generic=True)
     scope, member = scope_of(edited[0], document.language, {old, new})
     builtin = builtin_swapped(document, names, edited[0])  # in a class's method too (a member there): `rebound`
     if not member and builtin:

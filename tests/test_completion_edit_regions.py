@@ -509,6 +509,13 @@ def test_an_import_pointed_at_another_name_under_the_same_alias_renames_nothing(
     assert [node.start_point.row for node in edit_regions.rename_uses(plain, document)] == [4]
 
 
+def test_typing_s_alias_put_for_its_builtin_goes_to_the_file_but_its_import():
+    before = ("from typing import List, Optional\n\n\ndef f(items: List[int]) -> List[str]:\n"
+              "    names: List[str] = []\n    return names\n\n\nclass C:\n    seen: Optional[List[int]] = None\n")
+    event, document, _ = edited(before, "    names: List[str] = []", "    names: list[str] = []")
+    assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [3, 3, 9]
+
+
 def test_an_import_line_sorted_into_another_leaves_the_old_name_alone():
     before = "import re\nimport os\nimport codecs\n\nPATTERN = re.compile('x')\nOPEN = codecs.open\n"
     event, document, _ = edited(before, "import re", "import codecs")
