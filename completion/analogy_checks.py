@@ -9,8 +9,9 @@ that package (`same_path`), a comma at a line's end goes where the next line clo
 (`trailing_comma`), a keyword argument's name goes to keyword arguments' names (`keyword_names`), an
 annotation changed stays off its own parameter list (`off_own_parameters`), a value put for another
 stays out of functions named for the old one (`named_for_value`), values put in that repeat their own
-statement go to statements that hold them too (`own_values`), and prose made to speak of its place
-stays out of places that name the old word (`own_subjects`). Everything here is pure.
+statement go to statements that hold them too (`own_values`), a definition's header changed goes to
+no duplicate of it beside it (`duplicates_apart`), and prose made to speak of its place stays out of
+places that name the old word (`own_subjects`). Everything here is pure.
 """
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ from completion.positions import line_starts
 from completion.prose_sense import names, owner_at, subject_at
 from completion.rewrite_kinds import typo
 from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
-from completion.tree_names import (FUNCTION_TYPES, binding_functions, binding_scope, identifiers_in, is_keyword,
-                                   name_uses, node_text)
+from completion.tree_names import (CLASS_TYPES, FUNCTION_TYPES, binding_functions, binding_scope, identifiers_in,
+                                   is_keyword, name_uses, node_text)
 
 MIN_PART = 3  # a part of a name put for another, to agree with its function (`agreeing`), this long at least
 MAX_STATEMENT_LINES = 8  # a statement read whole for its values (`own_values`); a longer one is read by its line
@@ -41,6 +42,7 @@ _IN_ANNOTATION = re.compile(ANNOTATION_START + r"[\w.]*$")  # `error_headers: ty
 _STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _CONSTANTS = frozenset({"None", "True", "False"})
 _STATEMENT_KEYWORD = re.compile(r"[ \t]*(assert|return|yield|if|elif|while)\b")  # a statement's opening keyword
+_DEFINITION_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")  # a Python definition's first line
 _COMPARISON = re.compile(r"[ \t]+(?:==|!=|<=|>=|<|>|is|in|not[ \t]+in)[ \t]")  # an operator, then its operand
 
 
@@ -344,3 +346,25 @@ def _where_bound(root: Node, names: set[str], byte_at: Callable[[int], int]) -> 
         byte = byte_at(site.start)
         return all(any(scope.start_byte <= byte < scope.end_byte for scope in found) for found in scopes)
     return bound
+
+
+def duplicates_apart(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a Python definition's header changed: whether a site is no other definition in the same
+    block whose header was the same (two `def test_duplicate_user_comment(self):` in one class: the
+    user named one apart, the other is the one kept); None for any other rewrite."""
+    if document.language != "python" or not _DEFINITION_HEADER.match(rewrite.line_before):
+        return None
+    enclosing = enclosing_at(document, FUNCTION_TYPES | CLASS_TYPES)
+
+    def block_at(line: int, line_text: str) -> Node | None:
+        found = enclosing(starts[line] + len(line_text) - len(line_text.lstrip()))
+        return None if found is None else found.parent
+    mine = block_at(rewrite.line, rewrite.line_after)
+    if mine is None:
+        return None
+
+    def apart(site: Site) -> bool:
+        text = document.text[starts[site.line]:starts[site.line + 1]]  # `starts` ends with the text's length
+        return text.strip() != rewrite.line_before.strip() or block_at(site.line, text) != mine
+    return apart
+

@@ -130,9 +130,9 @@ import re
 from collections.abc import Callable
 
 
-from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, keyword_names, marked_unused,
-                                       named_for_value, names_bound, off_own_parameters, own_subjects, own_values,
-                                       same_path, same_statement, trailing_comma, twin_apart)
+from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, duplicates_apart, keyword_names,
+                                       marked_unused, named_for_value, names_bound, off_own_parameters, own_subjects,
+                                       own_values, same_path, same_statement, trailing_comma, twin_apart)
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
@@ -697,7 +697,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     is named for the value the user put another for (`named_for_value`), and a name the user
     newly binds has none (`fresh_binding`: only the user's line will read it), nor a method's receiver
     made `cls` or `self` (`receiver_renamed`: the other methods keep theirs), nor a number put into a
-    call that had none (`value_for_one_call`)."""
+    call that had none (`value_for_one_call`), nor a duplicate of a definition the user named apart
+    (`duplicates_apart`)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -725,7 +726,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
                  off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document),
-                 keyword_names(rewrite, text, starts, document), own_values(rewrite, text, starts, document))
+                 keyword_names(rewrite, text, starts, document), own_values(rewrite, text, starts, document),
+                 duplicates_apart(rewrite, starts, document))
                 if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts)))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]

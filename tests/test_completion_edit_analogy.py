@@ -1799,3 +1799,24 @@ def test_a_comparison_put_after_an_asserts_call_goes_to_asserts_not_to_bare_call
     after = before.replace("assert builder.check('sdist')", "assert builder.check('sdist') == {'flit'}")
     found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
     assert [site.line for site in found] == [2]  # not the bare call: `f() == x` alone is a statement of no effect
+
+
+def test_a_duplicate_definition_named_apart_leaves_its_twin_but_a_header_copied_in_another_class_follows():
+    before = '''class TestCatalog:
+    def test_duplicate_user_comment(self):
+        cat = Catalog()
+        cat.add("foo", user_comments=["x"])
+
+    def test_duplicate_user_comment(self):
+        cat = Catalog()
+        cat.add("foo", locations=[("a.py", 1)])
+
+
+class TestOther:
+    def test_duplicate_user_comment(self):
+        cat = Catalog()
+'''
+    after = before.replace("def test_duplicate_user_comment", "def test_duplicate_location", 2).replace(
+        "def test_duplicate_location", "def test_duplicate_user_comment", 1)
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [11]  # not line 1: the other of the two in the class stays
