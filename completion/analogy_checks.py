@@ -43,6 +43,7 @@ _STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _CONSTANTS = frozenset({"None", "True", "False"})
 _STATEMENT_KEYWORD = re.compile(r"[ \t]*(assert|return|yield|if|elif|while)\b")  # a statement's opening keyword
 _DEFINITION_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")  # a Python definition's first line
+_IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]")
 _COMPARISON = re.compile(r"[ \t]+(?:==|!=|<=|>=|<|>|is|in|not[ \t]+in)[ \t]")  # an operator, then its operand
 
 
@@ -308,18 +309,32 @@ def changed_part(old: str, new: str) -> str | None:
 def names_bound(rewrite: Rewrite, text: str, starts: list[int],
                 document: ParsedDocument) -> Callable[[Site], bool] | None:
     """For a rewrite (in code) that puts in a name its line did not read and only functions bind (`and
-    sig == signal.SIGINT`, `sig` a parameter of the edited one): whether a site (in `text`) stands
-    where each such name is bound (in a function that binds it, or one inside it); None when
-    the rewrite puts in no such name (a name the edited line binds is its own: `lambda _: ...`)."""
-    if not rewrite.inserted or document.language != "python":
+    sig == signal.SIGINT`, `sig` a parameter of the edited one), or reads bare a name it took a receiver
+    off (`self.channel.write_soon` -> `channel.write_soon`, `channel` a local of the edited function):
+    whether a site (in `text`) stands where each such name is bound (in a function that binds it, or
+    one inside it); None when the rewrite reads no such name (a name the edited line binds is its own:
+    `lambda _: ...`)."""
+    if document.language != "python":
         return None
     byte_at, root = byte_offsets(text), document.tree.root_node
-    line_start, edited_at = starts[rewrite.line], starts[rewrite.line] + len(rewrite.left)
-    span = byte_at(line_start), byte_at(edited_at), byte_at(edited_at + len(rewrite.inserted)), \
-        byte_at(line_start + len(rewrite.line_after))
-    read = identifiers_in(root, span[1], span[2])[0] - identifiers_in(root, span[0], span[3])[1] \
-        - set(NAME.findall(rewrite.line_before))
+    read = _bared(rewrite)
+    if rewrite.inserted:
+        line_start, edited_at = starts[rewrite.line], starts[rewrite.line] + len(rewrite.left)
+        span = byte_at(line_start), byte_at(edited_at), byte_at(edited_at + len(rewrite.inserted)), \
+            byte_at(line_start + len(rewrite.line_after))
+        read |= identifiers_in(root, span[1], span[2])[0] - identifiers_in(root, span[0], span[3])[1] \
+            - set(NAME.findall(rewrite.line_before))
     return _where_bound(root, read, byte_at)
+
+
+def _bared(rewrite: Rewrite) -> set[str]:
+    """The name right after the change when the rewrite took the receiver off it (`self.` taken, no
+    other put), out of an import (a module's path is no name read); else none."""
+    name = NAME.match(rewrite.right)
+    if name is None or not rewrite.removed.endswith(".") or rewrite.inserted.endswith(".") \
+            or _IMPORT_LINE.match(rewrite.line_before):
+        return set()
+    return {name.group()}
 
 
 def block_names_bound(removed: str, event: EditEvent, document: ParsedDocument) -> Callable[[Site], bool] | None:

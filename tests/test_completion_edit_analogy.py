@@ -1820,3 +1820,22 @@ class TestOther:
         "def test_duplicate_location", "def test_duplicate_user_comment", 1)
     found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
     assert [site.line for site in found] == [11]  # not line 1: the other of the two in the class stays
+
+
+def test_a_receiver_taken_off_a_name_goes_only_where_the_bare_name_is_bound():
+    before = '''class Task:
+    def write(self, data):
+        channel = self.channel
+        if data:
+            self.channel.write_soon(data)
+
+    def finish(self, data):
+        channel = self.channel
+        self.channel.write_soon(data)
+
+    def execute(self, app_iter):
+        self.channel.write_soon(app_iter)
+'''
+    after = before.replace("            self.channel.write_soon(data)", "            channel.write_soon(data)")
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [8]  # not execute's: no `channel` there
