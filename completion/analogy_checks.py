@@ -10,8 +10,10 @@ that package (`same_path`), a comma at a line's end goes where the next line clo
 annotation changed stays off its own parameter list (`off_own_parameters`), a value put for another
 stays out of functions named for the old one (`named_for_value`), values put in that repeat their own
 statement go to statements that hold them too (`own_values`), a definition's header changed goes to
-no duplicate of it beside it (`duplicates_apart`), and prose made to speak of its place stays out of
-places that name the old word (`own_subjects`). Everything here is pure.
+no duplicate of it beside it (`duplicates_apart`), a change in a call's arguments stays out of
+functions' parameters and the other way (`same_list`), a whole string's case changed goes to whole
+strings (`whole_strings`), and prose made to speak of its place stays out of places that name the old
+word (`own_subjects`). Everything here is pure.
 """
 from __future__ import annotations
 
@@ -23,7 +25,7 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent, common_ends
-from completion.edit_rewrites import ANNOTATION_START, NAME, NAME_PART, Rewrite, path_before
+from completion.edit_rewrites import ANNOTATION_START, NAME, NAME_PART, Rewrite, path_before, string_prefix
 from completion.edit_sites import Site
 from completion.positions import line_starts
 from completion.prose_sense import names, owner_at, subject_at
@@ -43,6 +45,8 @@ _STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _CONSTANTS = frozenset({"None", "True", "False"})
 _STATEMENT_KEYWORD = re.compile(r"[ \t]*(assert|return|yield|if|elif|while)\b")  # a statement's opening keyword
 _DEFINITION_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")  # a Python definition's first line
+_LISTS = frozenset({"argument_list", "parameters", "lambda_parameters"})  # a call's arguments, a function's parameters
+_TYPE_EXPRESSIONS = frozenset({"subscript", "type"})  # a type written inside such a list
 _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]")
 _COMPARISON = re.compile(r"[ \t]+(?:==|!=|<=|>=|<|>|is|in|not[ \t]+in)[ \t]")  # an operator, then its operand
 
@@ -382,4 +386,36 @@ def duplicates_apart(rewrite: Rewrite, starts: list[int], document: ParsedDocume
         text = document.text[starts[site.line]:starts[site.line + 1]]  # `starts` ends with the text's length
         return text.strip() != rewrite.line_before.strip() or block_at(site.line, text) != mine
     return apart
+
+
+def same_list(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a change in Python code inside a call's arguments or a function's parameters, not in a type
+    written there (no word, no string's prefix: a name or a string goes between the two, `origin=` to
+    `kind=`): whether a site stands in the same kind of list, or in none (`**kw` -> `**kw,` in a call
+    goes to no `def`'s parameters); None for any other rewrite."""
+    if document.language != "python" or rewrite.word or string_prefix(rewrite):
+        return None
+    enclosing = enclosing_at(document, _LISTS | _TYPE_EXPRESSIONS)
+    mine = enclosing(starts[rewrite.line] + len(rewrite.left))
+    if mine is None or mine.type not in _LISTS:
+        return None  # in a type (`Mapping[str, t.Optional[str]]` among a class's bases): a type's change goes anywhere
+
+    def same(site: Site) -> bool:
+        theirs = enclosing(site.start)
+        return theirs is None or theirs.type not in _LISTS or theirs.type == mine.type
+    return same
+
+
+def whole_strings(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
+    """For a whole string's case changed (`name='Babel'` -> `'babel'`, a package's name): whether a
+    site is a whole string too, not a word of a sentence (`Unable to import Babel` names the project
+    as prose does); None for any other rewrite."""
+    if not rewrite.word or rewrite.removed.lower() != rewrite.inserted.lower() \
+            or rewrite.left[-1:] not in ("'", '"') or rewrite.right[:1] != rewrite.left[-1:]:
+        return None
+
+    def whole(site: Site) -> bool:
+        quote = text[site.start - 1:site.start]
+        return quote in ("'", '"') and text[site.end:site.end + 1] == quote
+    return whole
 

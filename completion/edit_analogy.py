@@ -132,7 +132,8 @@ from collections.abc import Callable
 
 from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, duplicates_apart, keyword_names,
                                        marked_unused, named_for_value, names_bound, off_own_parameters, own_subjects,
-                                       own_values, same_path, same_statement, trailing_comma, twin_apart)
+                                       own_values, same_list, same_path, same_statement, trailing_comma, twin_apart,
+                                       whole_strings)
 from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
 from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
@@ -698,7 +699,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     newly binds has none (`fresh_binding`: only the user's line will read it), nor a method's receiver
     made `cls` or `self` (`receiver_renamed`: the other methods keep theirs), nor a number put into a
     call that had none (`value_for_one_call`), nor a duplicate of a definition the user named apart
-    (`duplicates_apart`)."""
+    (`duplicates_apart`), nor a function's parameters for a call's arguments (`same_list`), nor a
+    sentence's word for a whole string's case (`whole_strings`)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -723,6 +725,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     text, starts = event.after, line_starts(event.after)
     in_code = not edit_in_prose(rewrite, starts, prose_at(document))  # the code checks read the edit's code
     checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts), same_statement(rewrite, text, starts),
+              whole_strings(rewrite, text), same_list(rewrite, starts, document),
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
                  off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document),

@@ -1839,3 +1839,43 @@ def test_a_receiver_taken_off_a_name_goes_only_where_the_bare_name_is_bound():
     after = before.replace("            self.channel.write_soon(data)", "            channel.write_soon(data)")
     found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
     assert [site.line for site in found] == [8]  # not execute's: no `channel` there
+
+
+def test_a_comma_put_after_a_splat_in_a_call_goes_to_calls_not_to_a_function_s_parameters():
+    before = '''class Server:
+    def __init__(
+        self,
+        bind_socket=True,
+        **kw
+    ):
+        self.adj = Adjustments(
+            sockinfo=sockinfo,
+            **kw
+        )
+        self.alt = Adjustments(
+            sockinfo=None,
+            **kw
+        )
+'''
+    lines = before.split("\n")
+    lines[8] = "            **kw,"
+    after = "\n".join(lines)
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [12]  # the other call's, not the header's line 4
+
+
+def test_a_whole_string_s_case_goes_to_whole_strings_not_to_a_sentence_s_word():
+    before = '''try:
+    from babel import __version__
+except SyntaxError as exc:
+    sys.stderr.write(f"Unable to import Babel ({exc}).\\n")
+
+setup(
+    name='Babel',
+    version=__version__,
+)
+SPEC = {'project': 'Babel'}
+'''
+    after = before.replace("name='Babel'", "name='babel'")
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [9]
