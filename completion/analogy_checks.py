@@ -418,4 +418,3 @@ def whole_strings(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:
         quote = text[site.start - 1:site.start]
         return quote in ("'", '"') and text[site.end:site.end + 1] == quote
     return whole
-

@@ -93,6 +93,7 @@ SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statement
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 TYPING_GENERICS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
                    "Type": "type"}  # typing's aliases of builtins, made generic by PEP 585
+_TARGET_LISTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})  # `a, b = ...`, `(a, b) = ...`
 SENTENCE_WORDS = 3  # a string of this many words is a sentence (`reworded`)
 SHORT_STRING_CHARS = 2  # a string this short is a common value (`_value_carried`): a mode, a flag
 _ROUND_FRACTION = re.compile(r"0*\.?0*[1-9]0*\.?0*")  # a fraction of one significant digit
@@ -356,9 +357,13 @@ def rename_uses(event: EditEvent, document: ParsedDocument) -> list[Node]:
 
 def renames_in_scope(event: EditEvent, document: ParsedDocument) -> bool:
     """True when the rename rule knows where the name the event renamed is used (`rename_uses`,
-    counting an attribute read off any module the file imports): then the analogy carries no
-    such word (`completion.next_edit.site_inputs`)."""
-    return bool(_uses(event, document, document.text, every_module=True))
+    counting an attribute read off any module the file imports), or that it has none before the
+    block assigns the old name afresh (`_local_rebound`): then the analogy carries no such word
+    (`completion.next_edit.site_inputs`)."""
+    if _uses(event, document, document.text, every_module=True):
+        return True
+    found = _rename_scope(event, document)
+    return found is not None and not found.member and _local_rebound(event, document, found.old) is not None
 
 
 @functools.lru_cache(maxsize=4)  # a plan asks for them from its regions and its drafts
@@ -392,7 +397,8 @@ def _uses_of(event: EditEvent, document: ParsedDocument, every_module: bool) -> 
         return [node for node in uses if _in_from_import(node)]
     if found.generic:  # `List[str]` -> `list[str]`: `from typing import List` stays for the uses not done yet
         uses = [node for node in uses if not _in_from_import(node)]
-    rebinding = None if member else _parameter_rebound(event, document, scope, old)
+    rebinding = None if member \
+        else _parameter_rebound(event, document, scope, old) or _local_rebound(event, document, old)
     if rebinding is not None:  # the uses after it read the function's own local of the old name
         left, right = rebinding.child_by_field_name("left"), rebinding.child_by_field_name("right")
         uses = [node for node in uses if node.start_byte < left.start_byte
@@ -439,6 +445,44 @@ def _parameter_rebound(event: EditEvent, document: ParsedDocument, scope: Node, 
                 and assignment.child_by_field_name("right") is not None:
             return assignment
     return None
+
+
+def _local_rebound(event: EditEvent, document: ParsedDocument, old: str) -> Node | None:
+    """For a Python name renamed where an assignment binds it (`token = (...)` made `input_token`):
+    the next statement of that block that assigns the old name afresh, as an item of a tuple
+    (`_, token, _ = decode(token)`) or from a value that does not read it (`file_names = {...}`):
+    its right side may read the renamed one, every use after it reads the new binding. A name
+    rebuilt from itself (`parts = re.split("[.-]", parts)`) goes on under the new name, and one marked
+    unused (`hookrec` -> `_hookrec`) is as unused where it is bound again: None."""
+    new = renamed(event)[1]
+    if document.language != "python" or new.lstrip("_") == old:
+        return None
+    edited = _edited_names(event, document, new)
+    assignment = next((node for node in ancestors(edited[0]) if node.type == "assignment"), None) if edited else None
+    if assignment is None or not _assigns(assignment, node_text(edited[0])) or assignment.parent is None \
+            or assignment.parent.type != "expression_statement":
+        return None
+    statement = assignment.parent.next_named_sibling
+    while statement is not None:
+        later = statement.named_children[0] if statement.type == "expression_statement" and statement.named_children \
+            else None
+        if later is not None and _assigns(later, old):
+            left, right = later.child_by_field_name("left"), later.child_by_field_name("right")
+            reads = any(not is_member(node) for node in nodes_named(right, document.language, old, NAME_TYPES))
+            return later if left.type != "identifier" or not reads else None
+        statement = statement.next_named_sibling
+    return None
+
+
+def _assigns(node: Node, name: str) -> bool:
+    """True for an assignment with a right side whose left is `name` or a tuple or list holding it."""
+    def holds(target: Node) -> bool:
+        if target.type == "identifier":
+            return node_text(target) == name
+        return target.type in _TARGET_LISTS and any(holds(child) for child in target.named_children)
+    left = node.child_by_field_name("left")
+    return node.type == "assignment" and left is not None and node.child_by_field_name("right") is not None \
+        and holds(left)
 
 
 def _off_other_modules(uses: list[Node], edited: Node, root: Node) -> list[Node]:

@@ -624,3 +624,21 @@ def test_a_parameter_renamed_keeps_the_local_its_function_rebinds_from_it():
     branch = source.replace("    iterable = iter(iterable)\n", "    if n:\n        iterable = iter(iterable)\n")
     event, document, _ = edited(branch, "def windowed(iterable, n):", "def windowed(seq, n):")
     assert len(edit_regions.rename_uses(event, document)) == 5  # rebound in a branch: every use may be the parameter
+
+
+def test_a_local_renamed_at_its_assignment_stops_where_its_block_assigns_the_old_name_afresh():
+    source = ("def check_xsrf(self):\n    token = self.get_argument('_xsrf')\n    if not token:\n"
+              "        raise Missing()\n    _, token, _ = decode(token)\n    if not token:\n        raise Invalid()\n"
+              "    return token\n")
+    event, document, _ = edited(source, "    token = self.get_argument", "    input_token = self.get_argument('_xsrf')")
+    assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [2, 4]  # its right side
+    rebuilt = ("def version():\n    parts = __version__.split()[0]\n    parts = re.split('[.-]', parts)\n"
+               "    return len(parts)\n")
+    event, document, _ = edited(rebuilt, "    parts = __version__", "    version_parts = __version__.split()[0]")
+    assert [node.start_point.row for node in edit_regions.rename_uses(event, document)] == [2, 2, 3]  # a chain goes on
+    fresh = ("def test_skip(tmpdir, case):\n    skip, count, names = case\n    found = run(tmpdir, skip)\n"
+             "    names = {str(path) for path in found}\n    assert names == names\n")
+    event, document, _ = edited(fresh, "    skip, count, names = case", "    skip, count, names_expected = case")
+    assert edit_regions.rename_uses(event, document) == [] and edit_regions.renames_in_scope(event, document)
+    unused, document, _ = edited(fresh, "    skip, count, names = case", "    skip, count, _names = case")
+    assert [node.start_point.row for node in edit_regions.rename_uses(unused, document)] == [3, 4, 4]
