@@ -71,7 +71,9 @@ event's lines:
 - two *words joined* in prose (`in to` -> `into`) where else the same two stand apart in prose
   (`completion.edit_words`);
 - a number of a *version tuple* bumped (`sys.version_info < (3, 9)` -> `(3, 10)`) at the old version's
-  dotted spelling in strings and comments (`"requires Python 3.9+"`; `completion.edit_versions`);
+  dotted spelling in strings and comments (`"requires Python 3.9+"`; `completion.edit_versions`), and the
+  release being written renamed in a Sphinx version directive (`.. versionchanged:: 3.3` -> `4.0`) in the
+  file's other directives of it;
 - a bare *`except:`* given `Exception` (E722), `== None` made `is None` and the other linters' fixes of
   `completion.edit_lints` at the other places the same check flags;
 - an *`elif` made `if`* after branches that all leave (`return`, `raise`, ...: ruff's RET505-RET508) at the
@@ -155,7 +157,7 @@ from completion.edit_rewrites import (ANNOTATION_START, CALL_TOKENS, CLASS_NAME,
 from completion.edit_roles import domain_change, domain_sites
 from completion.edit_sites import (MAX_MATCHES, MAX_SCORED, MAX_SITES, TOKEN, Site, alike, matched_sites,
                                    matches_off_event)
-from completion.edit_versions import version_bumped, version_sites
+from completion.edit_versions import release_renamed, release_sites, version_bumped, version_sites
 from completion.edit_words import apart_sites, words_joined
 from completion.positions import line_starts
 from completion.prose_sense import capitalized, names, opens_sentence, owner_at
@@ -858,6 +860,13 @@ def _version(rewrite: Rewrite, event: EditEvent, literal: bool,
     return version_sites(*bumped, rewrite.line, event, None if document is None else prose_at(document))
 
 
+def _release(rewrite: Rewrite, event: EditEvent, literal: bool,
+             document: ParsedDocument | None) -> list[Site] | None:
+    """The release being written renamed in a version directive: the file's other directives of it."""
+    renamed_release = release_renamed(rewrite.removed, rewrite.inserted, rewrite.left, rewrite.right, event.after)
+    return None if renamed_release is None else release_sites(*renamed_release, rewrite.line, event)
+
+
 def _url(rewrite: Rewrite, event: EditEvent, literal: bool,
          document: ParsedDocument | None) -> list[Site] | None:
     """`sloria` -> `marshmallow-code` in a URL's path: the same URL elsewhere."""
@@ -899,7 +908,7 @@ def _hook(rewrite: Rewrite, event: EditEvent, literal: bool,
 
 SWEEPS: tuple[Sweep, ...] = (_moved_module, _excused_import, _excused_argument, _renamed_directive, _linted,
                              _unchained, _joined_words, _made_raw, _none_returned, _comma_put, _joined_literals,
-                             _version, _url, _string_end, _role_domain, _mood, _hook)  # in this order
+                             _version, _release, _url, _string_end, _role_domain, _mood, _hook)  # in this order
 
 
 def same_lines(found: list[Site], line: str, text: str) -> list[Site]:

@@ -7,20 +7,29 @@ literal rule carries a number to the same number in code; `version_bumped` reads
 changed one number of a tuple compared with or given to a version's name, and `version_sites`
 proposes the new dotted version where the old one stands in a string or a comment, never in a
 trove classifier's list (`Python :: 3.9`: one line per version, added or taken off, not renamed)
-nor inside a longer version (`3.9.1`). Work is bounded: the first `MAX_MATCHES` places are read. Pure.
+nor inside a longer version (`3.9.1`). A release being written that was renamed (`.. versionchanged::
+3.3` made `4.0`, where 3.3 is the newest release the file's Sphinx version directives state and 4.0 one
+none states) goes to the file's other directives of that release (`release_renamed`,
+`release_sites`); an older release changed is that entry's own mend. Work is bounded: the first
+`MAX_MATCHES` places are read. Pure.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 
 from completion.edit_events import EditEvent
-from completion.edit_sites import Site, matched_sites, nearest_sites
+from completion.edit_sites import MAX_MATCHES, Site, matched_sites, nearest_sites
 
 _NUMBER = re.compile(r"\d+")
 _TUPLE_HEAD = re.compile(r"(?i)(?<![a-z])(?:version\w*|python\w*)(?:\[[^\]\n]*\])?"  # a version's name, sliced
                          r"\s*(?:[<>]=?|[=!]=|=)\s*\(((?:\d+\s*,\s*)*)$")  # compared or given: its tuple so far
 _TUPLE_TAIL = re.compile(r"((?:\s*,\s*\d+)*)\s*,?\s*\)")
+_DIRECTIVE_NAMES = r"\.\.[ \t]+(?:versionadded|versionchanged|deprecated|versionremoved)::[ \t]*"
+_DIRECTIVE_HEAD = re.compile(_DIRECTIVE_NAMES + "$")  # a directive up to its release
+_DIRECTIVE = re.compile(rf"^[ \t]*{_DIRECTIVE_NAMES}(\d+(?:\.\d+)*)(?![\w.])", re.MULTILINE)  # group 1: its release
+_RELEASE = re.compile(r"\d+(?:\.\d+)*")
 
 
 def version_bumped(removed: str, inserted: str, left: str, right: str) -> tuple[str, str] | None:
@@ -60,3 +69,29 @@ def _short(version: str) -> str:
     while len(parts) > 2 and parts[-1] == "0":
         parts.pop()
     return ".".join(parts)
+
+
+def release_renamed(removed: str, inserted: str, left: str, right: str, text: str) -> tuple[str, str] | None:
+    """(the old release, the new one) when the rewrite (`removed` -> `inserted` between `left` and
+    `right`, in `text` after it) changed the release of a Sphinx version directive from the newest one
+    the file's directives state to one no other directive states; else None."""
+    old, new = _RELEASE.match(removed + right), _RELEASE.match(inserted + right)
+    if not removed or old is None or new is None or not _DIRECTIVE_HEAD.search(left):
+        return None
+    stated = [found.group(1) for found in itertools.islice(_DIRECTIVE.finditer(text), MAX_MATCHES)]
+    if stated.count(new.group()) > 1 or any(_numbers(other) > _numbers(old.group()) for other in stated
+                                           if other != new.group()):
+        return None
+    return old.group(), new.group()
+
+
+def release_sites(old: str, new: str, line: int, event: EditEvent) -> list[Site]:
+    """The releases `old` of the Sphinx version directives in the event's text after (off its lines),
+    each becoming `new`, nearest `line` first."""
+    pattern = re.compile(rf"^[ \t]*{_DIRECTIVE_NAMES}({re.escape(old)})(?![\w.])", re.MULTILINE)
+    return matched_sites(pattern, new, line, event)
+
+
+def _numbers(release: str) -> tuple[int, ...]:
+    """A dotted release's numbers, to compare releases (`4.10` after `4.9`)."""
+    return tuple(map(int, release.split(".")))

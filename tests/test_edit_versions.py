@@ -50,3 +50,40 @@ def test_five_thousand_mentions_give_the_nearest_sites():
     sites = version_sites("3.9", "3.10", 0, event(many, bumped), lambda offset: True)
     assert [site.line for site in sites] == list(range(1, MAX_SITES + 1))
     assert version_sites("3.9", "3.10", 0, event(many, bumped), None) == []  # no tree: no prose known
+
+
+GEN = '''def task(func):
+    """Adapts a callback-based function into a Task.
+
+    .. versionchanged:: 3.3
+       ``gen.Task`` is now a function that returns a `.Future`.
+    """
+
+
+def with_timeout(timeout, future):
+    """Wraps a `.Future` in a timeout.
+
+    .. versionadded:: 3.3
+    """
+
+
+def moment():
+    """A special object which may be yielded to allow the IOLoop to run for one iteration.
+
+    .. versionadded:: 3.2
+
+    .. deprecated:: 3.3
+       Use ``sleep(0)`` instead.
+    """
+'''
+
+
+def test_the_release_being_written_renamed_in_one_directive_goes_to_the_file_s_other_directives_of_it():
+    renamed = GEN.replace("versionchanged:: 3.3", "versionchanged:: 4.0")
+    expected = renamed.replace(":: 3.3", ":: 4.0")
+    assert proposed(GEN, renamed, 3) == expected  # 3.2 stays
+    older = GEN.replace("versionadded:: 3.2", "versionadded:: 3.1")
+    assert proposed(GEN, older, 19) == older  # an older release mended is that entry's own
+    stated = GEN.replace("versionadded:: 3.2", "versionadded:: 4.0")
+    renamed = stated.replace("versionchanged:: 3.3", "versionchanged:: 4.0")
+    assert proposed(stated, renamed, 3) == renamed  # 4.0 stated already: the user dated one entry anew
