@@ -47,7 +47,7 @@ _STATEMENT_KEYWORD = re.compile(r"[ \t]*(assert|return|yield|if|elif|while)\b") 
 _DEFINITION_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")  # a Python definition's first line
 _LISTS = frozenset({"argument_list", "parameters", "lambda_parameters"})  # a call's arguments, a function's parameters
 _TYPE_EXPRESSIONS = frozenset({"subscript", "type"})  # a type written inside such a list
-_IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]")
+_IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]")  # an import's line: its dotted paths are modules
 _COMPARISON = re.compile(r"[ \t]+(?:==|!=|<=|>=|<|>|is|in|not[ \t]+in)[ \t]")  # an operator, then its operand
 
 

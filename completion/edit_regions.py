@@ -276,7 +276,7 @@ def _value_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node
     after (a timeout's `0.03` is no `time.sleep(0.03)`), a string of a character or two
     (`SHORT_STRING_CHARS`) in a call of the same callee (`open(name, "w")`'s mode is no `"w"` of
     an option's tuple)."""
-    old = changed_literal(event)[0]
+    old, new = changed_literal(event)
     before = number_context(event)
     source, function = document.tree.root_node.text or b"", _function_at(document, event)
 
@@ -286,7 +286,7 @@ def _value_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node
     if before is not None:
         return lambda node: _token_before(source, node.start_byte) == before or in_function(node)
     if old[:1] in "\"'" and len(old) - 2 <= SHORT_STRING_CHARS:
-        mine = next((node for node in literal_nodes(document, changed_literal(event)[1])
+        mine = next((node for node in literal_nodes(document, new)
                      if event.start_line <= first_line(document, node) < event.after_end), None)
         callee = None if mine is None else _callee(mine)
         return lambda node: (callee is not None and _callee(node) == callee) or in_function(node)
@@ -462,14 +462,21 @@ def _local_rebound(event: EditEvent, document: ParsedDocument, old: str) -> Node
     if assignment is None or not _assigns(assignment, node_text(edited[0])) or assignment.parent is None \
             or assignment.parent.type != "expression_statement":
         return None
-    statement = assignment.parent.next_named_sibling
+    later = _next_assignment(assignment.parent.next_named_sibling, old)
+    if later is None:
+        return None
+    left, right = later.child_by_field_name("left"), later.child_by_field_name("right")
+    reads = any(not is_member(node) for node in nodes_named(right, document.language, old, NAME_TYPES))
+    return later if left.type != "identifier" or not reads else None
+
+
+def _next_assignment(statement: Node | None, name: str) -> Node | None:
+    """The first assignment to `name` (`_assigns`) that is `statement` or a statement after it in its block."""
     while statement is not None:
-        later = statement.named_children[0] if statement.type == "expression_statement" and statement.named_children \
+        first = statement.named_children[0] if statement.type == "expression_statement" and statement.named_children \
             else None
-        if later is not None and _assigns(later, old):
-            left, right = later.child_by_field_name("left"), later.child_by_field_name("right")
-            reads = any(not is_member(node) for node in nodes_named(right, document.language, old, NAME_TYPES))
-            return later if left.type != "identifier" or not reads else None
+        if first is not None and _assigns(first, name):
+            return first
         statement = statement.next_named_sibling
     return None
 
