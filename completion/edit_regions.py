@@ -363,7 +363,7 @@ def renames_in_scope(event: EditEvent, document: ParsedDocument) -> bool:
     if _uses(event, document, document.text, every_module=True):
         return True
     found = _rename_scope(event, document)
-    return found is not None and not found.member and _local_rebound(event, document, found.old) is not None
+    return found is not None and not found.member and _local_rebound(event, document, found) is not None
 
 
 @functools.lru_cache(maxsize=4)  # a plan asks for them from its regions and its drafts
@@ -398,7 +398,7 @@ def _uses_of(event: EditEvent, document: ParsedDocument, every_module: bool) -> 
     if found.generic:  # `List[str]` -> `list[str]`: `from typing import List` stays for the uses not done yet
         uses = [node for node in uses if not _in_from_import(node)]
     rebinding = None if member \
-        else _parameter_rebound(event, document, scope, old) or _local_rebound(event, document, old)
+        else _parameter_rebound(event, document, scope, old) or _local_rebound(event, document, found)
     if rebinding is not None:  # the uses after it read the function's own local of the old name
         left, right = rebinding.child_by_field_name("left"), rebinding.child_by_field_name("right")
         uses = [node for node in uses if node.start_byte < left.start_byte
@@ -447,19 +447,18 @@ def _parameter_rebound(event: EditEvent, document: ParsedDocument, scope: Node, 
     return None
 
 
-def _local_rebound(event: EditEvent, document: ParsedDocument, old: str) -> Node | None:
+def _local_rebound(event: EditEvent, document: ParsedDocument, found: RenameScope) -> Node | None:
     """For a Python name renamed where an assignment binds it (`token = (...)` made `input_token`):
     the next statement of that block that assigns the old name afresh, as an item of a tuple
     (`_, token, _ = decode(token)`) or from a value that does not read it (`file_names = {...}`):
     its right side may read the renamed one, every use after it reads the new binding. A name
     rebuilt from itself (`parts = re.split("[.-]", parts)`) goes on under the new name, and one marked
     unused (`hookrec` -> `_hookrec`) is as unused where it is bound again: None."""
-    new = renamed(event)[1]
-    if document.language != "python" or new.lstrip("_") == old:
+    old, edited = found.old, found.edited
+    if document.language != "python" or edited is None or renamed(event)[1].lstrip("_") == old:
         return None
-    edited = _edited_names(event, document, new)
-    assignment = next((node for node in ancestors(edited[0]) if node.type == "assignment"), None) if edited else None
-    if assignment is None or not _assigns(assignment, node_text(edited[0])) or assignment.parent is None \
+    assignment = next((node for node in ancestors(edited) if node.type == "assignment"), None)
+    if assignment is None or not _assigns(assignment, node_text(edited)) or assignment.parent is None \
             or assignment.parent.type != "expression_statement":
         return None
     later = _next_assignment(assignment.parent.next_named_sibling, old)
@@ -579,6 +578,7 @@ class RenameScope(NamedTuple):
     builtin: bool  # one builtin was put for another (`builtin_swapped`)
     defines: bool = False  # the edit renamed a function's or a class's definition
     generic: bool = False  # typing's alias was put for its builtin (`TYPING_GENERICS`): not in the imports
+    edited: Node | None = None  # the first new name on the event's lines (`_local_rebound`)
 
 
 def _rename_scope(event: EditEvent, document: ParsedDocument) -> RenameScope | None:
@@ -616,7 +616,7 @@ def _scope_of_rename(event: EditEvent, document: ParsedDocument, text: str) -> R
         or (names_parent(edited[0], _DEFINITIONS)
             and _redefined(event, document, root if member else scope, old, member))
     return RenameScope(old, scope, member, rebinds, _in_from_import(edited[0]), builtin,
-                       any(names_parent(node, _DEFINITIONS) for node in edited))
+                       any(names_parent(node, _DEFINITIONS) for node in edited), edited=edited[0])
 
 
 def _edited_names(event: EditEvent, document: ParsedDocument, name: str) -> list[Node]:
