@@ -8,7 +8,7 @@ become, so that a model only fills what a draft cannot know. One rule, picked by
   keyword a use is passed on under when it is its own name (`g(old=old)`), get the new name. A
   new name that is a keyword or not an identifier drafts nothing.
 - *literal* (`changed_literal(event)`): the region's literal nodes holding the old literal get the
-  new one where it is carried (`completion.edit_regions.carried_literals`: a common value outside
+  new one where it is carried (`completion.edit_literals.carried_literals`: a common value outside
   the user's function only where it stands alike, a whole number or a round fraction right after the
   token the user's stood after, `number_context`, a string of a character or two in a call of the
   same callee; within it, one function's constant, `t % 24` and `t //= 24`, but on the user's own
@@ -41,14 +41,8 @@ from dataclasses import dataclass
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent
-from completion.edit_regions import (
-    Region,
-    carried_literals,
-    changed_literal,
-    rename_uses,
-    renamed,
-    signature_change,
-)
+from completion.edit_literals import carried_literals, changed_literal
+from completion.edit_regions import Region, rename_uses, renamed, signature_change
 from completion.node_lines import first_line, last_line
 from completion.positions import line_starts
 from completion.syntax import ParsedDocument, encode

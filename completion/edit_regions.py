@@ -19,8 +19,8 @@ after `event` (its newest edit event), nearest the cursor first:
   order changed): its call sites in the file.
 - *literal*: the event changed one literal (a string or a number) to another, at one or more
   places: the other places in the file that hold the same literal (a common value only where it is
-  the same value, `carried_literals`: a whole number, a round fraction, a string of a character or
-  two; a sentence reworded, nowhere); but for the generic ones
+  the same value, `completion.edit_literals.carried_literals`: a whole number, a round fraction, a
+  string of a character or two; a sentence reworded, nowhere); but for the generic ones
   (`GENERIC_LITERALS`: `""`, `0`, `1`) and a one-mark string (`";"`, `" "`), which stand for no
   one value, and a string whose quotes alone changed (`'a'` -> `"a"`, the same value): those go
   by analogy only to lines alike.
@@ -41,21 +41,18 @@ import functools
 import itertools
 import re
 import textwrap
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from tree_sitter import Node
 
-from completion.edit_events import EditEvent, common_ends
-from completion.edit_joins import REACH, blanked_end, joined_after, joined_before
-from completion.edit_sites import TOKEN
-from completion.english import english
+from completion.edit_events import EditEvent
+from completion.edit_literals import carried_literals, changed_literal
 from completion.node_lines import first_line, last_line
 from completion.positions import split_lines
-from completion.syntax import ParsedDocument, ancestors, encode, new_parser
+from completion.syntax import ParsedDocument, ancestors, new_parser
 from completion.tree_names import (
-    CALL_TYPES,
     CALLEES,
     CLASS_TYPES,
     COMPREHENSION_TYPES,
@@ -88,15 +85,11 @@ MAX_LINES_PER_REGION = 16  # longer runs are cut in pieces (Zeta 2.1's blocks: 6
 MAX_REGION_LINES = 80  # all regions together
 MAX_REGION_CHARS = 6000  # all regions together: about 2,000 tokens of masked canvas
 FROM_IMPORT_TYPES = frozenset({"import_from_statement"})  # `from m import x`: what names m moves with it
-GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
 SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statements that bind the names on their left
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 TYPING_GENERICS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
                    "Type": "type"}  # typing's aliases of builtins, made generic by PEP 585
 _TARGET_LISTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})  # `a, b = ...`, `(a, b) = ...`
-SENTENCE_WORDS = 3  # a string of this many words is a sentence (`reworded`)
-SHORT_STRING_CHARS = 2  # a string this short is a common value (`_value_carried`): a mode, a flag
-_ROUND_FRACTION = re.compile(r"0*\.?0*[1-9]0*\.?0*")  # a fraction of one significant digit
 _OSERROR_ALIASES = frozenset({"IOError", "EnvironmentError", "WindowsError"})  # UP024 makes them `OSError`
 _DEFINITIONS = FUNCTION_TYPES | CLASS_TYPES  # what a name of its own defines: `def f`, `class C`
 
@@ -104,14 +97,6 @@ RENAME, CALL, LITERAL, ANALOGY, CURSOR = "rename", "call", "literal", "analogy",
 _STRENGTH = {RENAME: 0, CALL: 1, LITERAL: 2, ANALOGY: 3, CURSOR: 4}  # a merged region keeps the strongest reason
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
-_F_PREFIX = re.compile(r"(?<!\w)[rRbB]?[fF][rRbB]?$")  # an f-string's prefix, at the end of the text before its quote
-_LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'|(?<![\w.])\d+(?:\.\d+)?(?![\w.])""")  # a plain string or a number
-LITERAL_TYPES = frozenset({  # tree-sitter nodes whose whole text is one literal
-    "string", "integer", "float",  # Python
-    "number", "string_literal", "interpreted_string_literal", "raw_string_literal", "int_literal",
-    "float_literal", "integer_literal", "decimal_integer_literal", "decimal_floating_point_literal",
-    "number_literal", "char_literal",
-})
 
 
 @dataclass(slots=True, frozen=True)
@@ -167,37 +152,6 @@ def _around(names: list[re.Match], at: int, text: str) -> tuple[str, str]:
     return re.sub(r"[\s\w]+", "", before), re.sub(r"[\s\w]+", "", after)
 
 
-def in_f_braces(before: str, inside: str) -> bool:
-    """True when a string whose quote follows `before` is an f-string (its prefix ends `before`) and
-    `inside`, its text from the quote on, stands inside its braces: code, not text."""
-    return inside.count("{") > inside.count("}") and _F_PREFIX.search(before) is not None
-
-
-def in_interpolation(text: str, was: str, now: str) -> bool:
-    """True when the string `was` of `text` is an f-string and what `now` changes in it stands inside
-    its braces (`f"<{self.__class__.__name__}>"` -> `f"<{type(self).__name__}>"`): code, not text."""
-    head, _ = common_ends(was, now)
-    return any(in_f_braces(text[:found.start()], was[:head]) for found in re.finditer(re.escape(was), text))
-
-
-@functools.lru_cache(maxsize=4)
-def changed_literal(event: EditEvent) -> tuple[str, str] | None:
-    """(old, new) when the event's lines differ only by one literal replaced by another, at one
-    or more places (the text around the literals is the same; kept as `renamed` is)."""
-    old, new = _LITERAL.findall(event.removed), _LITERAL.findall(event.inserted)
-    pairs = {(was, now) for was, now in zip(old, new) if was != now}
-    same_rest = _LITERAL.sub("\0", event.removed) == _LITERAL.sub("\0", event.inserted)
-    if not same_rest or len(old) != len(new) or len(pairs) != 1:
-        return None
-    was, now = pairs.pop()
-    if in_interpolation(event.removed, was, now):
-        return None
-    content = was.strip("\"'")
-    if content == now.strip("\"'"):
-        return None
-    return None if content in GENERIC_LITERALS or (len(content) == 1 and not content.isalnum()) else (was, now)
-
-
 def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
     """The lines of the file that hold a literal the event changed, as it was, where it takes the
     new value (`carried_literals`)."""
@@ -205,131 +159,6 @@ def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
         return []
     return [Region(first_line(document, node), last_line(document, node) + 1, LITERAL)
             for node in carried_literals(event, document)]
-
-
-def carried_literals(event: EditEvent, document: ParsedDocument) -> list[Node]:
-    """The literal nodes equal to the one the event changed (`changed_literal`, not None) that take
-    its new value (`_value_carried`), in source order; none for a sentence reworded (`reworded`)."""
-    old, new = changed_literal(event)
-    if reworded(old, new):
-        return []
-    carried, joined = _value_carried(event, document), _joined_alike(event, document)
-    return [node for node in literal_nodes(document, old) if carried(node) and joined(node)]
-
-
-def reworded(old: str, new: str) -> bool:
-    """True when a string of `SENTENCE_WORDS` words or more had one word of English put for another
-    (`"Reached maximum read buffer size"` made `write`, where the user mended one copy's message:
-    the others say what their places do); a typo mended is carried (not both words are English)."""
-    if old[:1] not in "\"'" or len(old.split()) < SENTENCE_WORDS:
-        return False
-    head, tail = common_ends(old, new)
-    while head and (old[head - 1].isalnum() or old[head - 1] == "_"):
-        head -= 1
-    while tail and (old[-tail].isalnum() or old[-tail] == "_"):
-        tail -= 1
-    was, now = old[head:len(old) - tail], new[head:len(new) - tail]
-    return was.isalpha() and now.isalpha() and was.lower() != now.lower() and english(was) and english(now)
-
-
-def _joined_alike(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
-    """Whether a literal node takes the user's blank put at one end of the literal, when the user's
-    is joined to another with no blank between (`completion.edit_joins`): one joined alike; any
-    node for any other change."""
-    old, new = changed_literal(event)
-    end = blanked_end(old, new)
-    source = document.tree.root_node.text or b""
-    mine = next((node for node in literal_nodes(document, new)
-                 if event.start_line <= first_line(document, node) < event.after_end), None)
-
-    def joined(node: Node) -> bool:
-        if end == "start":
-            return joined_before(source[max(0, node.start_byte - REACH):node.start_byte].decode("utf-8", "replace"))
-        return joined_after(source[node.end_byte:node.end_byte + REACH].decode("utf-8", "replace"))
-    if end is None or mine is None or not joined(mine):
-        return lambda node: True
-    return joined
-
-
-def literal_nodes(document: ParsedDocument, literal: str) -> list[Node]:
-    """The literal nodes whose whole text is `literal`, in source order: found where that text
-    stands in the source (the first `MAX_NAME_USES` places), not by walking the whole tree."""
-    root = document.tree.root_node
-    found = []
-    for match in itertools.islice(re.finditer(re.escape(encode(literal)), root.text or b""), MAX_NAME_USES):
-        node = root.descendant_for_byte_range(match.start(), match.end())
-        while node is not None and (node.start_byte, node.end_byte) == match.span() \
-                and node.type not in LITERAL_TYPES:
-            node = node.parent
-        if node is not None and (node.start_byte, node.end_byte) == match.span():
-            found.append(node)
-    return found
-
-
-def _value_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
-    """Whether a literal node equal to the one the event changed takes the new value: any, for a
-    longer string or a fraction of several digits (`3.14` is one value wherever it stands: trio's
-    `b == 3.14` and `f(8, 3.14)` changed together). A common value is the same value only where it
-    stands alike, or in the user's function (one function's constant: `t % 24` and `t //= 24`) but
-    on the user's own lines (an equal value the user left there is another: `(2 if x else 2)`):
-    a whole number or a round fraction (`number_context`) right after the token the user's stood
-    after (a timeout's `0.03` is no `time.sleep(0.03)`), a string of a character or two
-    (`SHORT_STRING_CHARS`) in a call of the same callee (`open(name, "w")`'s mode is no `"w"` of
-    an option's tuple)."""
-    old, new = changed_literal(event)
-    before = number_context(event)
-    source, function = document.tree.root_node.text or b"", _function_at(document, event)
-
-    def in_function(node: Node) -> bool:
-        return function is not None and function.start_byte <= node.start_byte < function.end_byte \
-            and not event.start_line <= first_line(document, node) < event.after_end
-    if before is not None:
-        return lambda node: _token_before(source, node.start_byte) == before or in_function(node)
-    if old[:1] in "\"'" and len(old) - 2 <= SHORT_STRING_CHARS:
-        mine = next((node for node in literal_nodes(document, new)
-                     if event.start_line <= first_line(document, node) < event.after_end), None)
-        callee = None if mine is None else _callee(mine)
-        return lambda node: (callee is not None and _callee(node) == callee) or in_function(node)
-    return lambda node: True
-
-
-def _callee(node: Node) -> bytes | None:
-    """The text of the callee of the innermost call around `node` (`open` of `open(name, "w")`), or None."""
-    call = next((found for found in ancestors(node) if found.type in CALL_TYPES), None)
-    if call is None:
-        return None
-    callee = call.child_by_field_name("function") or call.child_by_field_name("name")
-    return None if callee is None else callee.text
-
-
-def _function_at(document: ParsedDocument, event: EditEvent) -> Node | None:
-    """The innermost function holding the event's first line (at its first character past the indent),
-    or None at a module's or a class's level."""
-    indent = len(event.inserted) - len(event.inserted.lstrip(" \t"))
-    at = (event.start_line, len(encode(event.inserted[:indent])))
-    node = document.tree.root_node.descendant_for_point_range(at, at)
-    return next((found for found in ancestors(node) if found.type in FUNCTION_TYPES), None)
-
-
-def number_context(event: EditEvent) -> str | None:
-    """For a common number the event changed, the token right before it on its line (`*` of `2**16`
-    -> `2**18`; "" at the line's start): out of the user's function, the same small number is the
-    same value only after the same token (`os.urandom(16)` and `int(x, 16)` are no buffer's `2**16`;
-    `_value_carried`). A common number is a whole one or a round fraction (one significant digit:
-    `0.01`, `0.5`). None for a string or another fraction."""
-    old, new = changed_literal(event)
-    if not (new.isdigit() or _ROUND_FRACTION.fullmatch(old)):
-        return None
-    start = common_ends(event.removed, event.inserted)[0]  # where the change starts, within the number
-    while start and (event.inserted[start - 1].isdigit() or event.inserted[start - 1] == "."):
-        start -= 1
-    return _token_before(encode(event.inserted), len(encode(event.inserted[:start])))
-
-
-def _token_before(text: bytes, at: int) -> str:
-    """The last token (`completion.edit_sites.TOKEN`) of UTF-8 `text`'s line before byte `at`; "" for none."""
-    tokens = TOKEN.findall(text[text.rfind(b"\n", 0, at) + 1:at].decode("utf-8", "replace"))
-    return tokens[-1] if tokens else ""
 
 
 def rename_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from completion.edit_events import EditEvent, common_ends
-from completion.edit_regions import in_f_braces
+from completion.edit_literals import in_f_braces
 from completion.edit_sites import MAX_LINE_CHARS, TOKEN
 
 CONTEXT_TOKENS = 3  # tokens of a pattern's left context at most, outside a call

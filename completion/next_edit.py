@@ -61,8 +61,9 @@ from completion.edit_events import EditEvent, LineSpan, common_ends
 from completion.edit_sites import Site, byte_replacements
 from completion.edit_patterns import pattern_sites
 from completion.edit_quotes import other_end
-from completion.edit_regions import (ANALOGY, Region, changed_literal, literal_regions, regions_after,
-                                     renamed, renames_in_scope, signature_change)
+from completion.edit_literals import changed_literal
+from completion.edit_regions import (ANALOGY, Region, literal_regions, regions_after, renamed, renames_in_scope,
+                                     signature_change)
 from completion.edit_rewrites import STRING_PREFIX, product_release, rewrite_of
 from completion.fim import Backend
 from completion.positions import LINE_BREAK, line_starts

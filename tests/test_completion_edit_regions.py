@@ -2,7 +2,7 @@
 with tree-sitter, without a model."""
 from __future__ import annotations
 
-from completion import edit_regions, next_edit
+from completion import edit_literals, edit_regions, next_edit
 from completion.edit_checks import applied
 from completion.edit_events import EditEvent, diff_span
 from completion.edit_regions import (
@@ -286,9 +286,9 @@ def test_a_changed_literal_finds_its_other_places_in_the_file():
     assert {(r.start_line, r.end_line) for r in regions if r.reason == edit_regions.LITERAL} == {(14, 15), (16, 17)}
     number, document, at = edited(source, "x = 10", "    x = 20")
     assert 2 not in rename_lines(regions_after(number, document, at))  # 10 is nowhere else
-    assert edit_regions.changed_literal(number) == ("10", "20")
+    assert edit_literals.changed_literal(number) == ("10", "20")
     both, _, _ = edited(source, "x = 10", "    y = 20")
-    assert edit_regions.changed_literal(both) is None  # a name changed too: not a literal's edit
+    assert edit_literals.changed_literal(both) is None  # a name changed too: not a literal's edit
 
 
 def test_a_name_a_method_reads_but_does_not_bind_is_the_module_s_not_a_member():
@@ -336,7 +336,7 @@ def test_a_whole_number_s_regions_are_the_places_its_draft_carries_it_to():
 
 def carried_lines(source: str, needle: str, line: str) -> list[int]:
     event, document, _ = edited(source, needle, line)
-    return [node.start_point.row for node in edit_regions.carried_literals(event, document)]
+    return [node.start_point.row for node in edit_literals.carried_literals(event, document)]
 
 
 def test_a_round_fraction_is_carried_where_it_stands_alike_or_in_the_user_s_function():
@@ -368,14 +368,14 @@ def test_a_generic_literal_or_its_quotes_alone_have_no_literal_rule():
     source = 'def f(items):\n    head = items[1]\n    sep = ";"\n    key = "a"\n    return sep.join(items[1:]), key\n'
     for needle, line in (("head = items[1]", "    head = items[0]"), ('sep = ";"', '    sep = "; "')):
         event, document, at = edited(source, needle, line)
-        assert edit_regions.changed_literal(event) is None
+        assert edit_literals.changed_literal(event) is None
         assert edit_regions.literal_regions(event, document) == []
     key, _, _ = edited(source, 'key = "a"', '    key = "b"')
-    assert edit_regions.changed_literal(key) == ('"a"', '"b"')  # a name in quotes: a key
+    assert edit_literals.changed_literal(key) == ('"a"', '"b"')  # a name in quotes: a key
     quotes, _, _ = edited(source, 'key = "a"', "    key = 'a'")
-    assert edit_regions.changed_literal(quotes) is None  # the same value
+    assert edit_literals.changed_literal(quotes) is None  # the same value
     width, _, _ = edited(source.replace("items[1]", "items[2]"), "head = items[2]", "    head = items[20]")
-    assert edit_regions.changed_literal(width) == ("2", "20")  # a number of its own
+    assert edit_literals.changed_literal(width) == ("2", "20")  # a number of its own
 
 
 def lsp_lines_holding(text: str, needle: str) -> set[int]:
@@ -474,9 +474,9 @@ def test_a_name_that_stands_everywhere_gets_no_rename_rule():
 def test_a_literal_is_found_where_its_text_stands_and_nowhere_else():
     text = 'A = "on"\n# "on" in a comment\nB = f("on", "one")\nC = """on"""\n'
     document = ParsedDocument.parse("python", text)
-    assert [node.start_point.row for node in edit_regions.literal_nodes(document, '"on"')] == [0, 2]
+    assert [node.start_point.row for node in edit_literals.literal_nodes(document, '"on"')] == [0, 2]
     many = 'x = "a"\n' * (edit_regions.MAX_NAME_USES + 50)
-    assert len(edit_regions.literal_nodes(ParsedDocument.parse("python", many), '"a"')) == edit_regions.MAX_NAME_USES
+    assert len(edit_literals.literal_nodes(ParsedDocument.parse("python", many), '"a"')) == edit_literals.MAX_PLACES
 
 
 def test_an_import_moved_to_a_module_the_file_has_already_is_renamed_in_the_other_imports():
