@@ -104,9 +104,7 @@ def _joined_alike(event: EditEvent, document: ParsedDocument) -> Callable[[Node]
     node for any other change."""
     old, new = changed_literal(event)
     end = blanked_end(old, new)
-    source = document.tree.root_node.text or b""
-    mine = next((node for node in literal_nodes(document, new)
-                 if event.start_line <= first_line(document, node) < event.after_end), None)
+    source, mine = document.tree.root_node.text or b"", _user_literal(event, document, new)
 
     def joined(node: Node) -> bool:
         if end == "start":
@@ -148,15 +146,24 @@ def _value_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node
 
     def in_function(node: Node) -> bool:
         return function is not None and function.start_byte <= node.start_byte < function.end_byte \
-            and not event.start_line <= first_line(document, node) < event.after_end
+            and not _on_user_lines(event, document, node)
     if before is not None:
         return lambda node: _token_before(source, node.start_byte) == before or in_function(node)
     if old[:1] in "\"'" and len(old) - 2 <= SHORT_STRING_CHARS:
-        mine = next((node for node in literal_nodes(document, new)
-                     if event.start_line <= first_line(document, node) < event.after_end), None)
+        mine = _user_literal(event, document, new)
         callee = None if mine is None else _callee(mine)
         return lambda node: (callee is not None and _callee(node) == callee) or in_function(node)
     return lambda node: True
+
+
+def _user_literal(event: EditEvent, document: ParsedDocument, new: str) -> Node | None:
+    """The first literal node `new` on the event's lines: the one the user changed."""
+    return next((node for node in literal_nodes(document, new) if _on_user_lines(event, document, node)), None)
+
+
+def _on_user_lines(event: EditEvent, document: ParsedDocument, node: Node) -> bool:
+    """True for a node that starts on the event's lines."""
+    return event.start_line <= first_line(document, node) < event.after_end
 
 
 def _callee(node: Node) -> bytes | None:
