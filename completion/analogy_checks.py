@@ -41,6 +41,7 @@ _SIMPLE_STATEMENTS = frozenset({"expression_statement", "decorator", "return_sta
 _COMMON_VALUES = frozenset({"0", "1"})  # numbers too common to tell one statement from another
 _NUMBER = re.compile(r"\b\d+\b")
 _IN_ANNOTATION = re.compile(ANNOTATION_START + r"[\w.]*$")  # `error_headers: typing.`
+_ONE_WORD_STRING = re.compile(r"""(?<=['"])(\w+)(?=['"])""")  # a string's body of one word (`store_false`)
 _STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _CONSTANTS = frozenset({"None", "True", "False"})
 _STATEMENT_KEYWORD = re.compile(r"[ \t]*(assert|return|yield|if|elif|while)\b")  # a statement's opening keyword
@@ -87,6 +88,31 @@ def own_values(rewrite: Rewrite, text: str, starts: list[int],
     if not echoed:
         return None
     return lambda site: echoed <= set(_parts(statement(site.start, site.line)))
+
+
+def echoes_kept(rewrite: Rewrite, text: str, starts: list[int],
+                document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a string of one word changed (a flag, a key: `'store_false'` made `'store_true'`) where the
+    words it took out stand in its statement besides (`default=False`: the user mended a flag at odds
+    with its default): whether a site's statement holds them too besides its own string
+    (`action='store_false', default=True` agrees with its own); None for any other rewrite."""
+    was, now = (_one_word_string(rewrite.left, middle, rewrite.right) for middle in (rewrite.removed, rewrite.inserted))
+    if was is None or now is None:
+        return None
+    statement = statement_at(document, text, starts)
+    besides = Counter(_parts(statement(starts[rewrite.line] + len(rewrite.left), rewrite.line))) - Counter(_parts(now))
+    echoed = (set(_parts(was)) - set(_parts(now))) & set(besides)
+    if not echoed:
+        return None
+    return lambda site: echoed <= set(Counter(_parts(statement(site.start, site.line))) - Counter(_parts(was)))
+
+
+def _one_word_string(left: str, middle: str, right: str) -> str | None:
+    """The body of the one-word string (`_ONE_WORD_STRING`) that `middle` stands in between `left`
+    and `right`, or None."""
+    line, at = left + middle + right, len(left)
+    return next((found.group(1) for found in _ONE_WORD_STRING.finditer(line)
+                 if found.start() <= at and at + len(middle) <= found.end()), None)
 
 
 def statement_at(document: ParsedDocument, text: str, starts: list[int]) -> Callable[[int, int], str]:

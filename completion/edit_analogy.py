@@ -132,11 +132,12 @@ import re
 from collections.abc import Callable
 
 
-from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, duplicates_apart, keyword_names,
+from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, duplicates_apart, echoes_kept,
+                                       keyword_names,
                                        marked_unused, named_for_value, names_bound, off_own_parameters, own_subjects,
                                        own_values, same_list, same_path, same_statement, trailing_comma, twin_apart,
                                        whole_strings)
-from completion.edit_blocks import block_of, block_sites, line_copy, stub_joined, stub_sites
+from completion.edit_blocks import Block, block_of, block_sites, line_copy, reworded, stub_joined, stub_sites
 from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_defaults import default_changed, default_mentions
@@ -164,7 +165,7 @@ from completion.prose_sense import capitalized, names, opens_sentence, owner_at
 from completion.rewrite_kinds import (KNOWN_NAMES, code_names, fresh_binding, half_typed, note_put, only_in_prose,
                                       receiver_renamed, typo, value_for_one_call, whole_elsewhere)
 from completion.syntax import ParsedDocument, enclosing_at
-from completion.tree_names import imports_module
+from completion.tree_names import imports_module, node_text
 
 MIN_SCORE = 0.85  # a pattern's site: its line alike the event's by at least this share of tokens
 MIN_WORD_SCORE = 0.8  # a word's site, when the new word is used elsewhere already
@@ -176,6 +177,7 @@ _STRING_PREFIX_END = re.compile(r"(?<!\w)[rRbBuUfF]{1,2}$")  # a string's prefix
 STRING_TYPES = frozenset({"string", "string_literal", "raw_string_literal", "template_string",
                           "interpreted_string_literal"})
 PROSE_TYPES = STRING_TYPES | {"comment", "line_comment", "block_comment"}
+_QUOTES = re.compile(r"^[rRbBuUfF]*(?:'{3}|\"{3}|'|\")|(?:'{3}|\"{3}|'|\")$")  # a string's quotes
 _HEADER = re.compile(r"\s*(?:async\s+def|def|class)\s")
 _CLASS = re.compile(r"\s*class\s")
 _PARAM_FIELD = re.compile(r"\s*:param\s+(?:[\w.\[\], ]+\s+)?(?:\\?\*){0,2}(\w+):")  # Sphinx's `:param str name:`
@@ -237,6 +239,19 @@ def edit_in_prose(rewrite: Rewrite, starts: list[int], prose: Callable[[int], bo
     """Whether the rewrite's change stands in prose in the text after it, whose lines start at
     `starts` (`within`; None without a tree)."""
     return None if prose is None else within(prose, starts[rewrite.line] + len(rewrite.left))
+
+
+def whole_string_said(block: Block, event: EditEvent, document: ParsedDocument | None) -> bool:
+    """True when the block's inserted lines are the whole text of the string they stand in, but for
+    its quotes (a test's docstring said anew: it speaks of its own test, where a docstring's one entry
+    said anew, an argument's, speaks of what its copies speak of too); False without a tree."""
+    enclosing = None if document is None else enclosing_at(document, STRING_TYPES)
+    first = next((line for line in event.inserted_lines if line.strip()), None)
+    if enclosing is None or first is None:
+        return False
+    string = enclosing(line_starts(event.after)[event.start_line] + len(first) - len(first.lstrip()))
+    body = "" if string is None else _QUOTES.sub(" ", node_text(string))
+    return string is not None and body.split() == " ".join(block.inserted).split()
 
 
 def within(prose: Callable[[int], bool], at: int) -> bool:
@@ -711,6 +726,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         if block is None or (len(block.removed) == 1 and document is not None and document.tree is not None
                              and signature_change(event, document) is not None):
             return []  # a parameter list split: its copies are other functions' (`line_copies`)
+        if reworded(block) and whole_string_said(block, event, document):
+            return []
         found = block_sites(block, event.after, event)
         check = None if document is None else block_names_bound("\n".join(block.removed), event, document)
         return found if check is None else [site for site in found if check(site)]
@@ -733,7 +750,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                  off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document),
                  keyword_names(rewrite, text, starts, document), own_values(rewrite, text, starts, document),
                  duplicates_apart(rewrite, starts, document))
-                if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts)))]
+                if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts),
+                                 echoes_kept(rewrite, text, starts, document)))]
     checks = [check for check in checks if check is not None]
     return [site for site in proposed if all(check(site) for check in checks)]
 

@@ -34,6 +34,8 @@ MIN_BLANKED_CHARS = 8  # one line rewritten with blank lines beside it deleted h
 MIN_COPY_CHARS = 20  # one line changed alone goes to its exact copies when its text holds this many (`line_copy`)
 SPLIT_KEPT = 0.6  # one line made several goes to its copies when they keep this share of its tokens (`split_line`)
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
+MIN_PROSE_KEPT = 0.6  # a block of prose keeps this share of its words and marks to go to its copies (`reworded`)
+MIN_NEW_WORDS = 3  # words a block of prose said anew brings in (`reworded`)
 _ONE_LINE_DEF = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
 
 
@@ -110,6 +112,16 @@ def line_copy(line_before: str, line_after: str) -> Block | None:
             or (len(removed[0].strip()) < MIN_COPY_CHARS and not noqa_put(line_before, line_after)):
         return None
     return Block(removed, inserted)
+
+
+def reworded(block: Block) -> bool:
+    """True when a block of prose was said anew: `MIN_NEW_WORDS` words or more brought in, less than
+    `MIN_PROSE_KEPT` of its words and marks kept (a test's docstring copied from the one before, made
+    to say what its own test checks: the copies say what theirs check); a word mended, lines wrapped
+    anew or a sentence cut off keep most or bring in none."""
+    old, new = " ".join(block.removed), " ".join(block.inserted)
+    brought = set(re.findall(r"[^\W\d_]+", new.lower())) - set(re.findall(r"[^\W\d_]+", old.lower()))
+    return len(brought) >= MIN_NEW_WORDS and alike(old, new, prose=True) < MIN_PROSE_KEPT
 
 
 def block_sites(block: Block, text: str, event: EditEvent) -> list[Site]:

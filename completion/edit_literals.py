@@ -1,14 +1,17 @@
 """The literal an edit event changed, and the places in the file that take its new value.
 
-`changed_literal(event)` reads whether the event's lines differ only by one literal (a string or a number)
-put for another; `carried_literals(event, document)` gives the literal nodes of the document equal to the
-old one that take the new value: any longer string or fraction of several digits (one value wherever it
-stands), a common value only where it stands alike or in the user's function (`_value_carried`: a whole
-number or a round fraction after the same token, a string of a character or two in a call of the same
-callee), none for a sentence reworded (`reworded`), and a blank put at one end of a literal joined to
-another only to literals joined alike (`completion.edit_joins`). The generic literals (`GENERIC_LITERALS`)
-and a one-mark string have no literal rule. `completion.edit_regions` turns the places into regions,
-`completion.edit_drafts` into drafts. Work is bounded: a literal's first `MAX_PLACES` places are read. Pure.
+`changed_literal(event)` reads whether the event's lines differ only by one literal (a string or a
+number) put for another; `carried_literals(event, document)` gives the literal nodes of the document
+equal to the old one that take the new value: any longer string or fraction of several digits (one
+value wherever it stands), a common value only where it stands alike or in the user's function
+(`_value_carried`: a whole number or a round fraction after the same token, and as an argument in a
+call of the same callee; a string of a character or two in a call of the same callee), none whose call
+does not say besides what the user's said of the words the change took out (`_echoing`), none for a
+sentence reworded (`reworded`), and a blank put at one end of a literal joined to another only to
+literals joined alike (`completion.edit_joins`). The generic literals (`GENERIC_LITERALS`) and a
+one-mark string have no literal rule. `completion.edit_regions` turns the places into regions,
+`completion.edit_drafts` into drafts. Work is bounded: a literal's first `MAX_PLACES` places are read.
+Pure.
 """
 from __future__ import annotations
 
@@ -33,6 +36,10 @@ SENTENCE_WORDS = 3  # a string of this many words is a sentence (`reworded`)
 SHORT_STRING_CHARS = 2  # a string this short is a common value (`_value_carried`): a mode, a flag
 _ROUND_FRACTION = re.compile(r"0*\.?0*[1-9]0*\.?0*")  # a fraction of one significant digit
 _F_PREFIX = re.compile(r"(?<!\w)[rRbB]?[fF][rRbB]?$")  # an f-string's prefix, at the end of the text before its quote
+_ARGUMENT_OPENERS = frozenset({"(", ","})  # a number after one is an argument: its call says what it counts
+_ARGUMENT_LISTS = frozenset({"argument_list", "arguments"})  # a call's arguments
+_KEYWORD_ARGUMENTS = frozenset({"keyword_argument"})  # `name=value` among them
+_WORD = re.compile(r"[^\W\d_]+")  # a word within a name (`store_false`: store, false)
 _LITERAL = re.compile(r""""[^"\\\n]*"|'[^'\\\n]*'|(?<![\w.])\d+(?:\.\d+)?(?![\w.])""")  # a plain string or a number
 LITERAL_TYPES = frozenset({  # tree-sitter nodes whose whole text is one literal
     "string", "integer", "float",  # Python
@@ -79,8 +86,8 @@ def carried_literals(event: EditEvent, document: ParsedDocument) -> list[Node]:
     old, new = changed_literal(event)
     if reworded(old, new):
         return []
-    carried, joined = _value_carried(event, document), _joined_alike(event, document)
-    return [node for node in literal_nodes(document, old) if carried(node) and joined(node)]
+    checks = (_value_carried(event, document), _joined_alike(event, document), _echoing(event, document))
+    return [node for node in literal_nodes(document, old) if all(check(node) for check in checks)]
 
 
 def reworded(old: str, new: str) -> bool:
@@ -89,12 +96,7 @@ def reworded(old: str, new: str) -> bool:
     the others say what their places do); a typo mended is carried (not both words are English)."""
     if old[:1] not in "\"'" or len(old.split()) < SENTENCE_WORDS:
         return False
-    head, tail = common_ends(old, new)
-    while head and (old[head - 1].isalnum() or old[head - 1] == "_"):
-        head -= 1
-    while tail and (old[-tail].isalnum() or old[-tail] == "_"):
-        tail -= 1
-    was, now = old[head:len(old) - tail], new[head:len(new) - tail]
+    was, now = _changed_word(old, new)
     return was.isalpha() and now.isalpha() and was.lower() != now.lower() and english(was) and english(now)
 
 
@@ -137,9 +139,10 @@ def _value_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node
     stands alike, or in the user's function (one function's constant: `t % 24` and `t //= 24`) but
     on the user's own lines (an equal value the user left there is another: `(2 if x else 2)`):
     a whole number or a round fraction (`number_context`) right after the token the user's stood
-    after (a timeout's `0.03` is no `time.sleep(0.03)`), a string of a character or two
-    (`SHORT_STRING_CHARS`) in a call of the same callee (`open(name, "w")`'s mode is no `"w"` of
-    an option's tuple)."""
+    after (a timeout's `now + 0.03` is no `time.sleep(0.03)`), and an argument's (after `(` or `,`)
+    in a call of the same callee (`call_later(0.03, stop)`'s delay is no `time.sleep(0.03)`); a
+    string of a character or two (`SHORT_STRING_CHARS`) in a call of the same callee (`open(name,
+    "w")`'s mode is no `"w"` of an option's tuple)."""
     old, new = changed_literal(event)
     before = number_context(event)
     source, function = document.tree.root_node.text or b"", _function_at(document, event)
@@ -148,12 +151,56 @@ def _value_carried(event: EditEvent, document: ParsedDocument) -> Callable[[Node
         return function is not None and function.start_byte <= node.start_byte < function.end_byte \
             and not _on_user_lines(event, document, node)
     if before is not None:
-        return lambda node: _token_before(source, node.start_byte) == before or in_function(node)
+        mine = _user_literal(event, document, new) if before in _ARGUMENT_OPENERS else None
+        callee = None if mine is None else _callee(mine)
+        return lambda node: (_token_before(source, node.start_byte) == before
+                             and (callee is None or _callee(node) == callee)) or in_function(node)
     if old[:1] in "\"'" and len(old) - 2 <= SHORT_STRING_CHARS:
         mine = _user_literal(event, document, new)
         callee = None if mine is None else _callee(mine)
         return lambda node: (callee is not None and _callee(node) == callee) or in_function(node)
     return lambda node: True
+
+
+def _echoing(event: EditEvent, document: ParsedDocument) -> Callable[[Node], bool]:
+    """Whether a literal node equal to the one the event changed stands in a call whose other arguments
+    hold what the user's call held besides its literal, of the words the change took out
+    (`action='store_false', default=False` made `store_true`: the user mended a flag at odds with its
+    default; `action='store_false', default=True` agrees with its own); any node when the user's call
+    held none of them."""
+    old, new = changed_literal(event)
+    mine = _user_literal(event, document, new)
+    was, now = _changed_word(old, new)
+    taken = _words(was) - _words(now)
+    echoed = taken & _arguments_besides(mine) if mine is not None else set()
+    return (lambda node: echoed <= _arguments_besides(node)) if echoed else (lambda node: True)
+
+
+def _changed_word(old: str, new: str) -> tuple[str, str]:
+    """The words of `old` and `new` that differ, whole (`'store_false'` and `'store_true'`: themselves)."""
+    head, tail = common_ends(old, new)
+    while head and (old[head - 1].isalnum() or old[head - 1] == "_"):
+        head -= 1
+    while tail and (old[-tail].isalnum() or old[-tail] == "_"):
+        tail -= 1
+    return old[head:len(old) - tail], new[head:len(new) - tail]
+
+
+def _arguments_besides(node: Node) -> set[str]:
+    """The lowercase words (`_WORD`) of the arguments of the call `node` is an argument of (a keyword's
+    value too), but for `node`'s own text (empty for a node that is no argument)."""
+    arguments = node.parent
+    if arguments is not None and arguments.type in _KEYWORD_ARGUMENTS:
+        arguments = arguments.parent
+    if arguments is None or arguments.type not in _ARGUMENT_LISTS:
+        return set()
+    source = arguments.text or b""
+    rest = source[:node.start_byte - arguments.start_byte] + b" " + source[node.end_byte - arguments.start_byte:]
+    return _words(rest.decode("utf-8", "replace"))
+
+
+def _words(text: str) -> set[str]:
+    return {word.lower() for word in _WORD.findall(text)}
 
 
 def _user_literal(event: EditEvent, document: ParsedDocument, new: str) -> Node | None:

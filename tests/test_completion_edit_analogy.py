@@ -1053,6 +1053,83 @@ def test_lines_rewritten_together_go_only_where_the_names_they_put_in_are_bound(
     assert site.line == after.split("\n").index("def test_any(tmp, encoding):") + 1  # isort: no `encoding` in `test_utf8`
 
 
+DOCSTRINGS = '''class TestCheck:
+    def test_bad_bytes(self):
+        """
+        If a source file contains bytes which cannot be decoded, this is
+        reported on stderr.
+        """
+        check(BAD)
+
+    def test_good_encoding(self):
+        """
+        If a source file contains bytes which cannot be decoded, this is
+        reported on stderr.
+        """
+        check(GOOD)
+
+    def test_other_bytes(self):
+        """
+        If a source file contains bytes which cannot be decoded, this is
+        reported on stderr.
+        """
+        check(OTHER)
+'''
+
+
+def test_a_docstring_said_anew_goes_to_no_copy_but_one_cut_or_mended_goes_to_all():
+    old = "        If a source file contains bytes which cannot be decoded, this is\n        reported on stderr.\n"
+    said_anew = DOCSTRINGS.replace(old, "        If a source file declares its encoding, no error is reported.\n", 2)
+    said_anew = said_anew.replace("        If a source file declares its encoding, no error is reported.\n", old, 1)
+    assert proposed(DOCSTRINGS, said_anew, 9, settled=True) == said_anew  # its own test: the copies say theirs
+    cut = "        If a source file contains bytes which cannot be decoded.\n"
+    assert proposed(DOCSTRINGS, DOCSTRINGS.replace(old, cut, 1), 3, settled=True) == DOCSTRINGS.replace(old, cut)
+    mended = old.replace("on stderr", "to stderr")
+    assert proposed(DOCSTRINGS, DOCSTRINGS.replace(old, mended, 1), 3, settled=True) == DOCSTRINGS.replace(old, mended)
+
+
+ENTRIES = '''class Response:
+    def set_header(self, name, value):
+        """Set a header.
+
+        Args:
+            name (str): Header name to set. Must be of type str, and only
+                characters 0x00 through 0xFF may be used.
+            value (str): Value for the header.
+        """
+
+    def append_header(self, name, value):
+        """Append a header.
+
+        Args:
+            name (str): Header name to set. Must be of type str, and only
+                characters 0x00 through 0xFF may be used.
+            value (str): Value for the header.
+        """
+'''
+
+
+def test_one_entry_of_a_docstring_said_anew_goes_to_its_copies():
+    old = "            name (str): Header name to set. Must be of type str, and only\n" \
+          "                characters 0x00 through 0xFF may be used.\n"
+    new = "            name (str): Header name. The rules noted below for the\n" \
+          "                header's value apply here as well.\n"
+    assert proposed(ENTRIES, ENTRIES.replace(old, new, 1), 5, settled=True) == ENTRIES.replace(old, new)
+
+
+def test_a_flag_mended_to_agree_with_its_statement_goes_only_where_the_statement_says_the_same():
+    before = """parser.add_argument('--ugly', dest='prettify', action='store_false', default=True)
+parser.add_argument('--headers', dest='print_body', action='store_false', default=True)
+parser.add_argument('--pretty', dest='force_pretty', action='store_false', default=False)
+parser.add_argument('--quiet', dest='quiet', action='store_false', default=False)
+"""
+    after = before.replace("'force_pretty', action='store_false'", "'force_pretty', action='store_true'")
+    assert proposed(before, after, 2) == after.replace("'quiet', action='store_false'", "'quiet', action='store_true'")
+    plain = before.replace("default=False", "default=None")
+    mended = plain.replace("'force_pretty', action='store_false'", "'force_pretty', action='store_true'")
+    assert proposed(plain, mended, 2) == plain.replace("store_false", "store_true")  # no word said besides
+
+
 def test_short_blocks_insertions_deletions_reorders_and_split_lines_are_not_carried_5000_copies_bounded():
     short = "a = 1\nb = 2\n" * 3
     assert analogy_sites(event(short, short.replace("a = 1\nb = 2", "a = 3\nb = 4", 1))) == []

@@ -347,6 +347,12 @@ def test_a_round_fraction_is_carried_where_it_stands_alike_or_in_the_user_s_func
     assert carried_lines(source, "area = 3.14", "    area = 3.1416") == [12]  # several digits: one value anywhere
 
 
+def test_a_round_fraction_given_as_an_argument_is_carried_to_calls_of_the_same_callee():
+    source = ("def test_read(loop):\n    loop.call_later(0.03, stop)\n\n\n"
+              "def test_poll(loop):\n    time.sleep(0.03)\n    loop.call_later(0.03, stop)\n")
+    assert carried_lines(source, "    loop.call_later(0.03, stop)", "    loop.call_later(0.1, stop)") == [6]
+
+
 def test_a_string_of_a_character_or_two_is_carried_in_calls_of_the_same_callee():
     source = ("OPTIONS = [('width=', 'w', 'line width')]\n\n\ndef save(name, text):\n"
               "    with open(name, 'w') as out:\n        out.write(text)\n\n\n"
@@ -354,6 +360,14 @@ def test_a_string_of_a_character_or_two_is_carried_in_calls_of_the_same_callee()
     assert carried_lines(source, "with open(name, 'w') as out:", "    with open(name, 'wb') as out:") == [9]
     options = carried_lines(source, "OPTIONS = [", "OPTIONS = [('width=', 'x', 'line width')]")
     assert options == []  # no call around the option's letter: the modes are other values
+
+
+def test_a_value_that_echoes_its_call_goes_only_to_calls_that_echo_it_too():
+    source = ("def test_host(self):\n    inst = make(host='host', port='8080')\n"
+              "    self.assertEqual(inst.host, 'host')\n    lookup('host')\n    send(data, 'host')\n")
+    assert carried_lines(source, "inst = make(", "    inst = make(host='localhost', port='8080')") == [2]
+    plain = source.replace("make(host=", "make(name=")
+    assert carried_lines(plain, "inst = make(", "    inst = make(name='localhost', port='8080')") == [2, 3, 4]
 
 
 def test_a_sentence_reworded_is_carried_nowhere_but_a_typo_mended_is():
