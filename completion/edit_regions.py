@@ -89,6 +89,8 @@ SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statement
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 TYPING_GENERICS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
                    "Type": "type"}  # typing's aliases of builtins, made generic by PEP 585
+BUILTIN_METHODS = frozenset(name for kind in (str, bytes, list, dict, set, frozenset, tuple, int, float)
+                            for name in dir(kind) if not name.startswith("_"))  # `append`, `replace`, `pop`
 _TARGET_LISTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})  # `a, b = ...`, `(a, b) = ...`
 _OSERROR_ALIASES = frozenset({"IOError", "EnvironmentError", "WindowsError"})  # UP024 makes them `OSError`
 _DEFINITIONS = FUNCTION_TYPES | CLASS_TYPES  # what a name of its own defines: `def f`, `class C`
@@ -215,6 +217,8 @@ def _uses_of(event: EditEvent, document: ParsedDocument, every_module: bool) -> 
                 if is_member(node)]
         uses = _off_other_modules(uses, scope, root) if document.language == "python" and not every_module else uses
         uses = sorted(uses + own_method(scope, old, renamed(event)[1]), key=lambda node: node.start_byte)
+        if document.language == "python" and _called(scope) and _builtin_method(document.text, old):
+            uses = [node for node in uses if _receiver(node) == _receiver(scope)]
     else:
         scopes = alike_comprehensions(scope, {old}) if scope.type in COMPREHENSION_TYPES else [scope]
         uses = [node for each in scopes for node in nodes_named(each, document.language, old, NAME_TYPES)
@@ -339,6 +343,28 @@ def _read_off(node: Node) -> str | None:
     parent = node.parent
     target = parent.child_by_field_name("object") if parent is not None and parent.type == "attribute" else None
     return node_text(target) if target is not None and target.type == "identifier" else None
+
+
+def _builtin_method(text: str, name: str) -> bool:
+    """True when `name` is a method of a builtin type (`BUILTIN_METHODS`: `append`, `replace`, `pop`) that
+    the file defines nowhere: a call of it put for another's (`stack.append()` -> `stack.appendleft()`)
+    is the user's choice for that receiver, where other receivers are other lists, strings and dicts
+    (an attribute of such a name assigned, `self.items = items`, is the file's own)."""
+    return name in BUILTIN_METHODS and re.search(rf"\bdef[ \t]+{re.escape(name)}\b", text) is None
+
+
+def _called(member: Node) -> bool:
+    """True when an attribute's name is called right there (`append` of `stack.append(x)`)."""
+    reader = member.parent
+    return reader is not None and reader.type == "attribute" and reader.parent is not None \
+        and reader.parent.type == "call" and reader.parent.child_by_field_name("function") == reader
+
+
+def _receiver(member: Node) -> str | None:
+    """The text an attribute is read off (`self.stack` of `self.stack.append`); None for another node."""
+    parent = member.parent
+    target = parent.child_by_field_name("object") if parent is not None and parent.type == "attribute" else None
+    return None if target is None else node_text(target)
 
 
 def own_method(member: Node, old: str, new: str) -> list[Node]:

@@ -327,6 +327,16 @@ def test_a_member_renamed_leaves_the_attributes_of_another_imported_module_alone
     assert next_edit.site_inputs(event, document) == (True, False)  # the rename rule's: no word carried
 
 
+def test_a_builtin_type_s_method_put_for_another_is_renamed_on_the_same_receiver_only():
+    source = ("def walk(stack, window, seq):\n    stack.append((0, seq))\n    window.append(1)\n"
+              "    for item in seq:\n        stack.append(item)\n")
+    event, document, _ = edited(source, "stack.append((0, seq))", "    stack.appendleft((0, seq))")
+    assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [4]  # not `window`'s
+    own = source + "\n\nclass Stack:\n    def append(self, item):\n        pass\n"
+    event, document, _ = edited(own, "stack.append((0, seq))", "    stack.appendleft((0, seq))")
+    assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [2, 4]  # the file defines it
+
+
 def test_a_whole_number_s_regions_are_the_places_its_draft_carries_it_to():
     source = "size = 2**16\nkey = urandom(16)\n" + "pass\n" * 8 + "limit = (2**16) + 1\n"
     event, document, at = edited(source, "size = 2**16", "size = 2**18")
