@@ -1,19 +1,20 @@
-"""The checks an analogy site must pass once found (`completion.edit_analogy.analogy_sites`): no
-site the change would break or mislead. Each takes the rewrite (`completion.edit_rewrites`) and
-the document, and gives whether a site may stay (a `Site -> bool`), or None when it has nothing to
-say of that rewrite: a name put in stays where it is bound (`names_bound`; by lines rewritten
-together, `block_names_bound`), a name made to agree with its function goes to functions that speak
-alike (`agreeing`), a binding taken off stays where its scope reads it (`bindings_kept`), a binding
-marked unused goes where it is unread (`marked_unused`), a module renamed after its package follows
-that package (`same_path`), a comma at a line's end goes where the next line closes alike
-(`trailing_comma`), a keyword argument's name goes to keyword arguments' names (`keyword_names`), an
-annotation changed stays off its own parameter list (`off_own_parameters`), a value put for another
-stays out of functions named for the old one (`named_for_value`), values put in that repeat their own
-statement go to statements that hold them too (`own_values`), a definition's header changed goes to
-no duplicate of it beside it (`duplicates_apart`), a change in a call's arguments stays out of
-functions' parameters and the other way (`same_list`), a whole string's case changed goes to whole
-strings (`whole_strings`), and prose made to speak of its place stays out of places that name the old
-word (`own_subjects`). Everything here is pure.
+"""The checks an analogy site must pass once found (`completion.edit_analogy.analogy_sites`): no site the
+change would break or mislead. Each takes the rewrite (`completion.edit_rewrites`) and the document, and
+gives whether a site may stay (a `Site -> bool`), or None when it has nothing to say of that rewrite: a name
+put in stays where it is bound (`names_bound`; by lines rewritten together, `block_names_bound`), a name
+made to agree with its function goes to functions that speak alike (`agreeing`), a binding taken off stays
+where its scope reads it (`bindings_kept`), a binding marked unused goes where it is unread
+(`marked_unused`), a module renamed after its package follows that package (`same_path`), a comma at a
+line's end goes where the next line closes alike (`trailing_comma`), a keyword argument's name goes to
+keyword arguments' names (`keyword_names`), an annotation changed stays off its own parameter list
+(`off_own_parameters`), a value put for another stays out of functions named for the old one
+(`named_for_value`), values put in that repeat their own statement go to statements that hold them too
+(`own_values`), a definition's header changed goes to no duplicate of it beside it (`duplicates_apart`), a
+change in a call's arguments stays out of functions' parameters and the other way (`same_list`), a whole
+string's case changed goes to whole strings (`whole_strings`), a one-word string whose taken-out word its
+statement says besides goes to statements that say it too (`echoes_kept`), and prose made to speak of its
+place stays out of places that name the old word (`own_subjects`).
+Everything here is pure.
 """
 from __future__ import annotations
 

@@ -133,11 +133,10 @@ from collections.abc import Callable
 
 
 from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, duplicates_apart, echoes_kept,
-                                       keyword_names,
-                                       marked_unused, named_for_value, names_bound, off_own_parameters, own_subjects,
-                                       own_values, same_list, same_path, same_statement, trailing_comma, twin_apart,
-                                       whole_strings)
-from completion.edit_blocks import Block, block_of, block_sites, line_copy, reworded, stub_joined, stub_sites
+                                       keyword_names, marked_unused, named_for_value, names_bound, off_own_parameters,
+                                       own_subjects, own_values, same_list, same_path, same_statement, trailing_comma,
+                                       twin_apart, whole_strings)
+from completion.edit_blocks import Block, block_of, block_sites, line_copy, said_anew, stub_joined, stub_sites
 from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
 from completion.edit_defaults import default_changed, default_mentions
@@ -717,7 +716,9 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
     made `cls` or `self` (`receiver_renamed`: the other methods keep theirs), nor a number put into a
     call that had none (`value_for_one_call`), nor a duplicate of a definition the user named apart
     (`duplicates_apart`), nor a function's parameters for a call's arguments (`same_list`), nor a
-    sentence's word for a whole string's case (`whole_strings`)."""
+    sentence's word for a whole string's case (`whole_strings`), nor a flag whose statement disagrees
+    with the user's (`echoes_kept`); a docstring said anew whole goes to no copy (`said_anew`,
+    `whole_string_said`)."""
     rewrite = rewrite_of(event)
     if rewrite is None:
         block = None if scoped or literal else block_of(event)
@@ -726,7 +727,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         if block is None or (len(block.removed) == 1 and document is not None and document.tree is not None
                              and signature_change(event, document) is not None):
             return []  # a parameter list split: its copies are other functions' (`line_copies`)
-        if reworded(block) and whole_string_said(block, event, document):
+        if said_anew(block) and whole_string_said(block, event, document):
             return []
         found = block_sites(block, event.after, event)
         check = None if document is None else block_names_bound("\n".join(block.removed), event, document)

@@ -9,6 +9,8 @@ removed and inserted lines without the indent the removed ones share.
 becoming the inserted lines under its indent (a deleted one deleted whole); a site spans its
 lines. Exact copies only, so every site scores 1. One line changed alone is a block of one line
 too (`line_copy`), for its copies (`completion.edit_analogy.line_copies` says which changes go).
+`said_anew(block)` tells a block of prose said anew from one mended (`completion.edit_analogy` carries
+a docstring said anew whole to no copy).
 A stub's body `...` joined onto its definition's line (`def f(x) -> int:` and `...` made `def f(x)
 -> int: ...`, a formatter's style) goes to every other such stub, whatever its header (`stub_joined`,
 `stub_sites`). The one-line rules are `completion.edit_analogy`'s, which reads an event as a block
@@ -34,8 +36,9 @@ MIN_BLANKED_CHARS = 8  # one line rewritten with blank lines beside it deleted h
 MIN_COPY_CHARS = 20  # one line changed alone goes to its exact copies when its text holds this many (`line_copy`)
 SPLIT_KEPT = 0.6  # one line made several goes to its copies when they keep this share of its tokens (`split_line`)
 MAX_BLOCK_LINES = 8  # a block's removed lines at most (its sites must fit one region)
-MIN_PROSE_KEPT = 0.6  # a block of prose keeps this share of its words and marks to go to its copies (`reworded`)
-MIN_NEW_WORDS = 3  # words a block of prose said anew brings in (`reworded`)
+MIN_PROSE_KEPT = 0.6  # a block of prose keeps this share of its words and marks to go to its copies (`said_anew`)
+MIN_NEW_WORDS = 3  # words a block of prose said anew brings in (`said_anew`)
+_PROSE_WORD = re.compile(r"[^\W\d_]+")  # a word of prose, letters only
 _ONE_LINE_DEF = re.compile(r"\s*(?:async\s+)?def\s.*:\s*$")  # a definition's one-line header, its body below it
 
 
@@ -114,13 +117,13 @@ def line_copy(line_before: str, line_after: str) -> Block | None:
     return Block(removed, inserted)
 
 
-def reworded(block: Block) -> bool:
+def said_anew(block: Block) -> bool:
     """True when a block of prose was said anew: `MIN_NEW_WORDS` words or more brought in, less than
     `MIN_PROSE_KEPT` of its words and marks kept (a test's docstring copied from the one before, made
     to say what its own test checks: the copies say what theirs check); a word mended, lines wrapped
     anew or a sentence cut off keep most or bring in none."""
     old, new = " ".join(block.removed), " ".join(block.inserted)
-    brought = set(re.findall(r"[^\W\d_]+", new.lower())) - set(re.findall(r"[^\W\d_]+", old.lower()))
+    brought = set(_PROSE_WORD.findall(new.lower())) - set(_PROSE_WORD.findall(old.lower()))
     return len(brought) >= MIN_NEW_WORDS and alike(old, new, prose=True) < MIN_PROSE_KEPT
 
 

@@ -177,7 +177,8 @@ def _echoing(event: EditEvent, document: ParsedDocument) -> Callable[[Node], boo
 
 
 def _changed_word(old: str, new: str) -> tuple[str, str]:
-    """The words of `old` and `new` that differ, whole (`'store_false'` and `'store_true'`: themselves)."""
+    """The words of `old` and `new` that differ, whole (`'store_false'` and `'store_true'`: themselves;
+    `"Reached maximum read buffer size"` and its `write`: `read`, `write`)."""
     head, tail = common_ends(old, new)
     while head and (old[head - 1].isalnum() or old[head - 1] == "_"):
         head -= 1

@@ -13,7 +13,9 @@ after `event` (its newest edit event), nearest the cursor first:
   `tree_names.name_strings`). A Python binding split off a name rebound over itself (`for value
   in value:` made `for v in value:`) renames only what it binds: the loop's body, or the rest of
   the assignment's block; a parameter renamed in its header whose function rebinds the old name
-  from it (`iterable = iter(iterable)`) is renamed up to that statement's right side. Typing's alias
+  from it (`iterable = iter(iterable)`) is renamed up to that statement's right side. A builtin
+  type's method put for another at a call (`stack.append()` -> `stack.appendleft()`) is renamed on
+  the same receiver only, unless the file defines it (`_builtin_method`). Typing's alias
   put for its builtin (`List[str]` -> `list[str]`) goes to the whole file but its imports.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
