@@ -2,7 +2,7 @@
 model at each veto threshold, on the same tasks and the same model, in one run.
 
     python -m bench.next_edit_drafts --tasks PATH [--model DIR] [--veto 0 0.9 ...] [--site-judge [PATH]]
-                                     [--limit N] [--json] [--per-task PATH]
+                                     [--limit N] [--json] [--per-task PATH] [--rules-only]
 
 Each next-edit task (FORMATS.md) is planned as the language server plans it
 (`completion.next_edit.plan` on the edited text, its event as one `didChange` makes it) and
@@ -33,9 +33,10 @@ model side: decode milliseconds of the edit job (p50, p95), forward passes, and 
 pass (the tokens of the holes' answers over the job's passes). The model's part of each veto side
 is what it does beyond the rules: the lines where its file differs from the rules' file and how
 many of those are the expected line. Choose the threshold on one set and report on another.
-A human table goes to stdout; with `--json` its last line is one JSON object; with `--per-task PATH`
-each task's id, kind and every side's score counts go to PATH, a JSON line each (two runs compared task
-by task show which tasks a change moved).
+With `--rules-only` the rules side alone is run, no model loaded (how a rule change is checked over
+whole commit sets, task by task with `--per-task`). A human table goes to stdout; with `--json` its last
+line is one JSON object; with `--per-task PATH` each task's id, kind and every side's score counts go to
+PATH, a JSON line each (two runs compared task by task show which tasks a change moved).
 """
 from __future__ import annotations
 
@@ -132,10 +133,10 @@ def planned_for(task: dict, drafting: Drafting, history: bool = True,
     return None if isinstance(planned, next_edit.Refused) else planned
 
 
-def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
+def answer(runner: ModelRunner | None, planned: next_edit.EditPlan | None, edited: str,
            decoder: dict, judge: Callable[[Job], Job] | None = None) -> Answer:
     """The file after the plan's edits, with the job (passed through `judge` when given) decoded
-    by `runner` (with `decoder`)."""
+    by `runner` (with `decoder`; None for a plan with no job: the rules')."""
     if planned is None:
         return Answer(edited)
     items, decoded = [], None
@@ -151,7 +152,7 @@ def answer(runner: ModelRunner, planned: next_edit.EditPlan | None, edited: str,
     return Answer(next_edit.applied(edited, edits), decoded, max((i.forward_passes for i in items), default=0), tokens)
 
 
-def run_task(runner: ModelRunner, task: dict, vetoes: Sequence[float], model_side: bool = True,
+def run_task(runner: ModelRunner | None, task: dict, vetoes: Sequence[float], model_side: bool = True,
              margins: Sequence[float] = (), judge: SiteJudge | None = None) -> Task:
     found = Task(task.get("kind", ""), task["edited"], task["expected"], task_id=task.get("task_id", ""))
     found.answers[RULES] = answer(runner, planned_for(task, Drafting.RULES, judge=judge), task["edited"], {})
@@ -300,6 +301,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--threads", type=int, default=2, help="torch threads (default 2)")
     parser.add_argument("--model-side", action=argparse.BooleanOptionalAction, default=True,
                         help="decode the model side (every region masked: the slowest; default on)")
+    parser.add_argument("--rules-only", action="store_true",
+                        help="the rules side alone: no model loaded, no model or veto side (a rule change "
+                             "checked over whole commit sets, with --per-task)")
     parser.add_argument("--two-edits", action="store_true",
                         help="each task after its first follow-up, made as the user's second edit "
                              "(bench.next_edit_second), with the side of the rules reading the last edit alone")
@@ -322,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--veto thresholds lie in [0, 1]")
     if any(margin < 0 for margin in args.site_margin):
         parser.error("--site-margin values are at least 0")
+    if args.rules_only and args.site_margin:
+        parser.error("--site-margin reads the model's scores: not with --rules-only")
+    vetoes, model_side = ([], False) if args.rules_only else (args.veto, args.model_side)
     try:
         tasks = load_edit_tasks(args.tasks)[:args.limit]
     except (ValueError, OSError) as exc:
@@ -333,15 +340,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, OSError, KeyError) as exc:
         parser.error(f"--site-judge {args.site_judge}: {exc}")
     torch.set_num_threads(args.threads)
-    runner = ModelRunner(args.model)
+    runner = None if args.rules_only else ModelRunner(args.model)
     results = []
     for number, task in enumerate(tasks):
-        results.append(run_task(runner, task, args.veto, args.model_side, args.site_margin, judge))
+        results.append(run_task(runner, task, vetoes, model_side, args.site_margin, judge))
         logger.info("task %d of %d (%s) done", number + 1, len(tasks), results[-1].kind)
-    sides = [RULES, *([LAST_EDIT] if args.two_edits else []), *([MODEL] if args.model_side else []),
-             *map(veto_side, args.veto), *map(margin_side, args.site_margin)]
+    sides = [RULES, *([LAST_EDIT] if args.two_edits else []), *([MODEL] if model_side else []),
+             *map(veto_side, vetoes), *map(margin_side, args.site_margin)]
     summary = summarize(results, sides)
-    meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": args.model.name, "vetoes": args.veto,
+    meta = {"set": set_name(args.tasks), "tasks": len(tasks), "model": None if runner is None else args.model.name,
+            "vetoes": vetoes,
             "site_margins": args.site_margin, "site_judge": None if args.site_judge is None else str(args.site_judge)}
     print(format_table(summary, sides, meta))
     if args.per_task is not None:

@@ -51,3 +51,22 @@ def test_per_task_refuses_a_file_that_exists(tmp_path):
     with pytest.raises(SystemExit):
         main(["--tasks", str(tasks), "--per-task", str(kept)])
     assert kept.read_text() == "mine\n"
+
+
+def test_rules_only_loads_no_model_and_writes_the_rules_rows(monkeypatch, tmp_path, capsys):
+    def no_model(*args, **kwargs):
+        raise AssertionError("--rules-only loaded a model")
+    monkeypatch.setattr("bench.next_edit_drafts.ModelRunner", no_model)
+    original = 'def f():\n    """Read a dateime."""\n\n\ndef g():\n    """Write a dateime."""\n'
+    edited = original.replace("Read a dateime", "Read a datetime")
+    task = {"path": "t.py", "original": original, "edited": edited, "cursor": edited.index("ime.") + 3,
+            "expected": edited.replace("dateime", "datetime"), "kind": "rename", "task_id": "typo"}
+    tasks, rows = tmp_path / "t.jsonl", tmp_path / "rows.jsonl"
+    tasks.write_text(json.dumps(task) + "\n")
+    assert main(["--tasks", str(tasks), "--rules-only", "--per-task", str(rows), "--json"]) == 0
+    figures = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert figures["vetoes"] == [] and set(figures["overall"]) >= {RULES} and "model" not in figures["overall"]
+    [row] = [json.loads(line) for line in rows.read_text().splitlines()]
+    assert set(row) == {"task_id", "kind", RULES} and row[RULES]["exact"]
+    with pytest.raises(SystemExit):
+        main(["--tasks", str(tasks), "--rules-only", "--site-margin", "9"])
