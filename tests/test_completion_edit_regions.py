@@ -359,7 +359,7 @@ def test_a_round_fraction_is_carried_where_it_stands_alike_or_in_the_user_s_func
 
 def test_a_round_fraction_given_as_an_argument_is_carried_to_calls_of_the_same_callee():
     source = ("def test_read(loop):\n    loop.call_later(0.03, stop)\n\n\n"
-              "def test_poll(loop):\n    time.sleep(0.03)\n    loop.call_later(0.03, stop)\n")
+              "def test_poll(loop):\n    pause(0.03)\n    loop.call_later(0.03, stop)\n")
     assert carried_lines(source, "    loop.call_later(0.03, stop)", "    loop.call_later(0.1, stop)") == [6]
 
 
