@@ -12,8 +12,12 @@ keyword arguments' names (`keyword_names`), an annotation changed stays off its 
 (`own_values`), a definition's header changed goes to no duplicate of it beside it (`duplicates_apart`), a
 change in a call's arguments stays out of functions' parameters and the other way (`same_list`), a whole
 string's case changed goes to whole strings (`whole_strings`), a one-word string whose taken-out word its
-statement says besides goes to statements that say it too (`echoes_kept`), and prose made to speak of its
-place stays out of places that name the old word (`own_subjects`).
+statement says besides goes to statements that say it too (`echoes_kept`), prose made to speak of its
+place stays out of places that name the old word (`own_subjects`), a table's entry given another constant
+goes to entries of the same key only (`own_keys`), a class's bases changed go to no class they would make
+its own base (`own_bases`), a module's function renamed goes to no other object's attribute
+(`module_attributes`), and a message to match put on one test's `pytest.raises` stays in that test
+(`own_messages`).
 Everything here is pure.
 """
 from __future__ import annotations
@@ -26,14 +30,14 @@ from collections.abc import Callable
 from tree_sitter import Node
 
 from completion.edit_events import EditEvent, common_ends
-from completion.edit_rewrites import ANNOTATION_START, NAME, NAME_PART, Rewrite, path_before, string_prefix
+from completion.edit_rewrites import ANNOTATION_START, CLASS_NAME, NAME, NAME_PART, Rewrite, path_before, string_prefix
 from completion.edit_sites import Site
 from completion.positions import line_starts
 from completion.prose_sense import names, owner_at, subject_at
 from completion.rewrite_kinds import typo
 from completion.syntax import ParsedDocument, ancestors, byte_offsets, enclosing_at
 from completion.tree_names import (CLASS_TYPES, FUNCTION_TYPES, binding_functions, binding_scope, identifiers_in,
-                                   is_keyword, name_uses, node_text)
+                                   is_keyword, name_uses, node_text, test_function)
 
 MIN_PART = 3  # a part of a name put for another, to agree with its function (`agreeing`), this long at least
 MAX_STATEMENT_LINES = 8  # a statement read whole for its values (`own_values`); a longer one is read by its line
@@ -46,7 +50,11 @@ _ONE_WORD_STRING = re.compile(r"""(?<=['"])(\w+)(?=['"])""")  # a string's body 
 _STRING_BODY = re.compile(r"'[^'\n]*'|\"[^\"\n]*\"")
 _CONSTANTS = frozenset({"None", "True", "False"})
 _STATEMENT_KEYWORD = re.compile(r"[ \t]*(assert|return|yield|if|elif|while)\b")  # a statement's opening keyword
+_MODULE_DEFINITION = re.compile(r"(?:async[ \t]+)?(?:def|class)[ \t]+")  # a module's definition's header, to its name
 _DEFINITION_HEADER = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]")  # a Python definition's first line
+_MATCH_PUT = re.compile(r"(?<![\w.])match[ \t]*=(?!=)")  # `pytest.raises`' message to expect, as a keyword
+_CONSTANTS_TYPES = frozenset({"identifier", "attribute", "string", "concatenated_string", "integer", "float",
+                              "true", "false", "none"})  # a value that names or states, computes nothing
 _LISTS = frozenset({"argument_list", "parameters", "lambda_parameters"})  # a call's arguments, a function's parameters
 _TYPE_EXPRESSIONS = frozenset({"subscript", "type"})  # a type written inside such a list
 _IMPORT_LINE = re.compile(r"[ \t]*(?:from|import)[ \t]")  # an import's line: its dotted paths are modules
@@ -415,6 +423,30 @@ def duplicates_apart(rewrite: Rewrite, starts: list[int], document: ParsedDocume
     return apart
 
 
+def own_bases(rewrite: Rewrite, text: str, starts: list[int]) -> Callable[[Site], bool] | None:
+    """For a class's bases changed: whether a site is no header of a class the change would make
+    its own base (`class FStringString(Leaf):` -> `(PythonLeaf)` not into `class PythonLeaf(PythonMixin,
+    Leaf):`); None for any other rewrite."""
+    if not CLASS_NAME.match(rewrite.line_before):
+        return None
+    put = set(NAME.findall(rewrite.inserted))
+
+    def own(site: Site) -> bool:
+        header = CLASS_NAME.match(text, starts[site.line])
+        return header is None or header.group(2) not in put
+    return own
+
+
+def module_attributes(rewrite: Rewrite, text: str, prose: Callable[[int], bool]) -> Callable[[Site], bool] | None:
+    """For a module's function or class renamed on its header (`def splitlines(string, ...)` ->
+    `def split_lines(`): whether a site in code is no other object's attribute (`string.splitlines(True)`
+    is the string's method: the module's own function is named bare in its module); None for any other
+    rewrite; `prose` says whether an offset of the text lies in a string or a comment."""
+    if not rewrite.word or _MODULE_DEFINITION.fullmatch(rewrite.left) is None:
+        return None
+    return lambda site: text[site.start - 1:site.start] != "." or prose(site.start)
+
+
 def same_list(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
     """For a change in Python code inside a call's arguments or a function's parameters, not in a type
     written there (no word, no string's prefix: a name or a string goes between the two, `origin=` to
@@ -431,6 +463,76 @@ def same_list(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> 
         theirs = enclosing(site.start)
         return theirs is None or theirs.type not in _LISTS or theirs.type == mine.type
     return same
+
+
+def own_messages(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a `match=` put on a call in a Python test function (`pytest.raises(TypeError)` ->
+    `pytest.raises(TypeError, match="Invalid variable type")`): whether a site stands in that test or
+    in none. The message is the error that test expects; the other tests raise their own (trio's
+    `match="^total_tokens must be >= 1$"` put on one of 18 `pytest.raises(ValueError)`, 5 of them
+    that message)."""
+    if document.language != "python" or document.tree is None or not _MATCH_PUT.search(rewrite.inserted) \
+            or _MATCH_PUT.search(rewrite.removed):
+        return None
+    root, byte_at = document.tree.root_node, byte_offsets(document.text)
+
+    def test_at(offset: int) -> Node | None:
+        return test_function(root.descendant_for_byte_range(byte_at(offset), byte_at(offset)))
+    mine = test_at(starts[rewrite.line] + len(rewrite.left))
+    if mine is None:
+        return None
+    return lambda site: test_at(site.start) in (None, mine)
+
+
+def own_keys(rewrite: Rewrite, starts: list[int], document: ParsedDocument) -> Callable[[Site], bool] | None:
+    """For a change in Python code to a table's entry whose value is a constant (a name, a dotted name,
+    a literal: a dict's `'BEGIN': tokens.Keyword` made `tokens.Keyword.DML`, a rule `(r'USING',
+    is_keyword)` in a list of tuples that open with a string): whether a site stands in no such entry,
+    or in one of the same key; None for any other rewrite. Each key is its own fact: the other keys
+    that held the same value keep it. A value that computes (`util.Set([...])` made `set([...])`,
+    `month_name[month - 1]` made `month_name[month]`) is code, carried as code is."""
+    key_at = _entry_key(document)
+    mine = None if key_at is None else key_at(starts[rewrite.line] + len(rewrite.left))
+    if mine is None:
+        return None
+
+    def same(site: Site) -> bool:
+        theirs = key_at(site.start)
+        return theirs is None or theirs == mine
+    return same
+
+
+def _entry_key(document: ParsedDocument) -> Callable[[int], str | None] | None:
+    """The key of the table's entry whose constant value holds the character before an offset
+    (`own_keys`), None outside any; None for a document that is no parsed Python."""
+    if document.language != "python" or document.tree is None:
+        return None
+    root, byte_at = document.tree.root_node, byte_offsets(document.text)
+
+    def key(offset: int) -> str | None:
+        byte = byte_at(offset)  # the change starts here: the character before it is the entry's (a deletion's too)
+        below = None
+        for node in ancestors(root.descendant_for_byte_range(byte - 1, byte)):
+            first = _key_node(node)
+            if first is not None:
+                value = below or next((child for child in node.named_children
+                                       if child.start_byte <= byte <= child.end_byte), None)
+                constant = value is not None and value != first and value.type in _CONSTANTS_TYPES
+                return node_text(first) if constant else None
+            below = node
+        return None
+    return key
+
+
+def _key_node(node: Node) -> Node | None:
+    """The key of a dict's pair, or the opening string of a tuple that stands in a list, a tuple or
+    a set (a table's row); None for any other node."""
+    if node.type == "pair":
+        return node.child_by_field_name("key")
+    if node.type == "tuple" and node.parent is not None and node.parent.type in ("list", "tuple", "set") \
+            and node.named_child_count > 1 and node.named_children[0].type in ("string", "concatenated_string"):
+        return node.named_children[0]
+    return None
 
 
 def whole_strings(rewrite: Rewrite, text: str) -> Callable[[Site], bool] | None:

@@ -115,7 +115,11 @@ not where a site's place names the old word (`own_subjects`: the comment over `j
 value put for another in code (`None` -> `[]`, `"truecolor"` -> ...) not into a function named for the
 old value where the user's is not (`named_for_value`: `test_..._none_sys_argv` keeps its `None`);
 values put in that repeat their own statement only to statements that hold them too (`own_values`:
-`draft7="date"` beside `draft3="date"`, not beside `draft3="time"`).
+`draft7="date"` beside `draft3="date"`, not beside `draft3="time"`); a constant put in a table's entry
+only to entries of the same key (`own_keys`: sqlparse's `'BEGIN': tokens.Keyword.DML` leaves `'COMMIT':
+tokens.Keyword`); bases changed not into the header of a class they name (`own_bases`); a module's
+function renamed not at another object's attribute of that name (`module_attributes`:
+`string.splitlines`); a `match=` put on one test's `pytest.raises` not into the other tests (`own_messages`).
 The best `MAX_SITES` are returned. A change that ends a word that is the unfinished head of another
 word of the text (a half-typed name) has no sites, but for keys that only took text off a word and
 left one the text holds elsewhere (`Jinja2` -> `Jinja`). Each site (`completion.edit_sites.Site`) becomes a
@@ -133,9 +137,9 @@ from collections.abc import Callable
 
 
 from completion.analogy_checks import (agreeing, bindings_kept, block_names_bound, duplicates_apart, echoes_kept,
-                                       keyword_names, marked_unused, named_for_value, names_bound, off_own_parameters,
-                                       own_subjects, own_values, same_list, same_path, same_statement, trailing_comma,
-                                       twin_apart, whole_strings)
+                                       keyword_names, marked_unused, module_attributes, named_for_value, names_bound,
+                                       off_own_parameters, own_bases, own_keys, own_messages, own_subjects, own_values,
+                                       same_list, same_path, same_statement, trailing_comma, twin_apart, whole_strings)
 from completion.edit_blocks import Block, block_of, block_sites, line_copy, said_anew, stub_joined, stub_sites
 from completion.edit_branches import elif_unchained, unchained_sites
 from completion.edit_commas import comma_put, parameter_comma_sites
@@ -750,7 +754,9 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                  bindings_kept(rewrite, text, document), marked_unused(rewrite, text, starts, document),
                  off_own_parameters(rewrite, text, starts, document), named_for_value(rewrite, starts, document),
                  keyword_names(rewrite, text, starts, document), own_values(rewrite, text, starts, document),
-                 duplicates_apart(rewrite, starts, document))
+                 duplicates_apart(rewrite, starts, document), own_keys(rewrite, starts, document),
+                 own_bases(rewrite, text, starts), own_messages(rewrite, starts, document),
+                 module_attributes(rewrite, text, prose_at(document)))
                 if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts),
                                  echoes_kept(rewrite, text, starts, document)))]
     checks = [check for check in checks if check is not None]

@@ -1,13 +1,14 @@
 """A linter's fix made at one place, carried to the file's other places the same check flags.
 
 pycodestyle flags a comparison to `None` written with `==` or `!=` (E711), one to `True` or `False`
-(E712) and a comparison of `type(...)` results (E721); the fix is `is` or `is not`. A user who fixes
+(E712) and a comparison of `type(...)` results (E721); the fix is `is` or `is not`; pyflakes flags `is`
+or `is not` before a number or a string (F632: `rv is 128`), whose fix is `==` or `!=`. A user who fixes
 one usually fixes the file: `flagged` reads a rewrite that turned `==` into `is` or `!=` into `is
-not`, before a singleton of one check (`None`, or `True`/`False`) or after a `type(...)` call, and
-`comparison_sites`, for such a fix in code, proposes the same operator at every other comparison of
-that check in the text's code (not in strings or comments). Ruff flags empty parentheses on a raised
-exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark decorators (PT001, PT023:
-`@pytest.fixture()`), an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
+not`, before a singleton of one check (`None`, or `True`/`False`) or after a `type(...)` call, or the
+other way before a literal, and `comparison_sites`, for such a fix in code, proposes the same operator
+at every other comparison of that check in the text's code (not in strings or comments). Ruff flags
+empty parentheses on a raised exception (RSE102: `raise ValueError()`) and on pytest's fixture and mark
+decorators (PT001, PT023: `@pytest.fixture()`), an alias of `typing` for a builtin generic (UP006: `t.Tuple[int]` ->
 `tuple[int]`) and `Optional` or `Union` for the `|` of PEP 604 (UP007: `t.Optional[str]` -> `str | None`;
 ruff leaves a quoted member alone, `"Symbols" | None` fails when it runs) and a generator's types that
 Python 3.13 gives by default (UP043: `Generator[int, None, None]` -> `Generator[int]`,
@@ -29,12 +30,15 @@ from completion.edit_sites import Site, matches_off_event, nearest_sites
 from completion.positions import line_starts
 
 FIXES = {"==": "is", "!=": "is not"}  # the operator pycodestyle flags -> the one it asks for
+LITERAL_FIXES = {"is": "==", "is not": "!="}  # the operator pyflakes flags before a literal (F632) -> its fix
 _TYPE_CALL = re.compile(r"(?<![\w.])type\([^()\n]*\)\s*$")  # `type(x)` right before the operator
+_LITERAL_OPERAND = r"""(?:-?\d|[bBuU]?['"])"""  # a number or a string, the operand F632 flags `is` before
 _CHECKS = {  # a check's name -> the comparisons it flags, for an operator (group 1: the operator, spaced
     #   as the fix needs: `x==None` is left alone)
     "E711": r"(?<=\S[ \t])({op})(?=[ \t]+None(?!\w))",
     "E712": r"(?<=\S[ \t])({op})(?=[ \t]+(?:True|False)(?!\w))",
     "E721": r"(?<![\w.])type\([^()\n]*\)[ \t]+({op})(?=[ \t])",
+    "F632": r"(?<=\S[ \t])({op})(?=[ \t]+" + _LITERAL_OPERAND + ")",
 }
 
 _ALIAS = r"(?<![\w.])((?P<alias>{}))(?=\[)"  # an alias of `typing` subscripted (group 1), as UP006 flags it
@@ -51,7 +55,11 @@ _DEFAULTS = (r"(?<![\w.])(?:[\w.]+\.)?(?:Generator\[" + _MEMBER + r"(?=,[ \t]*No
 def flagged(removed: str, inserted: str, left: str, right: str) -> str | None:
     """The check (`_CHECKS`) whose fix the rewrite made (`removed` -> `inserted` between `left` and
     `right` on its line), or None for any other change."""
-    if FIXES.get(removed.strip()) != inserted.strip() or not left[-1:].isspace():
+    if not left[-1:].isspace():
+        return None
+    if LITERAL_FIXES.get(removed.strip()) == inserted.strip():
+        return "F632" if re.match(r"\s+" + _LITERAL_OPERAND, right) else None
+    if FIXES.get(removed.strip()) != inserted.strip():
         return None
     operand = re.match(r"\s*(\w+)", right)
     if operand is not None and operand.group(1) == "None":
@@ -66,7 +74,8 @@ def comparison_sites(check: str, operator: str, line: int, column: int, event: E
     """The other comparisons of the text after `event` that `check` flags with `operator` (`flagged`
     read the user's fix of one at `column` of `line`), each given the fixed operator (`_fixed_elsewhere`)."""
     pattern = re.compile(_CHECKS[check].format(op=re.escape(operator)))
-    return _fixed_elsewhere(pattern, lambda _: FIXES[operator], line, column, event, prose)
+    fixed = (LITERAL_FIXES if check == "F632" else FIXES)[operator]
+    return _fixed_elsewhere(pattern, lambda _: fixed, line, column, event, prose)
 
 
 def _nothing(found: re.Match) -> str:

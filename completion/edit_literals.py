@@ -7,10 +7,12 @@ value wherever it stands), a common value only where it stands alike or in the u
 (`_value_carried`: a whole number or a round fraction after the same token, and as an argument in a
 call of the same callee; a string of a character or two in a call of the same callee), none whose call
 does not say besides what the user's said of the words the change took out (`_echoing`), none for a
-sentence reworded (`reworded`), and a blank put at one end of a literal joined to another only to
-literals joined alike (`completion.edit_joins`). The generic literals (`GENERIC_LITERALS`) and a
-one-mark string have no literal rule. `completion.edit_regions` turns the places into regions,
-`completion.edit_drafts` into drafts. Work is bounded: a literal's first `MAX_PLACES` places are read.
+sentence reworded (`reworded`), a blank put at one end of a literal joined to another only to
+literals joined alike (`completion.edit_joins`), and a common number changed in a test not into the
+other tests when more than a few hold it (`_own_cases`: each one's expectation). The generic literals
+(`GENERIC_LITERALS`) and a one-mark string have no literal rule. `completion.edit_regions` turns the
+places into regions, `completion.edit_drafts` into drafts. Work is bounded: a literal's first
+`MAX_PLACES` places are read.
 Pure.
 """
 from __future__ import annotations
@@ -28,11 +30,12 @@ from completion.edit_sites import TOKEN
 from completion.english import english
 from completion.node_lines import first_line
 from completion.syntax import ParsedDocument, ancestors, encode
-from completion.tree_names import CALL_TYPES, FUNCTION_TYPES
+from completion.tree_names import CALL_TYPES, FUNCTION_TYPES, test_function
 
 MAX_PLACES = 2000  # a literal's places read, at most: a one-letter string in a 400 KB file costs a scan, not a walk
 GENERIC_LITERALS = frozenset({"", "0", "1"})  # nothing, one, the first: values of no one thing
 SENTENCE_WORDS = 3  # a string of this many words is a sentence (`reworded`)
+MAX_OTHER_CASES = 3  # other tests' places a number changed in a test goes to (`_own_cases`); more hold their own
 SHORT_STRING_CHARS = 2  # a string this short is a common value (`_value_carried`): a mode, a flag
 _ROUND_FRACTION = re.compile(r"0*\.?0*[1-9]0*\.?0*")  # a fraction of one significant digit
 _F_PREFIX = re.compile(r"(?<!\w)[rRbB]?[fF][rRbB]?$")  # an f-string's prefix, at the end of the text before its quote
@@ -87,7 +90,21 @@ def carried_literals(event: EditEvent, document: ParsedDocument) -> list[Node]:
     if reworded(old, new):
         return []
     checks = (_value_carried(event, document), _joined_alike(event, document), _echoing(event, document))
-    return [node for node in literal_nodes(document, old) if all(check(node) for check in checks)]
+    found = [node for node in literal_nodes(document, old) if all(check(node) for check in checks)]
+    return _own_cases(event, document, found)
+
+
+def _own_cases(event: EditEvent, document: ParsedDocument, nodes: list[Node]) -> list[Node]:
+    """`nodes` less those in other test functions than the user's, for a common number changed in a
+    test function (`number_context`) that more than `MAX_OTHER_CASES` other places of other tests
+    hold: a value many tests hold is each one's expectation (parso's `differ.parse(code, parsers=2)`
+    in every test of the diff parser); one a few hold is a value they share (a buffer's `2**16`, a
+    benchmark's loop count)."""
+    case = test_function(_function_at(document, event)) if number_context(event) is not None else None
+    others = [] if case is None else [node for node in nodes if test_function(node) not in (None, case)]
+    if len(others) <= MAX_OTHER_CASES:
+        return nodes
+    return [node for node in nodes if test_function(node) in (None, case)]
 
 
 def reworded(old: str, new: str) -> bool:

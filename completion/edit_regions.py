@@ -15,7 +15,9 @@ after `event` (its newest edit event), nearest the cursor first:
   the assignment's block; a parameter renamed in its header whose function rebinds the old name
   from it (`iterable = iter(iterable)`) is renamed up to that statement's right side. A builtin
   type's method put for another at a call (`stack.append()` -> `stack.appendleft()`) is renamed on
-  the same receiver only, unless the file defines it (`_builtin_method`). Typing's alias
+  the same receiver only, unless the file defines it (`_builtin_method`); a builtin put for another
+  (`list(flags)` -> `sorted(flags)`, not an exception) renames nothing, unless the file binds the old
+  one (`_builtins_swapped`). Typing's alias
   put for its builtin (`List[str]` -> `list[str]`) goes to the whole file but its imports.
 - *call*: the event changed the parameter list of a function (a parameter added, removed, or the
   order changed): its call sites in the file.
@@ -39,6 +41,7 @@ Everything here is a pure function of the event and the parsed document.
 """
 from __future__ import annotations
 
+import builtins
 import functools
 import itertools
 import re
@@ -63,6 +66,7 @@ from completion.tree_names import (
     NAME_TYPES,
     PYTHON_BUILTINS,
     alike_comprehensions,
+    binds_itself,
     bound_in_file,
     call_nodes,
     imported_names,
@@ -91,6 +95,10 @@ SHADOWING_TYPES = frozenset({"for_statement", "assignment"})  # Python statement
 MAX_NAME_USES = 2000  # a name renamed that stands more often than this gets no rename rule
 TYPING_GENERICS = {"List": "list", "Dict": "dict", "Tuple": "tuple", "Set": "set", "FrozenSet": "frozenset",
                    "Type": "type"}  # typing's aliases of builtins, made generic by PEP 585
+_EXCEPTIONS = frozenset(name for name, value in vars(builtins).items()
+                        if isinstance(value, type) and issubclass(value, BaseException))  # `ValueError`
+BUILTIN_NAMES = frozenset(name for name in PYTHON_BUILTINS - _EXCEPTIONS if not name.startswith("_"))  # `sorted`
+#   (an exception put for another is renamed: `raise Exception(...)` -> `ValueError` and the `pytest.raises` after it)
 BUILTIN_METHODS = frozenset(name for kind in (str, bytes, list, dict, set, frozenset, tuple, int, float)
                             for name in dir(kind) if not name.startswith("_"))  # `append`, `replace`, `pop`
 _TARGET_LISTS = frozenset({"pattern_list", "tuple_pattern", "list_pattern"})  # `a, b = ...`, `(a, b) = ...`
@@ -136,13 +144,14 @@ def regions_after(event: EditEvent, document: ParsedDocument, cursor_line: int,
 def renamed(event: EditEvent) -> tuple[str, str] | None:
     """(old, new) when the event's identifiers differ only by one name replaced by another, at
     one or more places, each standing between the same marks as the name it replaced, back and on
-    to the names beside it (blanks aside: `e.value.message` -> `e.value.args[0]` and `append(x)` ->
-    `insert(0, x)` are no renames, a rename that rewraps its line is one); kept for the last few
+    to the names beside it, and no operator put in or taken out elsewhere (blanks aside:
+    `e.value.message` -> `e.value.args[0]`, `append(x)` -> `insert(0, x)` and `assertTrue(a == b)` ->
+    `assertEqual(a, b)` are no renames, a rename that rewraps its line is one); kept for the last few
     events: a plan asks several times, and each reading of an event's lines splits its whole text."""
     old, new = list(_IDENTIFIER.finditer(event.removed)), list(_IDENTIFIER.finditer(event.inserted))
     changed = [at for at, (was, now) in enumerate(zip(old, new)) if was.group() != now.group()]
     pairs = {(old[at].group(), new[at].group()) for at in changed}
-    if len(old) != len(new) or len(pairs) != 1 \
+    if len(old) != len(new) or len(pairs) != 1 or _operators(event.removed) != _operators(event.inserted) \
             or any(_around(old, at, event.removed) != _around(new, at, event.inserted) for at in changed):
         return None  # marks put in beside the name: `append(x)` -> `insert(0, x)` is no rename
     return pairs.pop()
@@ -154,6 +163,12 @@ def _around(names: list[re.Match], at: int, text: str) -> tuple[str, str]:
     before = text[names[at - 1].end() if at else 0:names[at].start()]
     after = text[names[at].end():names[at + 1].start() if at + 1 < len(names) else len(text)]
     return re.sub(r"[\s\w]+", "", before), re.sub(r"[\s\w]+", "", after)
+
+
+def _operators(text: str) -> str:
+    """The marks of `text` but brackets, commas and slashes, in order (a list rewrapped, a `/` put
+    among parameters: still a rename; `assertTrue(a == b)` -> `assertEqual(a, b)` is none)."""
+    return re.sub(r"[\s\w()\[\]{},/]+", "", text)
 
 
 def literal_regions(event: EditEvent, document: ParsedDocument) -> list[Region]:
@@ -211,7 +226,7 @@ def _uses_of(event: EditEvent, document: ParsedDocument, every_module: bool) -> 
     if found is None:
         return []
     old, scope, member = found.old, found.scope, found.member
-    if found.rebinds and not found.imports:
+    if (found.rebinds and not found.imports) or _builtins_swapped(document, old, renamed(event)[1], member):
         return []
     root = document.tree.root_node
     if member:
@@ -345,6 +360,14 @@ def _read_off(node: Node) -> str | None:
     parent = node.parent
     target = parent.child_by_field_name("object") if parent is not None and parent.type == "attribute" else None
     return node_text(target) if target is not None and target.type == "identifier" else None
+
+
+def _builtins_swapped(document: ParsedDocument, old: str, new: str, member: bool) -> bool:
+    """True when a Python builtin the file binds nowhere was put for another (`list(message.flags)` ->
+    `sorted(message.flags)`): the user chose another function for that place, where the old one's
+    other uses are other lists (`isinstance(x, (list, tuple))`); no rename."""
+    return document.language == "python" and not member and old in BUILTIN_NAMES and new in BUILTIN_NAMES \
+        and not binds_itself(document.tree.root_node, old)
 
 
 def _builtin_method(text: str, name: str) -> bool:

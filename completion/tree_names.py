@@ -228,9 +228,22 @@ def _is_binding(node: Node) -> bool:
 def bound_in_file(root: Node, name: str) -> bool:
     """True when a Python file binds `name` anywhere: a definition's name, an import (`import name`,
     `from m import name`, `... as name`), a target, a parameter, `global name`, or it is a builtin."""
-    if name in PYTHON_BUILTINS:
-        return True
+    return name in PYTHON_BUILTINS or binds_itself(root, name)
+
+
+def binds_itself(root: Node, name: str) -> bool:
+    """`bound_in_file` but for the builtins: True only where the file's own code binds `name`."""
     return any(map(_binds, nodes_named(root, "python", name, ("identifier",))))
+
+
+def test_function(node: Node | None) -> Node | None:
+    """The test function (`def test_...`) around `node`, itself included, or None."""
+    return next((found for found in ancestors(node) if found.type in FUNCTION_TYPES and _named_test(found)), None)
+
+
+def _named_test(function: Node) -> bool:
+    name = function.child_by_field_name("name")  # a lambda has none
+    return name is not None and (name.text or b"").startswith(b"test")
 
 
 def binding_functions(root: Node, name: str) -> list[Node] | None:

@@ -1956,3 +1956,79 @@ SPEC = {'project': 'Babel'}
     after = before.replace("name='Babel'", "name='babel'")
     found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
     assert [site.line for site in found] == [9]
+
+
+def test_a_table_entry_s_value_goes_to_entries_of_the_same_key_only():
+    before = '''KEYWORDS = {
+    'BEGIN': tokens.Keyword,
+    'COMMIT': tokens.Keyword,
+    'ROLLBACK': tokens.Keyword,
+}
+RULES = [
+    (r'USING', is_keyword),
+    (r'[A-Z]\\w*', is_keyword),
+]
+MORE = {
+    'BEGIN': tokens.Keyword,
+}
+'''
+    after = before.replace("'BEGIN': tokens.Keyword,", "'BEGIN': tokens.Keyword.DML,", 1)
+    expected = after.replace("'BEGIN': tokens.Keyword,", "'BEGIN': tokens.Keyword.DML,")
+    assert proposed(before, after, 1, settled=True) == expected
+    rule = before.replace("(r'USING', is_keyword)", "(r'USING', tokens.Keyword)")
+    assert proposed(before, rule, 6, settled=True) == rule  # the other rule is another regex's
+    fields = 'HELLO = {"name": fields.Str(missing="Friend")}\nUNITS = {\n    "unit": fields.Str(missing="days"),\n}\n'
+    renamed = fields.replace("missing=", "load_default=", 1)
+    in_arguments = fields.replace("missing=", "load_default=")
+    assert proposed(fields, renamed, 0, settled=True) == in_arguments  # a change within a call's arguments
+    sets = "FOLLOWS = {\n    'if': util.Set(['else', 'elif']),\n    'try': util.Set(['except', 'finally']),\n}\n"
+    made = sets.replace("util.Set(", "set(", 1)
+    assert proposed(sets, made, 1, settled=True) == sets.replace("util.Set(", "set(")  # a value that computes is code
+
+
+def test_bases_changed_go_to_no_class_they_would_make_its_own_base():
+    before = '''class PythonLeaf(PythonMixin, Leaf):
+    pass
+
+
+class FStringStart(Leaf):
+    pass
+
+
+class FStringString(Leaf):
+    pass
+'''
+    after = before.replace("FStringString(Leaf)", "FStringString(PythonLeaf)")
+    assert proposed(before, after, 8) == after.replace("FStringStart(Leaf)", "FStringStart(PythonLeaf)")
+
+
+def test_a_module_s_function_renamed_is_no_other_object_s_method():
+    before = '''def splitlines(string, keepends=False):
+    """Like `str.splitlines`, but only splits on newlines."""
+    lines = string.splitlines(True)
+    return lines
+
+
+def source_lines(source):
+    return splitlines(source)
+'''
+    after = before.replace("def splitlines(", "def split_lines(")
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [7]  # the call, not `string.splitlines` (nor `str.splitlines` in prose)
+
+
+def test_a_message_to_match_put_on_one_test_s_raises_stays_in_that_test():
+    before = '''def test_zero(queue):
+    with pytest.raises(ValueError):
+        queue.put(0)
+    with pytest.raises(ValueError):
+        queue.put(-1)
+
+
+def test_full(queue):
+    with pytest.raises(ValueError):
+        queue.put(None)
+'''
+    after = before.replace("raises(ValueError):", 'raises(ValueError, match="must be >= 1"):', 1)
+    found = analogy_sites(event(before, after), document=ParsedDocument.parse("python", after))
+    assert [site.line for site in found] == [3]  # not `test_full`'s: it expects its own error

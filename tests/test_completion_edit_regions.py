@@ -182,6 +182,9 @@ def test_a_name_replaced_by_an_expression_or_with_marks_beside_it_is_no_rename_b
     assert renamed(called) is None
     argued, _, _ = edited(source, "return hashlib", "    return hashlib.new(-1, e.value.message)")
     assert renamed(argued) is None  # an argument put in beside it: `.new(` is no `.sha1(` renamed
+    compared = "def test(self):\n    self.assertTrue(list(request) == e.keys())\n    self.assertTrue(len(e) == 2)\n"
+    as_equal, _, _ = edited(compared, "list(request)", "    self.assertEqual(list(request), e.keys())")
+    assert renamed(as_equal) is None  # `==` made `,` too: `assertEqual(len(e) == 2)` would be wrong
     valued, _, _ = edited("LIMIT = 10\nprint(LIMIT)\n", "LIMIT = 10", "MAX_ITEMS = 20")
     assert renamed(valued) == ("LIMIT", "MAX_ITEMS")  # a value changed beside it is no mark
     rewrapped, _, _ = edited(source, "return hashlib", "    return hashlib.sha3_256(\n        e.value.message\n    )")
@@ -337,6 +340,19 @@ def test_a_builtin_type_s_method_put_for_another_is_renamed_on_the_same_receiver
     assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [2, 4]  # the file defines it
 
 
+def test_a_builtin_put_for_another_is_no_rename_unless_the_file_binds_it():
+    source = ("def write(message, catalog):\n    flags = list(message.flags)\n"
+              "    if isinstance(message.id, (list, tuple)):\n        return list(catalog)\n")
+    event, document, _ = edited(source, "flags = list(", "    flags = sorted(message.flags)")
+    assert edit_regions.renamed(event) == ("list", "sorted") and edit_regions.rename_uses(event, document) == []
+    own = source.replace("def write(", "from .compat import list\n\n\ndef write(")
+    event, document, _ = edited(own, "flags = list(", "    flags = sorted(message.flags)")
+    assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [5, 6]  # the file's own
+    raised = "def test_index():\n    raise Exception('dummy')\n    with pytest.raises(Exception):\n        run()\n"
+    event, document, _ = edited(raised, "raise Exception", "    raise ValueError('dummy')")
+    assert [node.start_point[0] for node in edit_regions.rename_uses(event, document)] == [2]  # an exception's
+
+
 def test_a_whole_number_s_regions_are_the_places_its_draft_carries_it_to():
     source = "size = 2**16\nkey = urandom(16)\n" + "pass\n" * 8 + "limit = (2**16) + 1\n"
     event, document, at = edited(source, "size = 2**16", "size = 2**18")
@@ -361,6 +377,15 @@ def test_a_round_fraction_given_as_an_argument_is_carried_to_calls_of_the_same_c
     source = ("def test_read(loop):\n    loop.call_later(0.03, stop)\n\n\n"
               "def test_poll(loop):\n    pause(0.03)\n    loop.call_later(0.03, stop)\n")
     assert carried_lines(source, "    loop.call_later(0.03, stop)", "    loop.call_later(0.1, stop)") == [6]
+
+
+def test_a_number_many_other_tests_hold_stays_theirs_one_a_few_hold_is_carried():
+    tests = "".join(f"def test_case_{n}(differ):\n    differ.parse(code_{n}, parsers=2)\n\n\n" for n in range(5))
+    last = "def test_last(differ):\n    differ.parse(code, parsers=2)\n    differ.parse(code + 'a', parsers=2)\n"
+    source = tests + last
+    assert carried_lines(source, "parse(code, parsers=2)", "    differ.parse(code, parsers=3)") == [22]
+    few = source.replace("parsers=2)\n\n\n", "parsers=1)\n\n\n", 3)
+    assert carried_lines(few, "parse(code, parsers=2)", "    differ.parse(code, parsers=3)") == [13, 17, 22]
 
 
 def test_a_string_of_a_character_or_two_is_carried_in_calls_of_the_same_callee():

@@ -1,10 +1,10 @@
 """A linter's fix made at one comparison goes to the file's other comparisons the same check flags
 (`completion.edit_lints`): `== None` made `is None` (E711), `!= False` made `is not False` (E712),
-`type(a) == T` made `type(a) is T` (E721); not to strings or comments, not across checks; and the bad
-inputs: the fix written in a docstring, 5,000 comparisons in one file. Empty parentheses taken off a
-raise or a pytest decorator (RSE102, PT001, PT023), a builtin put for an alias of `typing` (UP006) and
-`Optional` or `Union` written with `|` (UP007), a generator's default types taken off (UP043) go to the others
-of the same check."""
+`type(a) == T` made `type(a) is T` (E721), `is 128` made `== 128` (F632); not to strings or comments, not
+across checks; and the bad inputs: the fix written in a docstring, 5,000 comparisons in one file. Empty
+parentheses taken off a raise or a pytest decorator (RSE102, PT001, PT023), a builtin put for an alias of
+`typing` (UP006) and `Optional` or `Union` written with `|` (UP007), a generator's default types taken off
+(UP043) go to the others of the same check."""
 from completion.edit_analogy import prose_at
 from completion.edit_lints import comparison_sites, fixed_by, flagged
 from completion.edit_sites import MAX_SITES
@@ -37,6 +37,23 @@ def test_each_check_keeps_to_its_own_singletons_and_operator():
     before = "if a != True:\n    pass\nif b != False:\n    pass\nif c == False:\n    pass\nif d != None:\n    pass\n"
     after = before.replace("a != True", "a is not True")
     assert proposed(before, after, 0) == after.replace("b != False", "b is not False")
+
+
+def test_is_before_a_literal_made_equals_goes_to_the_other_literals_only():
+    before = """def serve(rv, name):
+    if rv is 128:  # import error
+        return
+    if rv is 3 or name is not 'main':
+        return
+    if rv is None or name is not b'x':
+        return
+    print("rv is 3")
+"""
+    after = before.replace("rv is 128", "rv == 128")
+    assert flagged("is", "==", "    if rv ", " 128:") == "F632" and flagged("is", "==", "if rv ", " None") is None
+    assert proposed(before, after, 1) == after.replace("if rv is 3", "if rv == 3")  # not `is not`, `is None`, prose
+    fixed = before.replace("name is not 'main'", "name != 'main'")
+    assert proposed(before, fixed, 3) == fixed.replace("is not b'x'", "!= b'x'")
 
 
 def test_a_type_compared_with_is_goes_to_the_other_type_comparisons():
