@@ -746,8 +746,8 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
         or url_sites(rewrite, event)
     if not proposed or document is None or document.tree is None:
         return proposed
-    text, starts = event.after, line_starts(event.after)
-    in_code = not edit_in_prose(rewrite, starts, prose_at(document))  # the code checks read the edit's code
+    text, starts, prose = event.after, line_starts(event.after), prose_at(document)
+    in_code = not edit_in_prose(rewrite, starts, prose)  # the code checks read the edit's code
     checks = [same_path(rewrite, text), trailing_comma(rewrite, text, starts), same_statement(rewrite, text, starts),
               whole_strings(rewrite, text), same_list(rewrite, starts, document),
               *((names_bound(rewrite, text, starts, document), agreeing(rewrite, text, starts, document),
@@ -756,7 +756,7 @@ def analogy_sites(event: EditEvent, scoped: bool = False, literal: bool = False,
                  keyword_names(rewrite, text, starts, document), own_values(rewrite, text, starts, document),
                  duplicates_apart(rewrite, starts, document), own_keys(rewrite, starts, document),
                  own_bases(rewrite, text, starts), own_messages(rewrite, starts, document),
-                 module_attributes(rewrite, text, prose_at(document)))
+                 module_attributes(rewrite, text, prose))
                 if in_code else (own_subjects(rewrite, starts, document), twin_apart(rewrite, text, starts),
                                  echoes_kept(rewrite, text, starts, document)))]
     checks = [check for check in checks if check is not None]
